@@ -1,0 +1,1 @@
+"""The dialects xtc defines: graph (te and tir come later)."""

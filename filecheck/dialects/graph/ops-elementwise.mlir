@@ -1,0 +1,5 @@
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = graph.relu %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %1 : tensor<2x3xf32>
+}

@@ -1,0 +1,1 @@
+"""Placeholder: filled by later issues (see DESIGN.md)."""

@@ -1,0 +1,114 @@
+"""The numpy reference interpreter: the oracle every lowering and pass is
+tested against. `run(module, inputs)` executes the module's `main` function
+(or its only function) with xDSL's interpreter and xtc's op implementations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Attribute
+
+from xtc.dialects.graph.base import type_str
+from xtc.dialects.graph.constant import numpy_dtype
+
+
+class InterpreterError(ValueError):
+    """Inputs that do not fit the function, or an op with no implementation."""
+
+
+def make_interpreter(module: ModuleOp) -> Interpreter:
+    from xdsl.interpreters.func import FuncFunctions
+
+    from xtc.interp.graph import GRAPH_FUNCTIONS
+
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    for functions in GRAPH_FUNCTIONS:
+        interpreter.register_implementations(functions())
+    return interpreter
+
+
+def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
+    funcs = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+    if name is not None:
+        chosen = [f for f in funcs if f.sym_name.data == name]
+    else:
+        chosen = [f for f in funcs if f.sym_name.data == "main"] or (
+            funcs if len(funcs) == 1 else []
+        )
+    if not chosen:
+        names = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
+        wanted = f"@{name}" if name else "@main"
+        raise InterpreterError(f"no function {wanted} to run (functions: {names})")
+    return chosen[0]
+
+
+def run(
+    module: ModuleOp,
+    inputs: Sequence[Any] | Mapping[str, Any],
+    function: str | None = None,
+) -> list[np.ndarray]:
+    """Runs the module's entry function on numpy inputs; returns its results."""
+    func = entry_function(module, function)
+    arg_types = list(func.function_type.inputs.data)
+    arrays = _check_inputs(func, arg_types, inputs)
+    interpreter = make_interpreter(module)
+    results = interpreter.call_op(func, tuple(arrays))
+    out_types = func.function_type.outputs.data
+    return [
+        np.asarray(r, dtype=numpy_dtype(cast(TensorType[Attribute], t).get_element_type()))
+        for r, t in zip(results, out_types, strict=True)
+    ]
+
+
+def input_names(func: FuncOp) -> list[str]:
+    """Each argument's `graph.name` attribute, else `arg<i>`."""
+    names: list[str] = []
+    for i in range(len(func.function_type.inputs.data)):
+        attrs = func.arg_attrs.data[i].data if func.arg_attrs else {}
+        name = attrs.get("graph.name")
+        names.append(str(getattr(name, "data", f"arg{i}")))
+    return names
+
+
+def _check_inputs(
+    func: FuncOp, arg_types: list[Attribute], inputs: Sequence[Any] | Mapping[str, Any]
+) -> list[np.ndarray]:
+    names = input_names(func)
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [n for n in inputs if n not in names]
+        if missing or extra:
+            raise InterpreterError(
+                f"inputs do not match @{func.sym_name.data}: "
+                + (f"missing {missing} " if missing else "")
+                + (f"unexpected {extra} " if extra else "")
+                + f"(expected {names})"
+            )
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(arg_types):
+            raise InterpreterError(
+                f"@{func.sym_name.data} takes {len(arg_types)} inputs, got {len(values)}"
+            )
+    arrays: list[np.ndarray] = []
+    for name, value, t in zip(names, values, arg_types):
+        tt = cast(TensorType[Attribute], t)
+        dtype = numpy_dtype(tt.get_element_type())
+        array = np.asarray(value)
+        if tuple(array.shape) != tuple(tt.get_shape()):
+            raise InterpreterError(
+                f"input '{name}' has shape {list(array.shape)}, expected {type_str(t)}"
+            )
+        if array.dtype != dtype and not np.can_cast(array.dtype, dtype, "same_kind"):
+            raise InterpreterError(
+                f"input '{name}' has dtype {array.dtype}, expected {type_str(t)}"
+            )
+        arrays.append(array.astype(dtype, copy=False))
+    return arrays

@@ -1,0 +1,15 @@
+"""graph-simplify-inference (being written)."""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+
+@dataclass(frozen=True)
+class GraphSimplifyInference(ModulePass):
+    name = "graph-simplify-inference"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pass

@@ -1,0 +1,78 @@
+"""Reading and printing xtc IR text: one context with every dialect xtc
+uses, a parser that remembers where each op starts (for located
+diagnostics), and the printer with the `dialect_resources` section."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.lexer import Location
+
+
+def make_context() -> Context:
+    """A context with xDSL's dialects and every xtc dialect loaded lazily."""
+    from xdsl.universe import Universe
+
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """xDSL's parser that records each op's start position, and reads a
+    `dense_resource<key>` as the resource named `key` even when an earlier
+    parse in this process declared the same key (xDSL 0.74 would rename the
+    handle to `key_0` and leave it without data)."""
+
+    def __init__(self, ctx: Context, text: str, name: str = "<stdin>") -> None:
+        super().__init__(ctx, text, name)
+        self.op_starts: dict[Operation, int] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        self.op_starts[op] = start
+        return op
+
+    def _parse_dialect_resource_handle(
+        self, dialect_name: str, interface: OpAsmDialectInterface
+    ) -> str:
+        key = self.parse_identifier(" for resource handle")
+        if interface.lookup(key) is None:
+            interface.declare_resource(key)
+        self.dialect_resources.add((dialect_name, key))
+        return key
+
+    def location_of(self, op: Operation) -> Location | None:
+        """file:line:col of the op's first character, if this parser read it."""
+        start = self.op_starts.get(op)
+        if start is None:
+            return None
+        source = self.lexer.input
+        line = source.content.count("\n", 0, start) + 1
+        col = start - (source.content.rfind("\n", 0, start) + 1) + 1
+        return Location(source.name, line, col)
+
+
+def parse_module(text: str, name: str = "<string>", ctx: Context | None = None) -> ModuleOp:
+    """Parses IR text (raises xDSL's ParseError with a located message)."""
+    return LocatingParser(ctx or make_context(), text, name).parse_module()
+
+
+def module_to_text(module: ModuleOp, generic: bool = False) -> str:
+    """The module as `xtc-opt` prints it, blobs included."""
+    from xdsl.dialects.builtin import Builtin
+
+    out = StringIO()
+    printer = Printer(stream=out, print_generic_format=generic)
+    printer.print_op(module)
+    printer.print_metadata([Builtin])
+    out.write("\n")
+    return out.getvalue()

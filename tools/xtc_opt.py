@@ -1,0 +1,237 @@
+"""`xtc-opt`: xDSL's opt driver with every xtc dialect and pass, and
+diagnostics instead of tracebacks.
+
+A malformed file prints `file:line:col: error: message` (with the source line)
+and exits 1; an unknown pass or a bad pass option prints one line and exits 1.
+With `--verify-diagnostics` the same diagnostics go to stdout and the exit
+code is 0, so FileCheck can check them (`%verify` in filecheck/lit.cfg).
+`--print-ir-after-all` and `--print-ir-after=p1,p2` print the IR after passes
+(to stderr, as `mlir-opt` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import IO, NoReturn
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from xtc.tools.textual_ir import LocatingParser, module_to_text
+
+
+class UserError(Exception):
+    """A mistake in what the user gave: printed as one diagnostic, exit 1."""
+
+
+class XtcOptMain(xDSLOptMain):
+    version_format = "xtc-opt (xdsl {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None) -> None:
+        self._parser: LocatingParser | None = None
+        self._line_offset = 0
+        super().__init__(description="xtc modular optimizer driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-ir-after-all",
+            action="store_true",
+            help="print the IR to stderr after every pass",
+        )
+        arg_parser.add_argument(
+            "--print-ir-after",
+            default="",
+            metavar="PASSES",
+            help="comma-separated pass names: print the IR to stderr after each",
+        )
+
+    def register_all_frontends(self) -> None:
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            self._parser = LocatingParser(
+                self.ctx, io.read().decode("utf-8"), self.get_input_name()
+            )
+            return self._parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def setup_pipeline(self) -> None:
+        wanted = {p for p in self.args.print_ir_after.split(",") if p}
+        unknown = wanted - set(self.available_passes)
+        if unknown:
+            raise UserError(f"--print-ir-after: unknown pass {', '.join(sorted(unknown))}")
+
+        def after_each_pass(
+            previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+        ) -> None:
+            if previous is None:
+                return
+            if not self.args.disable_verify:
+                self._verify_after(previous, module)
+            if self.args.print_ir_after_all or previous.name in wanted:
+                print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)
+                print(module_to_text(module), file=sys.stderr)
+
+        try:
+            self.pipeline = PassPipeline.parse_spec(
+                self.available_passes, self.args.passes, after_each_pass
+            )
+        except ArgSpecParseError as e:
+            raise UserError(" ".join(str(e).split())) from e
+        except (ValueError, TypeError, KeyError) as e:
+            raise UserError(f"invalid pass pipeline '{self.args.passes}': {e}") from e
+
+    def _verify_after(self, pass_: ModulePass, module: ModuleOp) -> None:
+        try:
+            module.verify()
+        except VerifyException as e:
+            raise UserError(
+                f"IR after pass '{pass_.name}' does not verify (a bug in the pass): "
+                + _first_line(e)
+            ) from e
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        # The pipeline verifies between passes; the input is verified here
+        # even when there are no passes, so a bad file is always reported.
+        if not self.args.disable_verify:
+            verify_located(prog, self._parser, self._line_offset)
+        super().apply_passes(prog)
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def run(self) -> None:
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        failed = False
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                if i > 0:
+                    output.write("// -----\n")
+                try:
+                    module = self.parse_chunk(chunk, file_extension, offset)
+                    if module is not None:
+                        self.apply_passes(module)
+                        output.write(self.output_resulting_program(module))
+                except (ParseError, DiagnosticException, UserError) as e:
+                    message = self._diagnostic(e, offset)
+                    if self.args.verify_diagnostics:
+                        output.write(message + "\n")
+                    else:
+                        print(message, file=sys.stderr)
+                        failed = True
+                        break
+                finally:
+                    chunk.close()
+                output.flush()
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        if failed:
+            sys.exit(1)
+
+    def _diagnostic(self, e: Exception, line_offset: int) -> str:
+        if isinstance(e, ParseError):
+            return format_parse_error(e, line_offset)
+        if isinstance(e, LocatedError):
+            return str(e)
+        return f"{self.get_input_name()}: error: {_first_line(e)}"
+
+
+class LocatedError(DiagnosticException):
+    """A verifier error already formatted as `file:line:col: error: ...`."""
+
+
+def verify_located(
+    module: ModuleOp, parser: LocatingParser | None, line_offset: int = 0
+) -> None:
+    """Verifies op by op, innermost first; the first failure is raised as a
+    LocatedError pointing at the op in the source."""
+    for op in _post_order(module):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            location = parser.location_of(op) if parser else None
+            where = (
+                f"{location.file}:{location.line + line_offset}:{location.col}"
+                if location
+                else "<unknown>"
+            )
+            raise LocatedError(f"{where}: error: {_first_line(e)}") from e
+
+
+def _post_order(op: Operation) -> list[Operation]:
+    ordered: list[Operation] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                ordered.extend(_post_order(child))
+    ordered.append(op)
+    return ordered
+
+
+def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
+    location = e.span.get_location()
+    context = e.span.print_with_context("").rstrip().split("\n")
+    # print_with_context starts with its own `file:line:col` line: keep the source lines.
+    source_lines = "\n".join(context[1:]).rstrip()
+    head = (
+        f"{location.file}:{location.line + line_offset}:{location.col}: error: {e.msg}"
+    )
+    return f"{head}\n{source_lines}" if source_lines else head
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.split("\n")[0] if text else type(e).__name__
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"xtc-opt: error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    try:
+        XtcOptMain(args).run()
+    except UserError as e:
+        _fail(str(e))
+    except FileNotFoundError as e:
+        _fail(f"cannot open '{e.filename}': no such file")
+    except (IsADirectoryError, PermissionError) as e:
+        _fail(f"cannot open '{e.filename}': {e.strerror}")
+    except UnicodeDecodeError:
+        _fail("input is not UTF-8 text")
+    except ValueError as e:
+        # xDSL reports an unknown input extension or target this way.
+        _fail(_first_line(e))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)
+    except Exception as e:  # noqa: BLE001 - last resort: a message, not a traceback
+        if os.environ.get("XTC_TRACEBACK"):
+            traceback.print_exc()
+        _fail(
+            f"internal error: {type(e).__name__}: {_first_line(e)} "
+            "(please report it; XTC_TRACEBACK=1 shows the traceback)"
+        )
+
+
+if __name__ == "__main__":
+    main()
