@@ -57,3 +57,44 @@ def run_single_op(
     module = single_op_module(op_class, [tensor_type_of(a) for a in inputs], props)
     check_roundtrip(module)
     return interp.run(module, list(inputs))
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    """Random arrays for the entry function's arguments (normal floats,
+    small integers, random booleans)."""
+    from xtc.dialects.graph.constant import numpy_dtype
+
+    rng = np.random.default_rng(seed)
+    arrays: list[np.ndarray] = []
+    for t in interp.entry_function(module).function_type.inputs.data:
+        assert isinstance(t, TensorType)
+        shape = tuple(t.get_shape())
+        dtype = numpy_dtype(t.get_element_type())
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) < 0.5)
+        elif np.issubdtype(dtype, np.integer):
+            arrays.append(rng.integers(-5, 6, shape).astype(dtype))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
+def assert_pipeline_preserves_outputs(
+    text: str, pipeline: str, seeds: Sequence[int] = (0, 1), rtol: float = 1e-5
+) -> ModuleOp:
+    """Runs the module before and after `pipeline` on random inputs and
+    compares; returns the transformed module."""
+    from xtc.tools.pipelines import apply_pipeline
+    from xtc.tools.textual_ir import parse_module
+
+    before = parse_module(text)
+    after = apply_pipeline(parse_module(text), pipeline)
+    for seed in seeds:
+        inputs = random_inputs(before, seed)
+        expected = interp.run(before, inputs)
+        got = interp.run(after, inputs)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * max(1.0, float(np.abs(e).max(initial=0))))
+    return after

@@ -43,6 +43,9 @@ class XtcOptMain(xDSLOptMain):
         self._parser: LocatingParser | None = None
         self._line_offset = 0
         super().__init__(description="xtc modular optimizer driver", args=args)
+        # Passes create dense_resource blobs; printing them needs the builtin
+        # dialect's resource interface among the loaded dialects.
+        self.ctx.get_optional_dialect("builtin")
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -189,7 +192,7 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
     location = e.span.get_location()
     context = e.span.print_with_context("").rstrip().split("\n")
     # print_with_context starts with its own `file:line:col` line: keep the source lines.
-    source_lines = "\n".join(context[1:]).rstrip()
+    source_lines = "\n".join(context[1:3]).rstrip()
     head = (
         f"{location.file}:{location.line + line_offset}:{location.col}: error: {e.msg}"
     )

@@ -85,10 +85,13 @@ def _blob_storage() -> OpAsmDialectInterface:
 def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
     """A constant attribute holding `array`: inline when small, else a blob
     registered under a unique key derived from `name`."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array).copy(order="C")
     element_type = element_type_of(array.dtype)
     tensor_type = TensorType(element_type, list(array.shape))
-    if array.size <= INLINE_LIMIT:
+    # xDSL 0.74 prints inf/nan inline as hex but reads hex back as an integer
+    # value: non-finite data always goes to a blob, which is exact.
+    finite = array.dtype.kind != "f" or bool(np.isfinite(array).all())
+    if array.size <= INLINE_LIMIT and finite:
         data = array.astype(np.uint8) if array.dtype == np.bool_ else array
         return DenseIntOrFPElementsAttr(
             cast(TensorType[IntegerType], tensor_type), BytesAttr(data.tobytes())
@@ -130,6 +133,22 @@ def array_from_attr(attr: Attribute) -> np.ndarray:
     raise ShapeError(f"{attr} is not a constant tensor attribute")
 
 
+def _check_blob_size(op_name: str, attr: DenseResourceAttr) -> None:
+    """A blob that is present must hold exactly the tensor's bytes."""
+    blob = _blob_storage().lookup(attr.resource_handle.data)
+    if not blob:
+        return
+    tensor_type = cast(TensorType[Attribute], attr.type)
+    itemsize = _storage_dtype(numpy_dtype(tensor_type.get_element_type())).itemsize
+    expected = itemsize * int(np.prod(tensor_type.get_shape()))
+    actual = (len(blob) - 2) // 2 - 4
+    if actual != expected:
+        raise ShapeError(
+            f"{op_name}: dense_resource<{attr.resource_handle.data}> holds {actual} bytes, "
+            f"{type_str(tensor_type)} needs {expected}"
+        )
+
+
 def _storage_dtype(dtype: np.dtype[np.generic]) -> np.dtype[np.generic]:
     return np.dtype(np.uint8) if dtype == np.bool_ else dtype
 
@@ -157,6 +176,10 @@ class ConstantOp(GraphOp):
         value = props.get("value")
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
             raise ShapeError(f"{cls.name}: 'value' must be dense<...> or dense_resource<...>")
+        if not isinstance(value.type, TensorType):
+            raise ShapeError(f"{cls.name}: the value's type {value.type} is not a tensor")
+        if isinstance(value, DenseResourceAttr):
+            _check_blob_size(cls.name, value)
         return [value.type]
 
     @staticmethod
@@ -178,4 +201,7 @@ class ConstantOp(GraphOp):
             parser.raise_error(
                 "expected dense<...> or dense_resource<...> constant", pos, parser.pos
             )
-        return cls.build_inferred([], {"value": value})
+        try:
+            return cls.build_inferred([], {"value": value})
+        except ShapeError as e:
+            parser.raise_error(str(e), pos, parser.pos)
