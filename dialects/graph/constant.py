@@ -88,18 +88,26 @@ def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
     array = np.asarray(array).copy(order="C")
     element_type = element_type_of(array.dtype)
     tensor_type = TensorType(element_type, list(array.shape))
-    # xDSL 0.74 prints inf/nan inline as hex but reads hex back as an integer
-    # value: non-finite data always goes to a blob, which is exact.
-    finite = array.dtype.kind != "f" or bool(np.isfinite(array).all())
-    if array.size <= INLINE_LIMIT and finite:
+    if array.size <= INLINE_LIMIT:
         data = array.astype(np.uint8) if array.dtype == np.bool_ else array
-        return DenseIntOrFPElementsAttr(
+        inline = DenseIntOrFPElementsAttr(
             cast(TensorType[IntegerType], tensor_type), BytesAttr(data.tobytes())
         )
+        # xDSL 0.74 prints a float that its decimal form cannot hold exactly
+        # (inf, nan, some large values) as hex, and reads hex back as an
+        # integer value: such data goes to a blob, which is exact.
+        if "0x" not in str(inline):
+            return inline
     storage = _blob_storage()
-    key = storage.declare_resource(_sanitize(name))
     alignment = max(array.dtype.itemsize, 1).to_bytes(4, "little")
-    storage.parse_resource(key, "0x" + (alignment + array.tobytes()).hex().upper())
+    blob = "0x" + (alignment + array.tobytes()).hex().upper()
+    key = _sanitize(name)
+    # The same data under the same name reuses its key, so building the same
+    # module twice in one process prints the same text; other data gets a
+    # fresh key (`name_0`, `name_1`, ...).
+    if storage.lookup(key) != blob:
+        key = storage.declare_resource(key)
+        storage.parse_resource(key, blob)
     return DenseResourceAttr.from_params(key, tensor_type)
 
 

