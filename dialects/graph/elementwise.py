@@ -1,25 +1,88 @@
 """Elementwise graph ops: unary math, binary arithmetic with numpy
-broadcasting, comparisons, select, cast and clip."""
+broadcasting, comparisons, logic, select, cast and clip.
+
+Each op family states which element types it takes (`OPERAND_KIND`): any,
+numeric (integer or float but not i1), float only, or i1 only. Binary ops need
+equal element types except `graph.pow`, whose result takes the base's type.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
+from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyTensorTypeConstr
-from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    AnyTensorTypeConstr,
+    BoolAttr,
+    FloatAttr,
+    IntegerType,
+    StringAttr,
+    i1,
+)
+from xdsl.ir import Attribute, TypeAttribute
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
 
 from xtc.dialects.graph.base import (
     GraphOp,
     Props,
+    ShapeError,
     broadcast_shapes,
+    elem,
+    get_float,
+    get_str,
+    is_float,
+    is_integer,
     same_element_type,
+    shape_of,
     tensor,
+    type_str,
 )
+
+
+class ElementKind(Enum):
+    """The element types an operand accepts."""
+
+    ANY = "any"
+    NUMERIC = "an integer or float element type other than i1"
+    FLOAT = "a float element type"
+    BOOL = "element type i1"
+
+
+def is_bool(element_type: Attribute) -> bool:
+    return element_type == i1
+
+
+def check_element_kind(
+    op_name: str, what: str, t: Attribute, kind: ElementKind
+) -> None:
+    """Raises a ShapeError naming the operand when its element type is not of `kind`."""
+    e = elem(t)
+    accepted = {
+        ElementKind.ANY: True,
+        ElementKind.NUMERIC: is_float(e) or (is_integer(e) and not is_bool(e)),
+        ElementKind.FLOAT: is_float(e),
+        ElementKind.BOOL: is_bool(e),
+    }[kind]
+    if not accepted:
+        raise ShapeError(f"{op_name}: {what} {type_str(t)} must have {kind.value}")
+
+
+# ---------------------------------------------------------------------------
+# Op families.
 
 
 class UnaryOp(GraphOp):
     """`y = f(x)` elementwise; the result has the operand's type."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -30,11 +93,26 @@ class UnaryOp(GraphOp):
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
+        check_element_kind(cls.name, "operand", operand_types[0], cls.OPERAND_KIND)
         return [operand_types[0]]
+
+
+class FloatUnaryOp(UnaryOp):
+    """A unary op defined on float tensors only."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.FLOAT
+
+
+class NumericUnaryOp(UnaryOp):
+    """A unary op defined on integer (not i1) and float tensors."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
 
 class BinaryOp(GraphOp):
     """`z = f(x, y)` elementwise with numpy broadcasting; same element types."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
     lhs = operand_def(AnyTensorTypeConstr)
     rhs = operand_def(AnyTensorTypeConstr)
@@ -43,18 +121,270 @@ class BinaryOp(GraphOp):
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     @classmethod
+    def result_element_type(cls, operand_element_type: Attribute) -> Attribute:
+        return operand_element_type
+
+    @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         element_type = same_element_type(cls.name, *operand_types)
-        return [tensor(broadcast_shapes(cls.name, *operand_types), element_type)]
+        check_element_kind(cls.name, "operand", operand_types[0], cls.OPERAND_KIND)
+        shape = broadcast_shapes(cls.name, *operand_types)
+        return [tensor(shape, cls.result_element_type(element_type))]
+
+
+class LogicalOp(BinaryOp):
+    """A binary op on i1 tensors."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.BOOL
+
+
+class ComparisonOp(BinaryOp):
+    """A binary predicate: broadcast like the arithmetic ops, i1 result."""
+
+    @classmethod
+    def result_element_type(cls, operand_element_type: Attribute) -> Attribute:
+        return i1
+
+
+# ---------------------------------------------------------------------------
+# Unary ops.
 
 
 @irdl_op_definition
-class ReluOp(UnaryOp):
+class ReluOp(NumericUnaryOp):
     """max(x, 0)."""
 
     name = "graph.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    """1 / (1 + exp(-x))."""
+
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    """tanh(x)."""
+
+    name = "graph.tanh"
+
+
+GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """ONNX Gelu: x/2 (1 + erf(x/√2)), or with approximate = "tanh"
+    x/2 (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+
+    name = "graph.gelu"
+
+    approximate = opt_prop_def(StringAttr)
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        get_str(props, "approximate", "none", GELU_APPROXIMATIONS)
+        return super().infer_types(operand_types, props)
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """The error function erf(x)."""
+
+    name = "graph.erf"
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    """exp(x)."""
+
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    """Natural logarithm; NaN below 0, -inf at 0."""
+
+    name = "graph.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    """Square root; NaN below 0."""
+
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class AbsOp(NumericUnaryOp):
+    """|x| (integers wrap at the minimum, as in C)."""
+
+    name = "graph.abs"
+
+
+@irdl_op_definition
+class NegOp(NumericUnaryOp):
+    """-x."""
+
+    name = "graph.neg"
+
+
+@irdl_op_definition
+class FloorOp(FloatUnaryOp):
+    """Largest integer not above x."""
+
+    name = "graph.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryOp):
+    """Smallest integer not below x."""
+
+    name = "graph.ceil"
+
+
+@irdl_op_definition
+class RoundOp(FloatUnaryOp):
+    """Nearest integer, halves to even (ONNX Round, numpy round)."""
+
+    name = "graph.round"
+
+
+@irdl_op_definition
+class SignOp(NumericUnaryOp):
+    """-1, 0 or 1 by the sign of x (NaN stays NaN)."""
+
+    name = "graph.sign"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    """1 / x."""
+
+    name = "graph.reciprocal"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    """sin(x)."""
+
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    """cos(x)."""
+
+    name = "graph.cos"
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """log(1 + exp(x))."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical not of an i1 tensor."""
+
+    name = "graph.not"
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.BOOL
+
+
+@irdl_op_definition
+class IdentityOp(UnaryOp):
+    """x."""
+
+    name = "graph.identity"
+
+
+@irdl_op_definition
+class DropoutOp(UnaryOp):
+    """ONNX Dropout at inference: x unchanged; `ratio` in [0, 1) is kept for
+    reference only."""
+
+    name = "graph.dropout"
+
+    ratio = opt_prop_def(FloatAttr)
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        ratio = get_float(props, "ratio", 0.5)
+        if not 0.0 <= ratio < 1.0:
+            raise ShapeError(f"{cls.name}: ratio {ratio} is outside [0, 1)")
+        return super().infer_types(operand_types, props)
+
+
+@irdl_op_definition
+class LeakyReluOp(FloatUnaryOp):
+    """x where x >= 0, else alpha * x (alpha defaults to 0.01, as ONNX)."""
+
+    name = "graph.leaky_relu"
+
+    alpha = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """max(0, min(1, alpha * x + beta)); alpha 0.2 and beta 0.5 by default (ONNX)."""
+
+    name = "graph.hard_sigmoid"
+
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class ClipOp(NumericUnaryOp):
+    """min(max(x, min), max), each bound optional (ONNX Clip; min > max gives
+    max). Bounds are f32; on integer tensors they round inward to integers."""
+
+    name = "graph.clip"
+
+    min_value = opt_prop_def(FloatAttr, prop_name="min")
+    max_value = opt_prop_def(FloatAttr, prop_name="max")
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Converts each element to the type `to` (ONNX Cast): floats to integers
+    truncate toward zero, anything nonzero to i1 is true."""
+
+    name = "graph.cast"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    to = prop_def(TypeAttribute)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        to = props.get("to")
+        if to is None:
+            raise ShapeError(f"{cls.name}: missing property 'to'")
+        if not isinstance(to, IntegerType | AnyFloat):
+            raise ShapeError(
+                f"{cls.name}: target type {to} is not an integer or float type"
+            )
+        return [tensor(shape_of(operand_types[0]), to)]
+
+
+# ---------------------------------------------------------------------------
+# Binary ops.
 
 
 @irdl_op_definition
@@ -64,4 +394,203 @@ class AddOp(BinaryOp):
     name = "graph.add"
 
 
-ELEMENTWISE_OPS: list[type[GraphOp]] = [ReluOp, AddOp]
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """x - y."""
+
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """x * y."""
+
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """x / y; integer division truncates toward zero (ONNX Div, C)."""
+
+    name = "graph.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    """x ** y (ONNX Pow): base and exponent may have different element types,
+    the result has the base's; an integer to a negative integer power truncates
+    toward zero."""
+
+    name = "graph.pow"
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        base, exponent = operand_types
+        check_element_kind(cls.name, "base", base, ElementKind.NUMERIC)
+        check_element_kind(cls.name, "exponent", exponent, ElementKind.NUMERIC)
+        return [tensor(broadcast_shapes(cls.name, base, exponent), elem(base))]
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """Elementwise maximum; NaN propagates."""
+
+    name = "graph.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """Elementwise minimum; NaN propagates."""
+
+    name = "graph.min"
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """ONNX Mod: with `fmod` = true the C fmod remainder (sign of x), else
+    the Python modulo (sign of y)."""
+
+    name = "graph.mod"
+
+    fmod = opt_prop_def(BoolAttr)
+
+
+@irdl_op_definition
+class AndOp(LogicalOp):
+    """Logical and of i1 tensors."""
+
+    name = "graph.and"
+
+
+@irdl_op_definition
+class OrOp(LogicalOp):
+    """Logical or of i1 tensors."""
+
+    name = "graph.or"
+
+
+@irdl_op_definition
+class XorOp(LogicalOp):
+    """Logical exclusive or of i1 tensors."""
+
+    name = "graph.xor"
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    """x == y."""
+
+    name = "graph.equal"
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
+
+
+@irdl_op_definition
+class NotEqualOp(ComparisonOp):
+    """x != y."""
+
+    name = "graph.not_equal"
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    """x < y."""
+
+    name = "graph.less"
+
+
+@irdl_op_definition
+class LessEqualOp(ComparisonOp):
+    """x <= y."""
+
+    name = "graph.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    """x > y."""
+
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(ComparisonOp):
+    """x >= y."""
+
+    name = "graph.greater_equal"
+
+
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """x where condition else y, the three broadcast together (ONNX Where)."""
+
+    name = "graph.where"
+
+    condition = operand_def(AnyTensorTypeConstr)
+    x = operand_def(AnyTensorTypeConstr)
+    y = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    assembly_format = (
+        "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        condition, x, y = operand_types
+        check_element_kind(cls.name, "condition", condition, ElementKind.BOOL)
+        element_type = same_element_type(cls.name, x, y)
+        return [tensor(broadcast_shapes(cls.name, condition, x, y), element_type)]
+
+
+ELEMENTWISE_OPS: list[type[GraphOp]] = [
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    GeluOp,
+    ErfOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    AbsOp,
+    NegOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    SignOp,
+    ReciprocalOp,
+    SinOp,
+    CosOp,
+    SoftplusOp,
+    NotOp,
+    IdentityOp,
+    DropoutOp,
+    LeakyReluOp,
+    HardSigmoidOp,
+    ClipOp,
+    CastOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    PowOp,
+    MaxOp,
+    MinOp,
+    ModOp,
+    AndOp,
+    OrOp,
+    XorOp,
+    EqualOp,
+    NotEqualOp,
+    LessOp,
+    LessEqualOp,
+    GreaterOp,
+    GreaterEqualOp,
+    WhereOp,
+]

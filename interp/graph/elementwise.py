@@ -1,24 +1,239 @@
-"""numpy semantics of the elementwise graph ops."""
+"""numpy semantics of the elementwise graph ops.
 
+This is the oracle: written for clarity, not speed. Transcendental functions
+without a numpy ufunc, and the formulas built from several steps (gelu), are
+evaluated in float64 and rounded once to the result type. IEEE special values
+(inf, NaN, integer division by zero giving 0) are results, not warnings:
+each op runs under `np.errstate(all="ignore")`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import BFloat16Type
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.ir import Operation
 
 from xtc.dialects.graph import elementwise as ew
+from xtc.dialects.graph.base import elem, get_bool, get_float, get_str
+from xtc.dialects.graph.constant import numpy_dtype
+
+Args = tuple[Any, ...]
+Results = tuple[Any, ...]
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _result(op: Operation, value: Any) -> Results:
+    """`value` as an array of the op's result element type."""
+    dtype = numpy_dtype(elem(op.results[0].type))
+    return (np.asarray(value).astype(dtype, copy=False),)
+
+
+def _float64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _is_integer(x: np.ndarray) -> bool:
+    return x.dtype.kind in "iu"
+
+
+def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    x64 = _float64(x)
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)
+        return 0.5 * x64 * (1.0 + np.tanh(inner))
+    return 0.5 * x64 * (1.0 + _erf(x64 / math.sqrt(2.0)))
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp of -|x| only, so that large |x| neither overflows nor cancels.
+    x64 = _float64(x)
+    e = np.exp(-np.abs(x64))
+    return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def integer_bounds(dtype: np.dtype[Any], low: float, high: float) -> tuple[int, int]:
+    """Float clip bounds as the integers of `dtype` they admit: rounded inward,
+    then limited to the type's range."""
+    info = np.iinfo(dtype)
+    lo = info.min if low == -math.inf else max(math.ceil(low), int(info.min))
+    hi = info.max if high == math.inf else min(math.floor(high), int(info.max))
+    return int(min(lo, info.max)), int(max(hi, info.min))
+
+
+def clip(x: np.ndarray, low: float, high: float) -> np.ndarray:
+    if _is_integer(x):
+        lo, hi = integer_bounds(x.dtype, low, high)
+    else:
+        lo, hi = low, high
+    bounds = np.array([lo, hi]).astype(x.dtype)
+    # min(max(x, lo), hi): when lo > hi everything becomes hi, as ONNX says.
+    return np.minimum(np.maximum(x, bounds[0]), bounds[1])
+
+
+def truncating_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Integer x / y rounded toward zero (C, ONNX); 0 where y is 0."""
+    floor = np.floor_divide(x, y)
+    inexact = np.remainder(x, y) != 0
+    negative = (x < 0) != (y < 0)
+    return floor + (inexact & negative).astype(floor.dtype)
+
+
+def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """Integer base ** integer exponent; a negative exponent gives 1 / base**n
+    truncated toward zero: ±1 for a base of ±1, else 0."""
+    wide = np.int64 if base.dtype.kind == "i" else np.uint64
+    b = base.astype(wide)
+    negative = exponent < 0
+    e = np.where(negative, 0, exponent).astype(wide)
+    positive_power = np.power(b, e)
+    odd = (exponent % 2) != 0
+    minus_one_power = np.where(odd, -1, 1)
+    one_over = np.where(b == 1, 1, np.where(b == -1, minus_one_power, 0)).astype(wide)
+    return np.where(negative, one_over, positive_power)
+
+
+def power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    if _is_integer(base) and _is_integer(exponent):
+        return integer_power(base, exponent)
+    return np.power(_float64(base), _float64(exponent))
+
+
+def divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return truncating_divide(x, y) if _is_integer(x) else np.divide(x, y)
+
+
+def modulo(x: np.ndarray, y: np.ndarray, c_fmod: bool) -> np.ndarray:
+    return np.fmod(x, y) if c_fmod else np.mod(x, y)
+
+
+def bfloat16_round(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to the nearest bf16 (ties to even), kept as f32:
+    the interpreter stores bf16 tensors as f32."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    tie_to_even = (bits >> np.uint32(16)) & np.uint32(1)
+    rounded = (bits + np.uint32(0x7FFF) + tie_to_even) & np.uint32(0xFFFF0000)
+    values = rounded.view(np.float32)
+    return np.where(np.isnan(x), np.float32(np.nan), values)
+
+
+def cast(x: np.ndarray, to: Any) -> np.ndarray:
+    dtype = numpy_dtype(to)
+    if dtype == np.bool_:
+        return x != 0
+    converted = x.astype(dtype)
+    if isinstance(to, BFloat16Type):
+        return bfloat16_round(converted)
+    return converted
+
+
+def _unary(function: Callable[[np.ndarray], Any]) -> Callable[..., Results]:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: Args) -> Results:
+        (x,) = args
+        with np.errstate(all="ignore"):
+            return _result(op, function(np.asarray(x)))
+
+    return run
+
+
+def _binary(
+    function: Callable[[np.ndarray, np.ndarray], Any],
+) -> Callable[..., Results]:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: Args) -> Results:
+        x, y = args
+        with np.errstate(all="ignore"):
+            return _result(op, function(np.asarray(x), np.asarray(y)))
+
+    return run
 
 
 @register_impls
 class ElementwiseFunctions(InterpreterFunctions):
-    @impl(ew.ReluOp)
-    def run_relu(
-        self, interpreter: Interpreter, op: ew.ReluOp, args: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
-        (x,) = args
-        return (np.maximum(x, np.zeros((), x.dtype)),)
+    run_relu = impl(ew.ReluOp)(_unary(lambda x: np.maximum(x, np.zeros((), x.dtype))))
+    run_sigmoid = impl(ew.SigmoidOp)(_unary(sigmoid))
+    run_tanh = impl(ew.TanhOp)(_unary(np.tanh))
+    run_erf = impl(ew.ErfOp)(_unary(lambda x: _erf(_float64(x))))
+    run_exp = impl(ew.ExpOp)(_unary(np.exp))
+    run_log = impl(ew.LogOp)(_unary(np.log))
+    run_sqrt = impl(ew.SqrtOp)(_unary(np.sqrt))
+    run_abs = impl(ew.AbsOp)(_unary(np.abs))
+    run_neg = impl(ew.NegOp)(_unary(np.negative))
+    run_floor = impl(ew.FloorOp)(_unary(np.floor))
+    run_ceil = impl(ew.CeilOp)(_unary(np.ceil))
+    run_round = impl(ew.RoundOp)(_unary(np.round))  # halves to even
+    run_sign = impl(ew.SignOp)(_unary(np.sign))
+    run_reciprocal = impl(ew.ReciprocalOp)(_unary(np.reciprocal))
+    run_sin = impl(ew.SinOp)(_unary(np.sin))
+    run_cos = impl(ew.CosOp)(_unary(np.cos))
+    run_softplus = impl(ew.SoftplusOp)(_unary(lambda x: np.logaddexp(0.0, _float64(x))))
+    run_not = impl(ew.NotOp)(_unary(np.logical_not))
+    run_identity = impl(ew.IdentityOp)(_unary(lambda x: x))
+    run_dropout = impl(ew.DropoutOp)(_unary(lambda x: x))
 
-    @impl(ew.AddOp)
-    def run_add(
-        self, interpreter: Interpreter, op: ew.AddOp, args: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
-        return (np.add(*args),)
+    run_add = impl(ew.AddOp)(_binary(np.add))
+    run_sub = impl(ew.SubOp)(_binary(np.subtract))
+    run_mul = impl(ew.MulOp)(_binary(np.multiply))
+    run_div = impl(ew.DivOp)(_binary(divide))
+    run_pow = impl(ew.PowOp)(_binary(power))
+    run_max = impl(ew.MaxOp)(_binary(np.maximum))
+    run_min = impl(ew.MinOp)(_binary(np.minimum))
+    run_and = impl(ew.AndOp)(_binary(np.logical_and))
+    run_or = impl(ew.OrOp)(_binary(np.logical_or))
+    run_xor = impl(ew.XorOp)(_binary(np.logical_xor))
+    run_equal = impl(ew.EqualOp)(_binary(np.equal))
+    run_not_equal = impl(ew.NotEqualOp)(_binary(np.not_equal))
+    run_less = impl(ew.LessOp)(_binary(np.less))
+    run_less_equal = impl(ew.LessEqualOp)(_binary(np.less_equal))
+    run_greater = impl(ew.GreaterOp)(_binary(np.greater))
+    run_greater_equal = impl(ew.GreaterEqualOp)(_binary(np.greater_equal))
+
+    @impl(ew.GeluOp)
+    def run_gelu(self, interpreter: Interpreter, op: ew.GeluOp, args: Args) -> Results:
+        approximate = get_str(op.properties, "approximate", "none")
+        with np.errstate(all="ignore"):
+            return _result(op, gelu(np.asarray(args[0]), approximate))
+
+    @impl(ew.LeakyReluOp)
+    def run_leaky_relu(
+        self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args
+    ) -> Results:
+        x = np.asarray(args[0])
+        alpha = get_float(op.properties, "alpha", 0.01)
+        return _result(op, np.where(x >= 0, x, _float64(x) * alpha))
+
+    @impl(ew.HardSigmoidOp)
+    def run_hard_sigmoid(
+        self, interpreter: Interpreter, op: ew.HardSigmoidOp, args: Args
+    ) -> Results:
+        alpha = get_float(op.properties, "alpha", 0.2)
+        beta = get_float(op.properties, "beta", 0.5)
+        return _result(op, np.clip(alpha * _float64(args[0]) + beta, 0.0, 1.0))
+
+    @impl(ew.ClipOp)
+    def run_clip(self, interpreter: Interpreter, op: ew.ClipOp, args: Args) -> Results:
+        low = get_float(op.properties, "min", -math.inf)
+        high = get_float(op.properties, "max", math.inf)
+        return _result(op, clip(np.asarray(args[0]), low, high))
+
+    @impl(ew.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: ew.CastOp, args: Args) -> Results:
+        with np.errstate(all="ignore"):
+            return _result(op, cast(np.asarray(args[0]), op.to))
+
+    @impl(ew.ModOp)
+    def run_mod(self, interpreter: Interpreter, op: ew.ModOp, args: Args) -> Results:
+        c_fmod = get_bool(op.properties, "fmod", False)
+        with np.errstate(all="ignore"):
+            return _result(op, modulo(np.asarray(args[0]), np.asarray(args[1]), c_fmod))
+
+    @impl(ew.WhereOp)
+    def run_where(
+        self, interpreter: Interpreter, op: ew.WhereOp, args: Args
+    ) -> Results:
+        condition, x, y = (np.asarray(a) for a in args)
+        return _result(op, np.where(condition, x, y))

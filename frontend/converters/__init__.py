@@ -1,0 +1,201 @@
+"""One converter per ONNX op, grouped by category in this package.
+
+A converter is a function `(node: Node) -> Sequence[SSAValue | None]` that
+emits graph ops for one ONNX node and returns the values of the node's
+outputs in order (None for an optional output it does not produce). It is
+registered with `@converts("OpType", ...)`. `Node` gives the inputs as SSA
+values, constant inputs as numpy arrays, attributes with defaults, the opset,
+and `emit` which builds an op with its type inferred, folds it when all its
+operands are constants, and names the node in every error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from xtc.dialects.graph.base import GraphOp, ShapeError, elem, shape_of, type_str
+from xtc.dialects.graph.constant import ConstantOp, numpy_dtype
+
+
+class OnnxImportError(ValueError):
+    """A model xtc cannot import, with a message that names the node."""
+
+
+Converter = Callable[["Node"], Sequence[SSAValue | None]]
+CONVERTERS: dict[str, Converter] = {}
+
+_C = TypeVar("_C", bound=Converter)
+
+
+def converts(*op_types: str) -> Callable[[_C], _C]:
+    """Registers the decorated function as the converter of these ONNX ops."""
+
+    def register(function: _C) -> _C:
+        for op_type in op_types:
+            assert op_type not in CONVERTERS, f"two converters for {op_type}"
+            CONVERTERS[op_type] = function
+        return function
+
+    return register
+
+
+class Importer:
+    """State shared by the nodes of one model: the block ops go into, the
+    values by ONNX name, and the numpy values of the constants."""
+
+    def __init__(self, block: Block, opset: int, interpreter: Interpreter) -> None:
+        self.block = block
+        self.opset = opset
+        self.interpreter = interpreter
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[SSAValue, np.ndarray] = {}
+
+    def add_constant(self, array: np.ndarray, name: str, location: str) -> SSAValue:
+        op = ConstantOp.from_array(array, name)
+        op.location = NameLoc(StringAttr(location), NoneAttr())
+        self.block.add_op(op)
+        self.constants[op.output] = array
+        op.output.name_hint = ssa_name(name)
+        return op.output
+
+
+class Node:
+    """One ONNX node being converted."""
+
+    def __init__(self, importer: Importer, proto: onnx.NodeProto, index: int) -> None:
+        self.importer = importer
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.name = proto.name or f"{proto.op_type}_{index}"
+        self.opset = importer.opset
+        self._attrs = {a.name: a for a in proto.attribute}
+
+    # -- inputs ---------------------------------------------------------------
+
+    @property
+    def num_inputs(self) -> int:
+        """The number of inputs given, trailing empty ones not counted."""
+        names = list(self.proto.input)
+        while names and not names[-1]:
+            names.pop()
+        return len(names)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.proto.input) and bool(self.proto.input[i])
+
+    def input(self, i: int) -> SSAValue:
+        if not self.has_input(i):
+            self.fail(f"input {i} is required")
+        return self.importer.values[self.proto.input[i]]
+
+    def optional_input(self, i: int) -> SSAValue | None:
+        return self.input(i) if self.has_input(i) else None
+
+    def inputs(self) -> list[SSAValue]:
+        return [self.input(i) for i in range(self.num_inputs)]
+
+    def const(self, i: int) -> np.ndarray | None:
+        """The input's value when it is a constant, else None."""
+        if not self.has_input(i):
+            return None
+        return self.importer.constants.get(self.input(i))
+
+    def require_const(self, i: int, what: str) -> np.ndarray:
+        value = self.const(i)
+        if value is None:
+            self.fail(f"{what} (input {i}) must be a constant: xtc compiles static shapes")
+        return value
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        return shape_of(self.input(i).type)
+
+    def dtype(self, i: int) -> np.dtype[Any]:
+        return numpy_dtype(elem(self.input(i).type))
+
+    # -- attributes -----------------------------------------------------------
+
+    def has_attr(self, name: str) -> bool:
+        return name in self._attrs
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute's Python value (ints, floats, strings as str, tensors
+        as numpy arrays, lists of those), or `default` when absent."""
+        if name not in self._attrs:
+            return default
+        value = helper.get_attribute_value(self._attrs[name])
+        if isinstance(value, bytes):
+            return value.decode("utf-8")
+        if isinstance(value, onnx.TensorProto):
+            return numpy_helper.to_array(value)
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode("utf-8") for v in value]
+        return value
+
+    # -- building -------------------------------------------------------------
+
+    def emit(
+        self,
+        op_class: type[GraphOp],
+        operands: Sequence[SSAValue],
+        props: Mapping[str, Attribute] | None = None,
+    ) -> list[SSAValue]:
+        """Builds the op (result types inferred) and returns its results; an op
+        whose operands are all constants is evaluated and becomes constants."""
+        try:
+            op = op_class.build_inferred(list(operands), props)
+        except ShapeError as e:
+            self.fail(str(e))
+        constants = self.importer.constants
+        if operands and all(v in constants for v in operands):
+            values = self.importer.interpreter.run_op(op, tuple(constants[v] for v in operands))
+            op.drop_all_references()
+            return [
+                self.constant(np.asarray(v, dtype=numpy_dtype(elem(t))))
+                for v, t in zip(values, op.result_types, strict=True)
+            ]
+        op.location = NameLoc(StringAttr(self.name), NoneAttr())
+        self.importer.block.add_op(op)
+        return list(op.results)
+
+    def emit1(
+        self,
+        op_class: type[GraphOp],
+        operands: Sequence[SSAValue],
+        props: Mapping[str, Attribute] | None = None,
+    ) -> SSAValue:
+        """`emit` for an op with one result."""
+        return self.emit(op_class, operands, props)[0]
+
+    def constant(self, array: np.ndarray | float | int, dtype: Any = None) -> SSAValue:
+        """A constant value created for this node."""
+        value = np.asarray(array, dtype=dtype)
+        return self.importer.add_constant(value, f"{self.name}_const", self.name)
+
+    def fail(self, message: str) -> NoReturn:
+        raise OnnxImportError(
+            f"{self.op_type} node '{self.name}' (opset {self.opset}): {message}"
+        )
+
+    def type_str(self, i: int) -> str:
+        return type_str(self.input(i).type)
+
+
+def ssa_name(name: str) -> str | None:
+    """An ONNX value name as an SSA name hint, when it is a valid one."""
+    cleaned = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        return None
+    return cleaned
+
+
+def operation_of(value: SSAValue) -> Operation | None:
+    owner = value.owner
+    return owner if isinstance(owner, Operation) else None

@@ -1,0 +1,3 @@
+"""ONNX converters: nn ops."""
+
+from __future__ import annotations

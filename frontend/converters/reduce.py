@@ -1,0 +1,3 @@
+"""ONNX converters: reduce ops."""
+
+from __future__ import annotations

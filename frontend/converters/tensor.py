@@ -1,0 +1,3 @@
+"""ONNX converters: tensor ops."""
+
+from __future__ import annotations

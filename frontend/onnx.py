@@ -1,0 +1,264 @@
+"""ONNX -> graph: `import_model(model, input_shapes=None)` returns one module
+whose `@main` is the model.
+
+Initializers become `graph.constant`s (blobs named after them); graph inputs
+and outputs keep their ONNX names as the `graph.name` argument and result
+attributes; each op carries its node's name as its location. Nodes whose
+inputs are all constants are evaluated at import, so shape computations
+(Shape -> Gather -> Concat -> Reshape, ...) become static.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from xtc.dialects.graph.constant import element_type_of
+from xtc.frontend.converters import (
+    CONVERTERS,
+    Importer,
+    Node,
+    OnnxImportError,
+    ssa_name,
+)
+
+__all__ = ["OnnxImportError", "import_model", "supported_ops", "parse_input_shapes"]
+
+MIN_OPSET = 7
+ONNX_DOMAINS = ("", "ai.onnx")
+
+
+def _load_converters() -> None:
+    # Importing the category modules registers their converters.
+    from xtc.frontend.converters import (  # noqa: F401
+        elementwise,
+        nn,
+        reduce,
+        tensor,
+    )
+
+
+def supported_ops() -> list[str]:
+    _load_converters()
+    return sorted(CONVERTERS)
+
+
+def load_model(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    path = Path(model)
+    if not path.is_file():
+        raise OnnxImportError(f"cannot open '{path}': no such file")
+    try:
+        return onnx.load(str(path))
+    except Exception as e:  # onnx raises DecodeError and others for non-ONNX files
+        raise OnnxImportError(f"'{path}' is not an ONNX model ({type(e).__name__})") from e
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
+    if not versions:
+        raise OnnxImportError("the model imports no version of the ONNX operator set")
+    opset = versions[0]
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise OnnxImportError(
+            f"the model uses opset {opset}; xtc imports opsets {MIN_OPSET} to {newest}"
+        )
+    return opset
+
+
+def parse_input_shapes(text: str) -> dict[str, list[int]]:
+    """`"data:[1,3,224,224] mask:[1,128]"` (as tvmc) -> {"data": [...], ...}."""
+    shapes: dict[str, list[int]] = {}
+    for item in text.replace("],", "] ").split():
+        name, sep, dims = item.rpartition(":")
+        if not sep or not name or not (dims.startswith("[") and dims.endswith("]")):
+            raise OnnxImportError(
+                f"--input-shapes: cannot read '{item}', expected name:[d0,d1,...]"
+            )
+        try:
+            shapes[name] = [int(d) for d in dims[1:-1].split(",") if d.strip()]
+        except ValueError:
+            raise OnnxImportError(f"--input-shapes: '{item}' has a dimension that is not an integer") from None
+    return shapes
+
+
+def _check_supported(model: onnx.ModelProto, opset: int) -> None:
+    unsupported: list[str] = []
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in ONNX_DOMAINS:
+            op = f"{node.domain}.{node.op_type}"
+        elif node.op_type not in CONVERTERS:
+            op = node.op_type
+        else:
+            continue
+        unsupported.append(f"{op} (node '{node.name or f'{node.op_type}_{index}'}')")
+    if unsupported:
+        count = len(unsupported)
+        raise OnnxImportError(
+            f"the model (opset {opset}) uses {count} unsupported node"
+            + ("s" if count > 1 else "")
+            + ": "
+            + ", ".join(unsupported)
+        )
+
+
+def _element_type(onnx_type: int, what: str) -> Attribute:
+    try:
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(onnx_type)
+        return element_type_of(dtype)
+    except Exception:
+        name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type else "undefined"
+        raise OnnxImportError(f"{what} has element type {name}, which xtc does not support") from None
+
+
+def _input_types(
+    model: onnx.ModelProto,
+    constant_names: set[str],
+    input_shapes: Mapping[str, Sequence[int]],
+) -> list[tuple[str, TensorType[Attribute]]]:
+    inputs = [i for i in model.graph.input if i.name not in constant_names]
+    known = {i.name for i in inputs}
+    unknown = sorted(set(input_shapes) - known)
+    if unknown:
+        raise OnnxImportError(
+            f"--input-shapes names {unknown}, which the model does not take "
+            f"(its inputs: {sorted(known)})"
+        )
+    symbolic: list[str] = []
+    result: list[tuple[str, TensorType[Attribute]]] = []
+    for value_info in inputs:
+        tensor_type = value_info.type.tensor_type
+        if not value_info.type.HasField("tensor_type"):
+            raise OnnxImportError(f"input '{value_info.name}' is not a tensor")
+        element = _element_type(tensor_type.elem_type, f"input '{value_info.name}'")
+        if value_info.name in input_shapes:
+            shape = [int(d) for d in input_shapes[value_info.name]]
+            if any(d < 0 for d in shape):
+                raise OnnxImportError(f"input '{value_info.name}': negative dimension in {shape}")
+        else:
+            dims = tensor_type.shape.dim if tensor_type.HasField("shape") else None
+            if dims is None or any(not d.HasField("dim_value") for d in dims):
+                text = (
+                    "unknown rank"
+                    if dims is None
+                    else "[" + ", ".join(d.dim_param or "?" if not d.HasField("dim_value") else str(d.dim_value) for d in dims) + "]"
+                )
+                symbolic.append(f"{value_info.name} {text}")
+                continue
+            shape = [d.dim_value for d in dims]
+        result.append((value_info.name, TensorType(element, shape)))
+    if symbolic:
+        raise OnnxImportError(
+            "inputs with symbolic dimensions need static shapes, e.g. "
+            "input_shapes={'name': [1, 3, 224, 224]} (CLI: --input-shapes "
+            "\"name:[1,3,224,224]\"): " + "; ".join(symbolic)
+        )
+    return result
+
+
+def import_model(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp:
+    """Imports an ONNX model (a ModelProto or a path) into a graph module."""
+    from xtc.interp import make_interpreter
+
+    _load_converters()
+    proto = load_model(model)
+    opset = model_opset(proto)
+    graph = proto.graph
+    _check_supported(proto, opset)
+
+    initializers = {t.name: t for t in graph.initializer}
+    inputs = _input_types(proto, set(initializers), input_shapes or {})
+    block = Block(arg_types=[t for _, t in inputs])
+    importer = Importer(block, opset, make_interpreter(ModuleOp([])))
+    for (name, _), arg in zip(inputs, block.args, strict=True):
+        importer.values[name] = arg
+        arg.name_hint = ssa_name(name)
+    for name, tensor in initializers.items():
+        try:
+            array = numpy_helper.to_array(tensor)
+        except Exception as e:
+            raise OnnxImportError(f"initializer '{name}' cannot be read: {e}") from None
+        _element_type(tensor.data_type, f"initializer '{name}'")
+        importer.values[name] = importer.add_constant(array, name, name)
+
+    for index, node_proto in enumerate(graph.node):
+        _convert_node(importer, node_proto, index)
+
+    results: list[SSAValue] = []
+    for output in graph.output:
+        if output.name not in importer.values:
+            raise OnnxImportError(f"graph output '{output.name}' is not produced by any node")
+        results.append(importer.values[output.name])
+    block.add_op(ReturnOp(*results))
+
+    func = FuncOp(
+        "main",
+        ([t for _, t in inputs], [r.type for r in results]),
+        Region(block),
+        arg_attrs=_name_attrs([n for n, _ in inputs]),
+        res_attrs=_name_attrs([o.name for o in graph.output]),
+    )
+    module = ModuleOp([func])
+    _drop_unused_constants(block)
+    module.verify()
+    return module
+
+
+def _convert_node(importer: Importer, proto: onnx.NodeProto, index: int) -> None:
+    node = Node(importer, proto, index)
+    missing = [n for n in proto.input if n and n not in importer.values]
+    if missing:
+        node.fail(f"uses {missing}, which no node or input defines before it")
+    outputs = CONVERTERS[proto.op_type](node)
+    produced = list(outputs)
+    for name, value in zip(proto.output, produced):
+        if not name:
+            continue
+        if value is None:
+            node.fail(f"output '{name}' is not supported")
+        importer.values[name] = value
+        if value.name_hint is None:
+            value.name_hint = ssa_name(name)
+    if len(proto.output) > len(produced) and any(proto.output[len(produced) :]):
+        node.fail(f"produces {len(proto.output)} outputs; xtc supports the first {len(produced)}")
+
+
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({"graph.name": StringAttr(n)}) for n in names])
+
+
+def _drop_unused_constants(block: Block) -> None:
+    from xtc.dialects.graph.constant import ConstantOp
+
+    for op in list(block.ops)[::-1]:
+        if isinstance(op, ConstantOp) and not op.output.uses:
+            op.detach()
+            op.erase()
+
+
+def to_onnx_inputs(module: ModuleOp, inputs: Mapping[str, Any]) -> list[np.ndarray]:
+    """The inputs in `@main`'s argument order, by ONNX name."""
+    from xtc.interp import entry_function, input_names
+
+    names = input_names(entry_function(module))
+    return [np.asarray(inputs[n]) for n in names]

@@ -1,0 +1,280 @@
+"""ONNX's node conformance cases through xtc.
+
+`python -m xtc.tools.conformance` (or `xtc conformance`) collects the node
+test cases of the installed `onnx` package, imports each model, runs it on the
+case's inputs and compares with the case's outputs at the case's rtol/atol.
+Each case runs in a worker process with a timeout: a crash or a hang costs
+that case only. Prints a per-op table and `N passed, N failed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import IO, Any
+
+PATHS = ("interp",)
+
+
+@dataclass
+class CaseResult:
+    name: str
+    op: str
+    path: str
+    status: str  # passed | failed | unsupported | error | timeout | crashed
+    detail: str = ""
+
+
+def _collect() -> dict[str, Any]:
+    """The node test cases by name (quietly: collecting them warns a lot)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import numpy as np
+
+        with np.errstate(all="ignore"):
+            return {case.name: case for case in collect_testcases(None)}
+
+
+def op_of(case: Any, cases: dict[str, Any] | None = None) -> str:
+    """The op a case tests: its single node's type; for a function-expanded
+    case, the op of the case it expands, else the op named in the case."""
+    nodes = case.model.graph.node
+    if len(nodes) == 1:
+        return str(nodes[0].op_type)
+    original = re.sub(r"_expanded.*$", "", case.name)
+    if cases and original != case.name and original in cases:
+        return op_of(cases[original])
+    stem = original.removeprefix("test_")
+    types = {str(n.op_type) for n in nodes}
+    for t in sorted(types, key=len, reverse=True):
+        if stem.replace("_", "").lower().startswith(t.lower()):
+            return t
+    return str(nodes[0].op_type) if nodes else "?"
+
+
+def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> str:
+    """Empty when equal within tolerance, else why not."""
+    import numpy as np
+
+    expected = np.asarray(expected)
+    got = np.asarray(got)
+    if expected.dtype.kind in "OSU":
+        return f"output '{name}' has non-numeric type {expected.dtype}"
+    if got.shape != expected.shape:
+        return f"output '{name}' has shape {list(got.shape)}, expected {list(expected.shape)}"
+    if got.dtype != expected.dtype:
+        return f"output '{name}' has dtype {got.dtype}, expected {expected.dtype}"
+    if expected.dtype.kind in "fc":
+        with np.errstate(all="ignore"):
+            ok = np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+        if not ok.all():
+            worst = float(np.nanmax(np.abs(got.astype(np.float64) - expected.astype(np.float64))))
+            return f"output '{name}' differs: {int((~ok).sum())} of {ok.size} values, max abs error {worst:.3g}"
+        return ""
+    if not np.array_equal(got, expected):
+        return f"output '{name}' differs in {int((got != expected).sum())} of {got.size} values"
+    return ""
+
+
+def run_case(case: Any, path: str) -> CaseResult:
+    """Imports and runs one case on `path` (the interpreter today)."""
+    import numpy as np
+
+    from xtc import interp
+    from xtc.frontend.onnx import OnnxImportError, import_model
+
+    op = op_of(case)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = import_model(case.model)
+    except OnnxImportError as e:
+        status = "unsupported" if "unsupported node" in str(e) else "error"
+        return CaseResult(case.name, op, path, status, str(e))
+    for inputs, outputs in case.data_sets:
+        try:
+            with np.errstate(all="ignore"):
+                got = interp.run(module, list(inputs))
+        except Exception as e:  # noqa: BLE001 - reported per case
+            return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
+        names = [o.name for o in case.model.graph.output]
+        if len(got) != len(outputs):
+            return CaseResult(case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}")
+        for name, g, e in zip(names, got, outputs):
+            why = _compare(name, g, e, case.rtol, case.atol)
+            if why:
+                return CaseResult(case.name, op, path, "failed", why)
+    return CaseResult(case.name, op, path, "passed")
+
+
+def worker_main() -> None:
+    """Reads `name path` lines on stdin, answers one JSON line per case."""
+    cases = _collect()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, path = line.split()
+        case = cases[name]
+        try:
+            result = run_case(case, path)
+            result.op = op_of(case, cases)
+        except Exception as e:  # noqa: BLE001 - a bug in xtc, counted as an error
+            result = CaseResult(name, op_of(case, cases), path, "error", f"{type(e).__name__}: {e}")
+        print(json.dumps(asdict(result)), flush=True)
+
+
+class Worker:
+    """One worker process; restarted after a crash or a timeout."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "xtc.tools.conformance", "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        self.ready = False
+        self.case: tuple[str, str] | None = None
+        self.started = 0.0
+
+    @property
+    def stdout(self) -> IO[str]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    def send(self, name: str, path: str) -> None:
+        assert self.process.stdin is not None
+        self.case = (name, path)
+        self.started = time.monotonic()
+        self.process.stdin.write(f"{name} {path}\n")
+        self.process.stdin.flush()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def run_all(
+    names: Sequence[str], paths: Sequence[str], jobs: int, timeout: float, ops: dict[str, str]
+) -> Iterator[CaseResult]:
+    """Runs every (case, path) on `jobs` workers; yields results as they come."""
+    import selectors
+
+    todo = [(n, p) for n in names for p in paths]
+    todo.reverse()
+    workers = [Worker() for _ in range(max(1, min(jobs, len(todo))))]
+    selector = selectors.DefaultSelector()
+    for w in workers:
+        selector.register(w.stdout, selectors.EVENT_READ, w)
+    busy = 0
+    try:
+        while todo or busy:
+            for w in workers:
+                if w.ready and w.case is None and todo:
+                    w.send(*todo.pop())
+                    busy += 1
+            for key, _ in selector.select(timeout=1.0):
+                w = key.data
+                line = w.stdout.readline()
+                if not line:  # the worker died: its case crashed it
+                    selector.unregister(w.stdout)
+                    if w.case is not None:
+                        name, path = w.case
+                        busy -= 1
+                        yield CaseResult(name, ops[name], path, "crashed", f"exit code {w.process.wait()}")
+                    fresh = Worker()
+                    workers[workers.index(w)] = fresh
+                    selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
+                elif line.strip() == "ready":
+                    w.ready = True
+                else:
+                    busy -= 1
+                    w.case = None
+                    yield CaseResult(**json.loads(line))
+            now = time.monotonic()
+            for w in list(workers):
+                if w.case is not None and now - w.started > timeout:
+                    name, path = w.case
+                    selector.unregister(w.stdout)
+                    w.kill()
+                    busy -= 1
+                    yield CaseResult(name, ops[name], path, "timeout", f"over {timeout:g} s")
+                    fresh = Worker()
+                    workers[workers.index(w)] = fresh
+                    selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
+    finally:
+        for w in workers:
+            w.kill()
+
+
+def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top: int) -> None:
+    by_op: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    for r in results:
+        by_op[r.op][r.path][r.status] += 1
+    header = f"{'op':28}" + "".join(f"{p + ' pass/total':>22}" for p in paths)
+    print(header, file=out)
+    for op in sorted(by_op):
+        cells = ""
+        for p in paths:
+            c = by_op[op][p]
+            cells += f"{c['passed']:>14}/{sum(c.values()):<7}"
+        print(f"{op:28}{cells}", file=out)
+    failing = Counter(r.op for r in results if r.status != "passed")
+    print(f"\nops failing most: " + ", ".join(f"{op} {n}" for op, n in failing.most_common(top)), file=out)
+    for p in paths:
+        c = Counter(r.status for r in results if r.path == p)
+        others = ", ".join(f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s])
+        print(f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed ({others or 'none other'})", file=out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="xtc conformance", description="run ONNX's node test cases through xtc"
+    )
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("-k", "--filter", default="", help="regex on case names")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
+    parser.add_argument("--json", metavar="FILE", help="write every case's result to FILE")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every failure")
+    parser.add_argument("--top", type=int, default=15, help="ops failing most to list")
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker_main()
+        return 0
+    cases = _collect()
+    try:
+        pattern = re.compile(args.filter)
+    except re.error as e:
+        parser.error(f"--filter: {e}")
+    names = sorted(n for n in cases if pattern.search(n))
+    if not names:
+        parser.error(f"no case matches '{args.filter}'")
+    ops = {n: op_of(cases[n], cases) for n in names}
+    results: list[CaseResult] = []
+    for r in run_all(names, PATHS, args.jobs, args.timeout, ops):
+        results.append(r)
+        if args.verbose and r.status != "passed":
+            print(f"{r.status:12} {r.name} [{r.path}]: {r.detail[:300]}", flush=True)
+    results.sort(key=lambda r: (r.name, r.path))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([asdict(r) for r in results], f, indent=1)
+    summarize(results, PATHS, sys.stdout, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
