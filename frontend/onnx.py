@@ -85,17 +85,26 @@ def model_opset(model: onnx.ModelProto) -> int:
 
 def parse_input_shapes(text: str) -> dict[str, list[int]]:
     """`"data:[1,3,224,224] mask:[1,128]"` (as tvmc) -> {"data": [...], ...}."""
+    import re
+
+    item = re.compile(r"\s*,?\s*([^\s:,][^\s:]*)\s*:\s*\[([^\]]*)\]")
     shapes: dict[str, list[int]] = {}
-    for item in text.replace("],", "] ").split():
-        name, sep, dims = item.rpartition(":")
-        if not sep or not name or not (dims.startswith("[") and dims.endswith("]")):
+    position = 0
+    while position < len(text.rstrip()):
+        match = item.match(text, position)
+        if match is None:
             raise OnnxImportError(
-                f"--input-shapes: cannot read '{item}', expected name:[d0,d1,...]"
+                f"--input-shapes: cannot read '{text[position:].strip()}', "
+                "expected name:[d0,d1,...]"
             )
+        name, dims = match.group(1), match.group(2)
         try:
-            shapes[name] = [int(d) for d in dims[1:-1].split(",") if d.strip()]
+            shapes[name] = [int(d) for d in dims.split(",") if d.strip()]
         except ValueError:
-            raise OnnxImportError(f"--input-shapes: '{item}' has a dimension that is not an integer") from None
+            raise OnnxImportError(
+                f"--input-shapes: '{name}:[{dims}]' has a dimension that is not an integer"
+            ) from None
+        position = match.end()
     return shapes
 
 

@@ -1,5 +1,160 @@
-"""Graph ops: reduce. (Being filled in.)"""
+"""Reduce graph ops: sum, mean, max, min and product over a set of axes, and
+argmax/argmin along one axis (ONNX ReduceSum/.../ArgMax semantics)."""
 
-from xtc.dialects.graph.base import GraphOp
+from __future__ import annotations
 
-REDUCE_OPS: list[type[GraphOp]] = []
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    AnyTensorTypeConstr,
+    BoolAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    i64,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+
+from xtc.dialects.graph.base import (
+    GraphOp,
+    Props,
+    ShapeError,
+    elem,
+    get_bool,
+    get_int,
+    get_ints,
+    shape_of,
+    tensor,
+    type_str,
+)
+from xtc.dialects.graph.tensor import axes_in_range, axis_in_range
+
+
+class ReduceOp(GraphOp):
+    """Reduces x over `axes` (empty or absent: every axis; negative axes count
+    from the end); `keepdims` (default true) keeps them as size-1 axes."""
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    axes = opt_prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(BoolAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def reduced_axes(cls, x: Attribute, props: Props) -> tuple[int, ...]:
+        """The reduced axes of x, non-negative, in the order given."""
+        rank = len(shape_of(x))
+        axes = axes_in_range(cls.name, get_ints(props, "axes", ()), rank)
+        return axes or tuple(range(rank))
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        x = operand_types[0]
+        axes = cls.reduced_axes(x, props)
+        keepdims = get_bool(props, "keepdims", True)
+        shape = [
+            1 if i in axes else d
+            for i, d in enumerate(shape_of(x))
+            if keepdims or i not in axes
+        ]
+        return [tensor(shape, elem(x))]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum over `axes` (ONNX ReduceSum); 0 over an empty axis."""
+
+    name = "graph.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Arithmetic mean over `axes` (ONNX ReduceMean); integers round toward
+    zero; NaN over an empty axis."""
+
+    name = "graph.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    """Maximum over `axes` (ONNX ReduceMax); -inf (or the type's minimum)
+    over an empty axis."""
+
+    name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    """Minimum over `axes` (ONNX ReduceMin); +inf (or the type's maximum)
+    over an empty axis."""
+
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product over `axes` (ONNX ReduceProd); 1 over an empty axis."""
+
+    name = "graph.reduce_prod"
+
+
+class ArgReduceOp(GraphOp):
+    """The i64 index of the extreme value of x along `axis` (default 0);
+    `keepdims` (default true) keeps that axis with size 1; on ties the first
+    index, or the last with `select_last_index`."""
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    axis = opt_prop_def(IntegerAttr[I64])
+    keepdims = opt_prop_def(BoolAttr)
+    select_last_index = opt_prop_def(BoolAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        x = operand_types[0]
+        shape = shape_of(x)
+        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
+        get_bool(props, "select_last_index", False)
+        if shape[axis] == 0:
+            raise ShapeError(
+                f"{cls.name}: axis {axis} of {type_str(x)} is empty, it has no "
+                "extreme value"
+            )
+        keepdims = get_bool(props, "keepdims", True)
+        result = [
+            1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis
+        ]
+        return [tensor(result, i64)]
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    """Index of the maximum along `axis` (ONNX ArgMax)."""
+
+    name = "graph.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    """Index of the minimum along `axis` (ONNX ArgMin)."""
+
+    name = "graph.argmin"
+
+
+REDUCE_OPS: list[type[GraphOp]] = [
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+    ReduceMinOp,
+    ReduceProdOp,
+    ArgMaxOp,
+    ArgMinOp,
+]
