@@ -61,7 +61,7 @@ class XtcBackend(Backend):
             onnx.helper.make_tensor_value_info(
                 name, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape
             )
-            for name, a in zip(node.input, arrays)
+            for name, a in zip(node.input, arrays, strict=False)
         ]
         output_infos = [
             onnx.helper.make_tensor_value_info(name, onnx.TensorProto.UNDEFINED, None)

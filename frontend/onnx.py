@@ -134,7 +134,9 @@ def _element_type(onnx_type: int, what: str) -> Attribute:
         return element_type_of(dtype)
     except Exception:
         name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type else "undefined"
-        raise OnnxImportError(f"{what} has element type {name}, which xtc does not support") from None
+        raise OnnxImportError(
+            f"{what} has element type {name}, which xtc does not support"
+        ) from None
 
 
 def _input_types(
@@ -167,7 +169,12 @@ def _input_types(
                 text = (
                     "unknown rank"
                     if dims is None
-                    else "[" + ", ".join(d.dim_param or "?" if not d.HasField("dim_value") else str(d.dim_value) for d in dims) + "]"
+                    else "["
+                    + ", ".join(
+                        d.dim_param or "?" if not d.HasField("dim_value") else str(d.dim_value)
+                        for d in dims
+                    )
+                    + "]"
                 )
                 symbolic.append(f"{value_info.name} {text}")
                 continue
@@ -177,7 +184,7 @@ def _input_types(
         raise OnnxImportError(
             "inputs with symbolic dimensions need static shapes, e.g. "
             "input_shapes={'name': [1, 3, 224, 224]} (CLI: --input-shapes "
-            "\"name:[1,3,224,224]\"): " + "; ".join(symbolic)
+            '"name:[1,3,224,224]"): ' + "; ".join(symbolic)
         )
     return result
 
@@ -240,7 +247,7 @@ def _convert_node(importer: Importer, proto: onnx.NodeProto, index: int) -> None
         node.fail(f"uses {missing}, which no node or input defines before it")
     outputs = CONVERTERS[proto.op_type](node)
     produced = list(outputs)
-    for name, value in zip(proto.output, produced):
+    for name, value in zip(proto.output, produced, strict=False):
         if not name:
             continue
         if value is None:

@@ -98,7 +98,7 @@ def _check_inputs(
                 f"@{func.sym_name.data} takes {len(arg_types)} inputs, got {len(values)}"
             )
     arrays: list[np.ndarray] = []
-    for name, value, t in zip(names, values, arg_types):
+    for name, value, t in zip(names, values, arg_types, strict=True):
         tt = cast(TensorType[Attribute], t)
         dtype = numpy_dtype(tt.get_element_type())
         array = np.asarray(value)

@@ -28,9 +28,7 @@ def single_op_module(
     func = FuncOp("main", (list(input_types), []))
     op = op_class.build_inferred(list(func.body.block.args), props)
     func.body.block.add_ops([op, ReturnOp(*op.results)])
-    func.function_type = FunctionType.from_lists(
-        list(input_types), list(op.result_types)
-    )
+    func.function_type = FunctionType.from_lists(list(input_types), list(op.result_types))
     module = ModuleOp([func])
     module.verify()
     return module
@@ -96,5 +94,7 @@ def assert_pipeline_preserves_outputs(
         assert len(got) == len(expected)
         for g, e in zip(got, expected, strict=True):
             assert g.dtype == e.dtype and g.shape == e.shape
-            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * max(1.0, float(np.abs(e).max(initial=0))))
+            np.testing.assert_allclose(
+                g, e, rtol=rtol, atol=rtol * max(1.0, float(np.abs(e).max(initial=0)))
+            )
     return after

@@ -152,7 +152,7 @@ class ExpandBatchNorm(RewritePattern):
         dtype = cast(np.ndarray, constant_value(bn.operands[1])).dtype
         scale, shift = (
             ConstantOp.from_array(v.reshape(v.shape + trailing).astype(dtype), name)
-            for v, name in zip(folded, ("bn_scale", "bn_shift"))
+            for v, name in zip(folded, ("bn_scale", "bn_shift"), strict=True)
         )
         scaled = MulOp.build_inferred([x, scale])
         shifted = AddOp.build_inferred([scaled, shift])

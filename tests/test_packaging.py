@@ -1,7 +1,8 @@
 """The wheel holds every subpackage, and the README's commands are CI's."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_PACKAGED = {"tests", "bench", "filecheck", "build", ".venv", ".ci", ".git"}
@@ -16,7 +17,9 @@ def test_every_folder_with_init_is_a_declared_package() -> None:
     found = {"xtc"}
     for init in ROOT.rglob("__init__.py"):
         folder = init.parent.relative_to(ROOT)
-        if folder.parts and (folder.parts[0] in NOT_PACKAGED or folder.parts[0].endswith(".egg-info")):
+        if folder.parts and (
+            folder.parts[0] in NOT_PACKAGED or folder.parts[0].endswith(".egg-info")
+        ):
             continue
         if folder.parts:
             found.add("xtc." + ".".join(folder.parts))

@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument(
         "--input-shapes",
         metavar="SHAPES",
-        help='static shapes for inputs with symbolic dimensions: "name:[1,3,224,224] other:[1,128]"',
+        help="static shapes for inputs with symbolic dimensions: "
+        '"name:[1,3,224,224] other:[1,128]"',
     )
     commands.add_parser(
         "conformance",

@@ -80,7 +80,8 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
             ok = np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
         if not ok.all():
             worst = float(np.nanmax(np.abs(got.astype(np.float64) - expected.astype(np.float64))))
-            return f"output '{name}' differs: {int((~ok).sum())} of {ok.size} values, max abs error {worst:.3g}"
+            bad = int((~ok).sum())
+            return f"output '{name}' differs: {bad} of {ok.size} values, max abs error {worst:.3g}"
         return ""
     if not np.array_equal(got, expected):
         return f"output '{name}' differs in {int((got != expected).sum())} of {got.size} values"
@@ -110,8 +111,10 @@ def run_case(case: Any, path: str) -> CaseResult:
             return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
         names = [o.name for o in case.model.graph.output]
         if len(got) != len(outputs):
-            return CaseResult(case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}")
-        for name, g, e in zip(names, got, outputs):
+            return CaseResult(
+                case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
+            )
+        for name, g, e in zip(names, got, outputs, strict=True):
             why = _compare(name, g, e, case.rtol, case.atol)
             if why:
                 return CaseResult(case.name, op, path, "failed", why)
@@ -193,7 +196,9 @@ def run_all(
                     if w.case is not None:
                         name, path = w.case
                         busy -= 1
-                        yield CaseResult(name, ops[name], path, "crashed", f"exit code {w.process.wait()}")
+                        yield CaseResult(
+                            name, ops[name], path, "crashed", f"exit code {w.process.wait()}"
+                        )
                     fresh = Worker()
                     workers[workers.index(w)] = fresh
                     selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
@@ -232,11 +237,20 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
             cells += f"{c['passed']:>14}/{sum(c.values()):<7}"
         print(f"{op:28}{cells}", file=out)
     failing = Counter(r.op for r in results if r.status != "passed")
-    print(f"\nops failing most: " + ", ".join(f"{op} {n}" for op, n in failing.most_common(top)), file=out)
+    print(
+        "\nops failing most: " + ", ".join(f"{op} {n}" for op, n in failing.most_common(top)),
+        file=out,
+    )
     for p in paths:
         c = Counter(r.status for r in results if r.path == p)
-        others = ", ".join(f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s])
-        print(f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed ({others or 'none other'})", file=out)
+        others = ", ".join(
+            f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s]
+        )
+        print(
+            f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed "
+            f"({others or 'none other'})",
+            file=out,
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -160,9 +160,7 @@ class LocatedError(DiagnosticException):
     """A verifier error already formatted as `file:line:col: error: ...`."""
 
 
-def verify_located(
-    module: ModuleOp, parser: LocatingParser | None, line_offset: int = 0
-) -> None:
+def verify_located(module: ModuleOp, parser: LocatingParser | None, line_offset: int = 0) -> None:
     """Verifies op by op, innermost first; the first failure is raised as a
     LocatedError pointing at the op in the source."""
     for op in _post_order(module):
@@ -193,9 +191,7 @@ def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
     context = e.span.print_with_context("").rstrip().split("\n")
     # print_with_context starts with its own `file:line:col` line: keep the source lines.
     source_lines = "\n".join(context[1:3]).rstrip()
-    head = (
-        f"{location.file}:{location.line + line_offset}:{location.col}: error: {e.msg}"
-    )
+    head = f"{location.file}:{location.line + line_offset}:{location.col}: error: {e.msg}"
     return f"{head}\n{source_lines}" if source_lines else head
 
 

@@ -203,8 +203,7 @@ def same_element_type(op_name: str, *types: Attribute) -> Attribute:
     element_types = [elem(t) for t in types]
     if any(e != element_types[0] for e in element_types):
         raise ShapeError(
-            f"{op_name}: operand element types differ: "
-            + ", ".join(type_str(t) for t in types)
+            f"{op_name}: operand element types differ: " + ", ".join(type_str(t) for t in types)
         )
     return element_types[0]
 
@@ -225,9 +224,7 @@ class GraphOp(IRDLOperation, ABC):
 
     @classmethod
     @abstractmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         """The result types for these operand types and properties."""
         ...
 
@@ -241,15 +238,11 @@ class GraphOp(IRDLOperation, ABC):
         props = dict(props or {})
         values = [SSAValue.get(o) for o in operands]
         result_types = cls.infer_types([v.type for v in values], props)
-        return cls.create(
-            operands=values, result_types=result_types, properties=props
-        )
+        return cls.create(operands=values, result_types=result_types, properties=props)
 
     def verify_(self) -> None:
         try:
-            expected = type(self).infer_types(
-                [o.type for o in self.operands], self.properties
-            )
+            expected = type(self).infer_types([o.type for o in self.operands], self.properties)
         except ShapeError as e:
             raise VerifyException(f"'{self.name}' op {_strip_name(self.name, e)}") from e
         actual = list(self.result_types)

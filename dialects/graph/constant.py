@@ -17,6 +17,7 @@ import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     AnyTensorTypeConstr,
+    BFloat16Type,
     Builtin,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -27,7 +28,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
-    BFloat16Type,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def, result_def, traits_def
@@ -178,9 +178,7 @@ class ConstantOp(GraphOp):
     traits = traits_def(ConstantLike())
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         value = props.get("value")
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
             raise ShapeError(f"{cls.name}: 'value' must be dense<...> or dense_resource<...>")

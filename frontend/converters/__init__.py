@@ -180,9 +180,7 @@ class Node:
         return self.importer.add_constant(value, f"{self.name}_const", self.name)
 
     def fail(self, message: str) -> NoReturn:
-        raise OnnxImportError(
-            f"{self.op_type} node '{self.name}' (opset {self.opset}): {message}"
-        )
+        raise OnnxImportError(f"{self.op_type} node '{self.name}' (opset {self.opset}): {message}")
 
     def type_str(self, i: int) -> str:
         return type_str(self.input(i).type)

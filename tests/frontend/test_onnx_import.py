@@ -104,7 +104,11 @@ def test_every_unsupported_op_is_listed_at_once() -> None:
         import_model(model)
     message = str(info.value)
     assert "opset 17" in message and "3 unsupported nodes" in message
-    for part in ["FancyOp (node 'first_bad')", "OtherOp (node 'second_bad')", "ai.onnx.ml.LinearRegressor (node 'ml')"]:
+    for part in [
+        "FancyOp (node 'first_bad')",
+        "OtherOp (node 'second_bad')",
+        "ai.onnx.ml.LinearRegressor (node 'ml')",
+    ]:
         assert part in message
 
 
@@ -116,7 +120,10 @@ def test_opsets_outside_the_supported_range(opset: int) -> None:
 
 def test_shape_error_names_the_node() -> None:
     model = add_relu_model([2, 5])
-    with pytest.raises(OnnxImportError, match=r"Add node 'add_node' \(opset 17\): .*tensor<2x5xf32> and tensor<4x5xf32>"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"Add node 'add_node' \(opset 17\): .*tensor<2x5xf32> and tensor<4x5xf32>",
+    ):
         import_model(model)
 
 
@@ -134,12 +141,16 @@ def test_cli_import(tmp_path: Path) -> None:
     onnx.save(add_relu_model(["n", 5]), str(path))
     ok = subprocess.run(
         [XTC, "import", str(path), "--input-shapes", "data:[4,5]", "-o", str(tmp_path / "m.mlir")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert ok.returncode == 0, ok.stderr
     assert "graph.relu" in (tmp_path / "m.mlir").read_text()
     bad = subprocess.run([XTC, "import", str(path)], capture_output=True, text=True, check=False)
     assert bad.returncode == 1 and bad.stderr.startswith("xtc: error: inputs with symbolic")
     assert "Traceback" not in bad.stderr
-    missing = subprocess.run([XTC, "import", str(tmp_path / "none.onnx")], capture_output=True, text=True, check=False)
+    missing = subprocess.run(
+        [XTC, "import", str(tmp_path / "none.onnx")], capture_output=True, text=True, check=False
+    )
     assert missing.returncode == 1 and "no such file" in missing.stderr

@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.base import GraphOp
+from xtc.dialects.graph.constant import ConstantOp
 from xtc.interp.testing import assert_pipeline_preserves_outputs
 
 ROOT = Path(__file__).resolve().parents[2]

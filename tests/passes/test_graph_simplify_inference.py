@@ -17,8 +17,10 @@ FILECHECK = (ROOT / "filecheck" / "passes" / "graph-simplify-inference.mlir").re
 
 def _functions() -> list[str]:
     """Each function of the FileCheck file as its own module text."""
-    body = "\n".join(l for l in FILECHECK.splitlines() if not l.lstrip().startswith("//"))
-    return ["func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]]
+    body = "\n".join(line for line in FILECHECK.splitlines() if not line.lstrip().startswith("//"))
+    return [
+        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
+    ]
 
 
 def test_every_filecheck_case_is_numerically_unchanged() -> None:
@@ -77,7 +79,10 @@ def test_conv_batch_norm_folds(
     value = "%c"
     if with_bias:
         lines.append(f"  %b = graph.constant {_vec(rng, c_out)}")
-        lines.append(f"  %cb = graph.bias_add %c, %b {{axis = 1 : i64}} : ({y_t}, tensor<{c_out}xf32>) -> {y_t}")
+        lines.append(
+            f"  %cb = graph.bias_add %c, %b {{axis = 1 : i64}} : "
+            f"({y_t}, tensor<{c_out}xf32>) -> {y_t}"
+        )
         value = "%cb"
     if with_dropout:
         lines.append(f"  %d = graph.dropout {value} : ({y_t}) -> {y_t}")
@@ -86,7 +91,15 @@ def test_conv_batch_norm_folds(
     lines.append(
         f"  %y = graph.batch_norm {value}, %gamma, %beta, %mean, %var : ({y_t}, {params}) -> {y_t}"
     )
-    lines += [f"  func.return %y : {y_t}", "}", "{-#", "dialect_resources: { builtin: {", resource, "}}", "#-}"]
+    lines += [
+        f"  func.return %y : {y_t}",
+        "}",
+        "{-#",
+        "dialect_resources: { builtin: {",
+        resource,
+        "}}",
+        "#-}",
+    ]
     after = assert_pipeline_preserves_outputs(
         "\n".join(lines), "graph-simplify-inference,graph-fold-constants,dce", rtol=1e-4
     )
@@ -118,6 +131,8 @@ def test_dense_batch_norm_folds(n: int, k: int, m: int, seed: int) -> None:
             "#-}",
         ]
     )
-    after = assert_pipeline_preserves_outputs(text, "graph-simplify-inference,graph-fold-constants,dce", rtol=1e-4)
+    after = assert_pipeline_preserves_outputs(
+        text, "graph-simplify-inference,graph-fold-constants,dce", rtol=1e-4
+    )
     kinds = [type(op) for op in after.walk()]
     assert BatchNormOp not in kinds and kinds.count(DenseOp) == 1

@@ -35,7 +35,12 @@ def test_pass_name_is_module_name_is_filecheck_file_name() -> None:
 
 def test_plain_xdsl_opt_loads_xtc() -> None:
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "xdsl-opt"), str(ADD_RELU), "-p", "graph-fold-constants"],
+        [
+            str(Path(sys.executable).parent / "xdsl-opt"),
+            str(ADD_RELU),
+            "-p",
+            "graph-fold-constants",
+        ],
         capture_output=True,
         text=True,
         check=False,

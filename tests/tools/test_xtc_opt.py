@@ -95,7 +95,9 @@ def test_bad_pass_option_value_is_one_line() -> None:
 def test_missing_input_file() -> None:
     result = xtc_opt("does-not-exist.mlir")
     assert result.returncode == 1
-    assert result.stderr.strip() == "xtc-opt: error: cannot open 'does-not-exist.mlir': no such file"
+    assert (
+        result.stderr.strip() == "xtc-opt: error: cannot open 'does-not-exist.mlir': no such file"
+    )
 
 
 def test_binary_input_is_refused_cleanly(tmp_path: Path) -> None:
