@@ -1,5 +1,743 @@
-"""Graph ops: nn. (Being filled in.)"""
+"""Neural-network graph ops, NCHW layout as in ONNX and Relay: convolution,
+dense and matrix products, normalisation, pooling, softmax, pad and resize.
 
-from xtc.dialects.graph.base import GraphOp
+Spatial properties are `array<i64>`: `strides` and `dilation` as [h, w],
+`padding` as [top, left, bottom, right] (ONNX `pads` order for 2-D). Every
+inconsistency between operand shapes and properties is a `ShapeError` naming
+the op and the shapes involved.
+"""
 
-NN_OPS: list[type[GraphOp]] = []
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    AnyTensorTypeConstr,
+    BoolAttr,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+
+from xtc.dialects.graph.base import (
+    GraphOp,
+    Props,
+    Shape,
+    ShapeError,
+    as_tensor,
+    elem,
+    get_bool,
+    get_int,
+    get_ints,
+    get_str,
+    is_float,
+    normalize_axis,
+    same_element_type,
+    shape_of,
+    tensor,
+    type_str,
+)
+
+_I64_ARRAY = DenseArrayBase.constr(i64)
+_TWO_OPERANDS = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+PAD_MODES = ("constant", "reflect", "edge")
+RESIZE_MODES = ("nearest", "linear")
+COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+# ---------------------------------------------------------------------------
+# Checks shared by the ops of this module.
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def _ranked(op_name: str, t: Attribute, what: str) -> Shape:
+    return tuple(as_tensor(op_name, t, what).get_shape())
+
+
+def _of_rank(op_name: str, t: Attribute, what: str, rank: int, layout: str) -> Shape:
+    shape = _ranked(op_name, t, what)
+    if len(shape) != rank:
+        raise ShapeError(f"{op_name}: {what} must be {rank}-D ({layout}), got {type_str(t)}")
+    return shape
+
+
+def _ints_prop(
+    op_name: str,
+    props: Props,
+    prop: str,
+    count: int,
+    default: Sequence[int] | None = None,
+    minimum: int | None = None,
+) -> Shape:
+    """Property `prop` as `count` ints, each at least `minimum` when given."""
+    values = get_ints(props, prop, default)
+    if len(values) != count:
+        raise ShapeError(f"{op_name}: {prop} must have {count} values, got {len(values)}")
+    if minimum is not None and any(v < minimum for v in values):
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ShapeError(f"{op_name}: {prop} must be {kind}, got [{', '.join(map(str, values))}]")
+    return values
+
+
+def _positive_int_prop(op_name: str, props: Props, prop: str, default: int) -> int:
+    value = get_int(props, prop, default)
+    if value < 1:
+        raise ShapeError(f"{op_name}: {prop} must be positive, got {value}")
+    return value
+
+
+def _mode_prop(op_name: str, props: Props, prop: str, default: str, choices: Sequence[str]) -> str:
+    try:
+        return get_str(props, prop, default, choices)
+    except ShapeError as e:
+        raise ShapeError(f"{op_name}: {e}") from e
+
+
+def _broadcast_batch(a: Shape, b: Shape) -> Shape | None:
+    """numpy broadcast of two batch shapes, None when incompatible."""
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b, strict=True)):
+        return None
+    return tuple(max(x, y) if 1 not in (x, y) else x * y for x, y in zip(a, b, strict=True))
+
+
+def _float_input(op_name: str, t: Attribute) -> None:
+    if not is_float(elem(t)):
+        raise ShapeError(f"{op_name}: input {type_str(t)} must have a float element type")
+
+
+def _check_positive_result(op_name: str, shape: Sequence[int], operands: str) -> None:
+    if any(d < 1 for d in shape):
+        raise ShapeError(
+            f"{op_name}: output shape {_dims(shape)} is not positive (operands: {operands})"
+        )
+
+
+@dataclass(frozen=True)
+class Window2d:
+    """A 2-D sliding window: kernel, strides, dilation, padding [t, l, b, r]."""
+
+    kernel: Shape
+    strides: Shape
+    dilation: Shape
+    padding: Shape
+
+    def extent(self, axis: int) -> int:
+        return (self.kernel[axis] - 1) * self.dilation[axis] + 1
+
+    def output_size(self, axis: int, size: int, ceil_mode: bool = False) -> int:
+        """ONNX output size; in ceil mode a last window starting in the end
+        padding is dropped."""
+        padded = size + self.padding[axis] + self.padding[axis + 2]
+        span = padded - self.extent(axis)
+        stride = self.strides[axis]
+        if not ceil_mode:
+            return span // stride + 1
+        out = -(-span // stride) + 1
+        if (out - 1) * stride >= size + self.padding[axis]:
+            out -= 1
+        return out
+
+    def first_window_outside(self, axis: int, size: int, out: int) -> int | None:
+        """The first output index whose window reads only padding, if any."""
+        for o in range(out):
+            start = o * self.strides[axis] - self.padding[axis]
+            taps = range(start, start + self.extent(axis), self.dilation[axis])
+            if not any(0 <= tap < size for tap in taps):
+                return o
+        return None
+
+    def output_hw(
+        self, op_name: str, input_type: Attribute, ceil_mode: bool = False
+    ) -> tuple[int, int]:
+        _, _, h, w = shape_of(input_type)
+        padded = (
+            h + self.padding[0] + self.padding[2],
+            w + self.padding[1] + self.padding[3],
+        )
+        extent = (self.extent(0), self.extent(1))
+        if extent[0] > padded[0] or extent[1] > padded[1]:
+            raise ShapeError(
+                f"{op_name}: kernel {_dims(self.kernel)} with dilation "
+                f"{_dims(self.dilation)} spans {_dims(extent)}, larger than the "
+                f"padded input {_dims(padded)} of {type_str(input_type)}"
+            )
+        return self.output_size(0, h, ceil_mode), self.output_size(1, w, ceil_mode)
+
+
+def _window_props(op_name: str, props: Props, kernel: Shape) -> Window2d:
+    if min(kernel) < 1:
+        raise ShapeError(f"{op_name}: kernel {_dims(kernel)} is empty")
+    return Window2d(
+        kernel=kernel,
+        strides=_ints_prop(op_name, props, "strides", 2, (1, 1), minimum=1),
+        dilation=_ints_prop(op_name, props, "dilation", 2, (1, 1), minimum=1),
+        padding=_ints_prop(op_name, props, "padding", 4, (0, 0, 0, 0), minimum=0),
+    )
+
+
+def _check_channel_vector(
+    op_name: str, what: str, t: Attribute, size: int, x: Attribute, axis: int
+) -> None:
+    shape = _ranked(op_name, t, what)
+    if shape != (size,):
+        raise ShapeError(
+            f"{op_name}: {what} {type_str(t)} must be 1-D of size {size}, the axis "
+            f"{axis} of input {type_str(x)}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Convolutions.
+
+
+@irdl_op_definition
+class Conv2dOp(GraphOp):
+    """2-D convolution (cross-correlation) as ONNX Conv without bias:
+    input N×C×H×W, weight O×(C/groups)×KH×KW -> N×O×OH×OW."""
+
+    name = "graph.conv2d"
+
+    input = operand_def(AnyTensorTypeConstr)
+    weight = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    strides = opt_prop_def(_I64_ARRAY)
+    padding = opt_prop_def(_I64_ARRAY)
+    dilation = opt_prop_def(_I64_ARRAY)
+    groups = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, w = operand_types
+        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        o, cg, kh, kw = _of_rank(cls.name, w, "weight", 4, "O×C/groups×KH×KW")
+        element_type = same_element_type(cls.name, x, w)
+        groups = _positive_int_prop(cls.name, props, "groups", 1)
+        window = _window_props(cls.name, props, (kh, kw))
+        if cg * groups != c:
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} has {c} channels but weight "
+                f"{type_str(w)} expects {cg * groups} (groups={groups})"
+            )
+        if o % groups:
+            raise ShapeError(
+                f"{cls.name}: weight {type_str(w)} has {o} output channels, not a "
+                f"multiple of groups={groups}"
+            )
+        oh, ow = window.output_hw(cls.name, x)
+        return [tensor((n, o, oh, ow), element_type)]
+
+
+@irdl_op_definition
+class Conv2dTransposeOp(GraphOp):
+    """2-D transposed convolution as ONNX ConvTranspose without bias: input
+    N×C×H×W, weight C×(O/groups)×KH×KW -> N×O×OH×OW with
+    OH = strides·(H-1) + output_padding + dilation·(KH-1) + 1 - top - bottom."""
+
+    name = "graph.conv2d_transpose"
+
+    input = operand_def(AnyTensorTypeConstr)
+    weight = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    strides = opt_prop_def(_I64_ARRAY)
+    padding = opt_prop_def(_I64_ARRAY)
+    output_padding = opt_prop_def(_I64_ARRAY)
+    dilation = opt_prop_def(_I64_ARRAY)
+    groups = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, w = operand_types
+        n, c, h, wd = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        wc, og, kh, kw = _of_rank(cls.name, w, "weight", 4, "C×O/groups×KH×KW")
+        element_type = same_element_type(cls.name, x, w)
+        groups = _positive_int_prop(cls.name, props, "groups", 1)
+        window = _window_props(cls.name, props, (kh, kw))
+        output_padding = _ints_prop(cls.name, props, "output_padding", 2, (0, 0), minimum=0)
+        if wc != c:
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} has {c} channels but weight "
+                f"{type_str(w)} expects {wc}"
+            )
+        if c % groups:
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} has {c} channels, not a multiple "
+                f"of groups={groups}"
+            )
+        out = tuple(
+            window.strides[i] * (size - 1)
+            + output_padding[i]
+            + window.extent(i)
+            - window.padding[i]
+            - window.padding[i + 2]
+            for i, size in enumerate((h, wd))
+        )
+        shape = (n, og * groups, *out)
+        _check_positive_result(cls.name, shape, f"{type_str(x)}, {type_str(w)}")
+        return [tensor(shape, element_type)]
+
+
+# ---------------------------------------------------------------------------
+# Matrix products.
+
+
+@irdl_op_definition
+class DenseOp(GraphOp):
+    """Relay dense: x …×K, weight N×K -> …×N, y = x·weightᵀ."""
+
+    name = "graph.dense"
+
+    input = operand_def(AnyTensorTypeConstr)
+    weight = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, w = operand_types
+        xs = _ranked(cls.name, x, "input")
+        n, k = _of_rank(cls.name, w, "weight", 2, "N×K")
+        element_type = same_element_type(cls.name, x, w)
+        if not xs or xs[-1] != k:
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} must end in K={k} to match weight {type_str(w)}"
+            )
+        return [tensor((*xs[:-1], n), element_type)]
+
+
+@irdl_op_definition
+class MatmulOp(GraphOp):
+    """numpy/ONNX MatMul: 1-D operands are promoted then squeezed, batch
+    dimensions broadcast."""
+
+    name = "graph.matmul"
+
+    lhs = operand_def(AnyTensorTypeConstr)
+    rhs = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    assembly_format = _TWO_OPERANDS
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        a, b = operand_types
+        sa, sb = _ranked(cls.name, a, "lhs"), _ranked(cls.name, b, "rhs")
+        element_type = same_element_type(cls.name, a, b)
+        if not sa or not sb:
+            raise ShapeError(
+                f"{cls.name}: operands must have rank >= 1, got {type_str(a)} and {type_str(b)}"
+            )
+        ma = (1, *sa) if len(sa) == 1 else sa
+        mb = (*sb, 1) if len(sb) == 1 else sb
+        if ma[-1] != mb[-2]:
+            raise ShapeError(
+                f"{cls.name}: contraction sizes differ: {type_str(a)} has K={ma[-1]}, "
+                f"{type_str(b)} has K={mb[-2]}"
+            )
+        batch = _broadcast_batch(ma[:-2], mb[:-2])
+        if batch is None:
+            raise ShapeError(
+                f"{cls.name}: batch dimensions of {type_str(a)} and {type_str(b)} "
+                "are not broadcast-compatible"
+            )
+        rows = (ma[-2],) if len(sa) > 1 else ()
+        cols = (mb[-1],) if len(sb) > 1 else ()
+        return [tensor((*batch, *rows, *cols), element_type)]
+
+
+@irdl_op_definition
+class BatchMatmulOp(GraphOp):
+    """Batched product a B×M×K, b B×K×N -> B×M×N (operands transposed first
+    when transpose_a / transpose_b); a batch of 1 broadcasts."""
+
+    name = "graph.batch_matmul"
+
+    lhs = operand_def(AnyTensorTypeConstr)
+    rhs = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    transpose_a = opt_prop_def(BoolAttr)
+    transpose_b = opt_prop_def(BoolAttr)
+
+    assembly_format = _TWO_OPERANDS
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        a, b = operand_types
+        ba, a1, a2 = _of_rank(cls.name, a, "lhs", 3, "B×M×K")
+        bb, b1, b2 = _of_rank(cls.name, b, "rhs", 3, "B×K×N")
+        element_type = same_element_type(cls.name, a, b)
+        m, ka = (a2, a1) if get_bool(props, "transpose_a", False) else (a1, a2)
+        kb, n = (b2, b1) if get_bool(props, "transpose_b", False) else (b1, b2)
+        if ka != kb:
+            raise ShapeError(
+                f"{cls.name}: contraction sizes differ: {type_str(a)} has K={ka}, "
+                f"{type_str(b)} has K={kb}"
+            )
+        if ba != bb and 1 not in (ba, bb):
+            raise ShapeError(
+                f"{cls.name}: batch sizes {ba} of {type_str(a)} and {bb} of "
+                f"{type_str(b)} differ and neither is 1"
+            )
+        return [tensor((max(ba, bb), m, n), element_type)]
+
+
+# ---------------------------------------------------------------------------
+# Bias and normalisation.
+
+
+@irdl_op_definition
+class BiasAddOp(GraphOp):
+    """x + bias, the 1-D bias laid along `axis` (Relay bias_add)."""
+
+    name = "graph.bias_add"
+
+    input = operand_def(AnyTensorTypeConstr)
+    bias = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    axis = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = "$input `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, bias = operand_types
+        shape = _ranked(cls.name, x, "input")
+        same_element_type(cls.name, x, bias)
+        axis = normalize_axis(cls.name, get_int(props, "axis", 1), len(shape))
+        _check_channel_vector(cls.name, "bias", bias, shape[axis], x, axis)
+        return [x]
+
+
+@irdl_op_definition
+class BatchNormOp(GraphOp):
+    """Inference batch normalisation as ONNX BatchNormalization:
+    (x - mean) / sqrt(variance + epsilon) · gamma + beta along `axis`."""
+
+    name = "graph.batch_norm"
+
+    input = operand_def(AnyTensorTypeConstr)
+    gamma = operand_def(AnyTensorTypeConstr)
+    beta = operand_def(AnyTensorTypeConstr)
+    mean = operand_def(AnyTensorTypeConstr)
+    variance = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    epsilon = opt_prop_def(FloatAttr[Float32Type])
+    axis = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = (
+        "$input `,` $gamma `,` $beta `,` $mean `,` $variance attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, *params = operand_types
+        shape = _ranked(cls.name, x, "input")
+        same_element_type(cls.name, *operand_types)
+        _float_input(cls.name, x)
+        axis = normalize_axis(cls.name, get_int(props, "axis", 1), len(shape))
+        for what, t in zip(("gamma", "beta", "mean", "variance"), params, strict=True):
+            _check_channel_vector(cls.name, what, t, shape[axis], x, axis)
+        return [x]
+
+
+@irdl_op_definition
+class LayerNormOp(GraphOp):
+    """ONNX LayerNormalization: normalises over the dims from `axis` on, then
+    · gamma + beta (both broadcast to those dims)."""
+
+    name = "graph.layer_norm"
+
+    input = operand_def(AnyTensorTypeConstr)
+    gamma = operand_def(AnyTensorTypeConstr)
+    beta = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    axis = opt_prop_def(IntegerAttr[I64])
+    epsilon = opt_prop_def(FloatAttr[Float32Type])
+
+    assembly_format = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, gamma, beta = operand_types
+        shape = _ranked(cls.name, x, "input")
+        same_element_type(cls.name, *operand_types)
+        _float_input(cls.name, x)
+        axis = normalize_axis(cls.name, get_int(props, "axis", -1), len(shape))
+        normalised = shape[axis:]
+        for what, t in (("gamma", gamma), ("beta", beta)):
+            ps = _ranked(cls.name, t, what)
+            tail = normalised[len(normalised) - len(ps) :] if ps else ()
+            if len(ps) > len(normalised) or any(
+                p not in (1, d) for p, d in zip(ps, tail, strict=True)
+            ):
+                raise ShapeError(
+                    f"{cls.name}: {what} {type_str(t)} does not broadcast to the "
+                    f"normalised dims {_dims(normalised)} of input {type_str(x)} "
+                    f"(axis={axis})"
+                )
+        return [x]
+
+
+# ---------------------------------------------------------------------------
+# Pooling.
+
+
+class Pool2dOp(GraphOp):
+    """Shared definition of max_pool2d and avg_pool2d (ONNX MaxPool and
+    AveragePool output shapes, ceil_mode included)."""
+
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    kernel = prop_def(_I64_ARRAY)
+    strides = opt_prop_def(_I64_ARRAY)
+    padding = opt_prop_def(_I64_ARRAY)
+    dilation = opt_prop_def(_I64_ARRAY)
+    ceil_mode = opt_prop_def(BoolAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        if cls.FLOAT_ONLY:
+            _float_input(cls.name, x)
+        kernel = _ints_prop(cls.name, props, "kernel", 2, minimum=1)
+        window = _window_props(cls.name, props, kernel)
+        for i, pad in enumerate(window.padding):
+            if pad >= kernel[i % 2]:
+                raise ShapeError(
+                    f"{cls.name}: padding [{', '.join(map(str, window.padding))}] "
+                    f"must be smaller than kernel {_dims(kernel)}"
+                )
+        out = window.output_hw(cls.name, x, get_bool(props, "ceil_mode", False))
+        for axis, (what, size) in enumerate(zip(("row", "column"), shape_of(x)[2:], strict=True)):
+            empty = window.first_window_outside(axis, size, out[axis])
+            if empty is not None:
+                raise ShapeError(
+                    f"{cls.name}: the window of output {what} {empty} covers only "
+                    f"padding (kernel {_dims(kernel)}, dilation "
+                    f"{_dims(window.dilation)}, padding "
+                    f"[{', '.join(map(str, window.padding))}], input {type_str(x)})"
+                )
+        return [tensor((n, c, *out), elem(x))]
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    """ONNX MaxPool over N×C×H×W; padding never wins the max."""
+
+    name = "graph.max_pool2d"
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """ONNX AveragePool over N×C×H×W; the divisor counts the explicit padding
+    when count_include_pad, never the extra ceil_mode region."""
+
+    name = "graph.avg_pool2d"
+
+    FLOAT_ONLY: ClassVar[bool] = True
+
+    count_include_pad = opt_prop_def(BoolAttr)
+
+
+class GlobalPool2dOp(GraphOp):
+    """Pooling over the whole H×W: N×C×H×W -> N×C×1×1."""
+
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        if cls.FLOAT_ONLY:
+            _float_input(cls.name, x)
+        return [tensor((n, c, 1, 1), elem(x))]
+
+
+@irdl_op_definition
+class GlobalAvgPool2dOp(GlobalPool2dOp):
+    """ONNX GlobalAveragePool: mean over H×W."""
+
+    name = "graph.global_avg_pool2d"
+
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class GlobalMaxPool2dOp(GlobalPool2dOp):
+    """ONNX GlobalMaxPool: max over H×W."""
+
+    name = "graph.global_max_pool2d"
+
+
+# ---------------------------------------------------------------------------
+# Softmax.
+
+
+class AxisSoftmaxOp(GraphOp):
+    """Softmax-like over one axis (ONNX opset 13)."""
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    axis = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        shape = _ranked(cls.name, x, "input")
+        _float_input(cls.name, x)
+        normalize_axis(cls.name, get_int(props, "axis", -1), len(shape))
+        return [x]
+
+
+@irdl_op_definition
+class SoftmaxOp(AxisSoftmaxOp):
+    """exp(x) / sum(exp(x)) over `axis` (ONNX Softmax-13)."""
+
+    name = "graph.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(AxisSoftmaxOp):
+    """x - log(sum(exp(x))) over `axis` (ONNX LogSoftmax-13)."""
+
+    name = "graph.log_softmax"
+
+
+# ---------------------------------------------------------------------------
+# Pad and resize.
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """ONNX Pad: `pads` are all begins then all ends (negative ones crop,
+    before padding); mode constant (with `value`), reflect or edge."""
+
+    name = "graph.pad"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    pads = prop_def(_I64_ARRAY)
+    mode = opt_prop_def(StringAttr)
+    value = opt_prop_def(FloatAttr[Float32Type])
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        shape = _ranked(cls.name, x, "input")
+        rank = len(shape)
+        pads = _ints_prop(cls.name, props, "pads", 2 * rank)
+        mode = _mode_prop(cls.name, props, "mode", "constant", PAD_MODES)
+        out = tuple(d + pads[i] + pads[i + rank] for i, d in enumerate(shape))
+        _check_positive_result(cls.name, out, type_str(x))
+        if mode == "reflect":
+            for i, d in enumerate(shape):
+                kept = d - max(-pads[i], 0) - max(-pads[i + rank], 0)
+                if max(pads[i], pads[i + rank]) >= kept:
+                    raise ShapeError(
+                        f"{cls.name}: reflect pads {pads[i]}, {pads[i + rank]} on axis "
+                        f"{i} must be smaller than its size {kept} in {type_str(x)}"
+                    )
+        return [tensor(out, elem(x))]
+
+
+@irdl_op_definition
+class ResizeOp(GraphOp):
+    """ONNX Resize to the full output shape `size`: nearest or n-linear over
+    every resized axis, with ONNX coordinate transformation and nearest
+    rounding modes."""
+
+    name = "graph.resize"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    size = prop_def(_I64_ARRAY)
+    mode = opt_prop_def(StringAttr)
+    coordinate_transformation_mode = opt_prop_def(StringAttr)
+    nearest_mode = opt_prop_def(StringAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        shape = _ranked(cls.name, x, "input")
+        size = _ints_prop(cls.name, props, "size", len(shape))
+        _mode_prop(cls.name, props, "mode", "nearest", RESIZE_MODES)
+        _mode_prop(
+            cls.name, props, "coordinate_transformation_mode", "half_pixel", COORDINATE_MODES
+        )
+        _mode_prop(cls.name, props, "nearest_mode", "round_prefer_floor", NEAREST_MODES)
+        _check_positive_result(cls.name, size, type_str(x))
+        if any(d < 1 for d in shape):
+            raise ShapeError(f"{cls.name}: input {type_str(x)} has an empty dimension")
+        return [tensor(size, elem(x))]
+
+
+NN_OPS: list[type[GraphOp]] = [
+    Conv2dOp,
+    Conv2dTransposeOp,
+    DenseOp,
+    MatmulOp,
+    BatchMatmulOp,
+    BiasAddOp,
+    BatchNormOp,
+    LayerNormOp,
+    MaxPool2dOp,
+    AvgPool2dOp,
+    GlobalAvgPool2dOp,
+    GlobalMaxPool2dOp,
+    SoftmaxOp,
+    LogSoftmaxOp,
+    PadOp,
+    ResizeOp,
+]

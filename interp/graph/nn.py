@@ -1,8 +1,414 @@
-"""numpy semantics of the nn graph ops."""
+"""numpy semantics of the nn graph ops.
 
-from xdsl.interpreter import InterpreterFunctions, register_impls
+Windowed ops (convolutions, pooling) loop over the kernel positions and do
+one strided slice and one tensor contraction per position. Floats accumulate
+in float64 and integers in int64; results are cast to the result tensor type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+
+from xtc.dialects.graph import nn
+from xtc.dialects.graph.base import (
+    GraphOp,
+    elem,
+    get_bool,
+    get_float,
+    get_int,
+    get_ints,
+    get_str,
+    shape_of,
+)
+from xtc.dialects.graph.constant import numpy_dtype
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+
+def _result_dtype(op: GraphOp) -> np.dtype[Any]:
+    return numpy_dtype(elem(op.result_types[0]))
+
+
+def _accumulator(x: Array) -> Array:
+    """x widened for accumulation: float64 for floats, int64 for integers."""
+    if np.issubdtype(x.dtype, np.floating):
+        return x.astype(np.float64)
+    if np.issubdtype(x.dtype, np.bool_):
+        return x.astype(np.int64)
+    return x.astype(np.int64) if x.dtype != np.uint64 else x
+
+
+def _cast(op: GraphOp, value: Array) -> Array:
+    """value with the result tensor's dtype and shape checked."""
+    dtype = _result_dtype(op)
+    if np.issubdtype(dtype, np.integer) and np.issubdtype(value.dtype, np.floating):
+        value = np.rint(value)
+    out = np.asarray(value).astype(dtype)
+    assert out.shape == shape_of(op.result_types[0]), (out.shape, op)
+    return out
+
+
+def _window(op: GraphOp, kernel: tuple[int, ...]) -> nn.Window2d:
+    props = op.properties
+    return nn.Window2d(
+        kernel=kernel,
+        strides=get_ints(props, "strides", (1, 1)),
+        dilation=get_ints(props, "dilation", (1, 1)),
+        padding=get_ints(props, "padding", (0, 0, 0, 0)),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Convolutions.
+
+
+def conv2d(x: Array, w: Array, window: nn.Window2d, groups: int, out_hw: tuple[int, int]) -> Array:
+    """Grouped NCHW cross-correlation, summed kernel position by position."""
+    n, c, _, _ = x.shape
+    o, cg, kh, kw = w.shape
+    t, left, b, r = window.padding
+    padded = np.pad(x, ((0, 0), (0, 0), (t, b), (left, r)))
+    oh, ow = out_hw
+    sh, sw = window.strides
+    dh, dw = window.dilation
+    og = o // groups
+    grouped_w = w.reshape(groups, og, cg, kh, kw)
+    out = np.zeros((n, groups, og, oh, ow), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            patch = padded[
+                :,
+                :,
+                i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+            ].reshape(n, groups, cg, oh, ow)
+            out += np.einsum("ngchw,goc->ngohw", patch, grouped_w[:, :, :, i, j])
+    return out.reshape(n, o, oh, ow)
+
+
+def conv2d_transpose(
+    x: Array,
+    w: Array,
+    window: nn.Window2d,
+    groups: int,
+    out_hw: tuple[int, int],
+) -> Array:
+    """ONNX ConvTranspose: each input pixel scatters weight·value into the
+    output at stride spacing; the full result is then cropped by padding."""
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    sh, sw = window.strides
+    dh, dw = window.dilation
+    top, left = window.padding[0], window.padding[1]
+    oh, ow = out_hw
+    full_h = max(sh * (h - 1) + window.extent(0), top + oh)
+    full_w = max(sw * (wd - 1) + window.extent(1), left + ow)
+    full = np.zeros((n, groups, og, full_h, full_w), x.dtype)
+    grouped_x = x.reshape(n, groups, cg, h, wd)
+    grouped_w = w.reshape(groups, cg, og, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            contribution = np.einsum("ngchw,gco->ngohw", grouped_x, grouped_w[:, :, :, i, j])
+            full[
+                :,
+                :,
+                :,
+                i * dh : i * dh + sh * (h - 1) + 1 : sh,
+                j * dw : j * dw + sw * (wd - 1) + 1 : sw,
+            ] += contribution
+    out = full[:, :, :, top : top + oh, left : left + ow]
+    return out.reshape(n, groups * og, oh, ow)
+
+
+# ---------------------------------------------------------------------------
+# Pooling.
+
+
+def _window_rows(
+    window: nn.Window2d, axis: int, size: int, out: int, k: int
+) -> tuple[Array, Array, Array]:
+    """For kernel offset k along `axis`: the input index read by each output
+    position, whether it lies in the input, and whether it lies in the input
+    or its explicit padding (the ceil_mode overhang lies in neither)."""
+    pad_lo, pad_hi = window.padding[axis], window.padding[axis + 2]
+    index = np.arange(out) * window.strides[axis] - pad_lo + k * window.dilation[axis]
+    inside = (index >= 0) & (index < size)
+    in_padding = (index >= -pad_lo) & (index < size + pad_hi)
+    return np.clip(index, 0, size - 1), inside, in_padding
+
+
+def pool2d(
+    x: Array,
+    window: nn.Window2d,
+    out_hw: tuple[int, int],
+    reduce_max: bool,
+    count_include_pad: bool = False,
+) -> Array:
+    """ONNX MaxPool / AveragePool over explicit padding and ceil_mode overhang."""
+    n, c, h, w = x.shape
+    oh, ow = out_hw
+    if reduce_max:
+        lowest = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
+        total = np.full((n, c, oh, ow), lowest, x.dtype)
+    else:
+        total = np.zeros((n, c, oh, ow), x.dtype)
+    count = np.zeros((oh, ow), np.int64)
+    for i in range(window.kernel[0]):
+        rows, row_in, row_pad = _window_rows(window, 0, h, oh, i)
+        for j in range(window.kernel[1]):
+            cols, col_in, col_pad = _window_rows(window, 1, w, ow, j)
+            values = x[:, :, rows[:, None], cols[None, :]]
+            inside = row_in[:, None] & col_in[None, :]
+            if reduce_max:
+                total = np.where(inside, np.maximum(total, values), total)
+                continue
+            total += np.where(inside, values, 0)
+            counted = (row_pad[:, None] & col_pad[None, :]) if count_include_pad else inside
+            count += counted
+    if reduce_max:
+        return total
+    return total / np.maximum(count, 1)
+
+
+# ---------------------------------------------------------------------------
+# Pad and resize.
+
+
+def pad(x: Array, pads: tuple[int, ...], mode: str, value: float) -> Array:
+    """ONNX Pad; negative pads crop that side first."""
+    rank = x.ndim
+    crop = tuple(slice(max(-pads[i], 0), x.shape[i] - max(-pads[i + rank], 0)) for i in range(rank))
+    widths = [(max(pads[i], 0), max(pads[i + rank], 0)) for i in range(rank)]
+    cropped = x[crop]
+    if mode == "constant":
+        return np.pad(cropped, widths, mode="constant", constant_values=value)
+    return np.pad(cropped, widths, mode=mode)
+
+
+def source_coordinates(transformation: str, out_size: int, in_size: int) -> Array:
+    """ONNX Resize: the input coordinate of each output index along one axis."""
+    y = np.arange(out_size, dtype=np.float64)
+    scale = out_size / in_size
+    if transformation == "asymmetric":
+        return y / scale
+    if transformation == "align_corners":
+        if out_size == 1:
+            return np.zeros(1)
+        return y * (in_size - 1) / (out_size - 1)
+    if transformation == "pytorch_half_pixel" and out_size == 1:
+        return np.zeros(1)
+    return (y + 0.5) / scale - 0.5
+
+
+def nearest_indices(coords: Array, nearest_mode: str, in_size: int) -> Array:
+    floor = np.floor(coords)
+    frac = coords - floor
+    rounders: dict[str, Callable[[], Array]] = {
+        "round_prefer_floor": lambda: floor + (frac > 0.5),
+        "round_prefer_ceil": lambda: floor + (frac >= 0.5),
+        "floor": lambda: floor,
+        "ceil": lambda: np.ceil(coords),
+    }
+    index = rounders[nearest_mode]()
+    return np.clip(index, 0, in_size - 1).astype(np.intp)
+
+
+def resize_axis(
+    x: Array, axis: int, out_size: int, mode: str, transformation: str, nearest_mode: str
+) -> Array:
+    """One axis of ONNX Resize (the op is separable over axes)."""
+    in_size = x.shape[axis]
+    coords = source_coordinates(transformation, out_size, in_size)
+    if mode == "nearest":
+        return np.take(x, nearest_indices(coords, nearest_mode, in_size), axis=axis)
+    below = np.floor(coords)
+    ratio = coords - below
+    lo = np.clip(below, 0, in_size - 1).astype(np.intp)
+    hi = np.clip(below + 1, 0, in_size - 1).astype(np.intp)
+    shape = [1] * x.ndim
+    shape[axis] = out_size
+    ratio = ratio.reshape(shape)
+    return np.take(x, lo, axis=axis) * (1 - ratio) + np.take(x, hi, axis=axis) * ratio
+
+
+def resize(
+    x: Array, size: tuple[int, ...], mode: str, transformation: str, nearest_mode: str
+) -> Array:
+    out = x.astype(np.float64)
+    for axis, out_size in enumerate(size):
+        if out_size != x.shape[axis]:
+            out = resize_axis(out, axis, out_size, mode, transformation, nearest_mode)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Normalisation and softmax.
+
+
+def _along(vector: Array, axis: int, rank: int) -> Array:
+    shape = [1] * rank
+    shape[axis] = vector.shape[0]
+    return vector.reshape(shape)
+
+
+def layer_norm(x: Array, gamma: Array, beta: Array, axis: int, epsilon: float) -> Array:
+    dims = tuple(range(axis, x.ndim))
+    mean = x.mean(axis=dims, keepdims=True)
+    variance = ((x - mean) ** 2).mean(axis=dims, keepdims=True)
+    return (x - mean) / np.sqrt(variance + epsilon) * gamma + beta
+
+
+def log_softmax(x: Array, axis: int) -> Array:
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 @register_impls
 class NnFunctions(InterpreterFunctions):
-    pass
+    @impl(nn.Conv2dOp)
+    def run_conv2d(
+        self, interpreter: Interpreter, op: nn.Conv2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, w = (_accumulator(a) for a in args)
+        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        window = _window(op, w.shape[2:])
+        groups = get_int(op.properties, "groups", 1)
+        return (_cast(op, conv2d(x, w, window, groups, out_hw)),)
+
+    @impl(nn.Conv2dTransposeOp)
+    def run_conv2d_transpose(
+        self, interpreter: Interpreter, op: nn.Conv2dTransposeOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, w = (_accumulator(a) for a in args)
+        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        window = _window(op, w.shape[2:])
+        groups = get_int(op.properties, "groups", 1)
+        return (_cast(op, conv2d_transpose(x, w, window, groups, out_hw)),)
+
+    @impl(nn.DenseOp)
+    def run_dense(
+        self, interpreter: Interpreter, op: nn.DenseOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, w = (_accumulator(a) for a in args)
+        return (_cast(op, x @ w.T),)
+
+    @impl(nn.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: nn.MatmulOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        a, b = (_accumulator(v) for v in args)
+        return (_cast(op, np.matmul(a, b)),)
+
+    @impl(nn.BatchMatmulOp)
+    def run_batch_matmul(
+        self, interpreter: Interpreter, op: nn.BatchMatmulOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        a, b = (_accumulator(v) for v in args)
+        if get_bool(op.properties, "transpose_a", False):
+            a = a.transpose(0, 2, 1)
+        if get_bool(op.properties, "transpose_b", False):
+            b = b.transpose(0, 2, 1)
+        return (_cast(op, np.matmul(a, b)),)
+
+    @impl(nn.BiasAddOp)
+    def run_bias_add(
+        self, interpreter: Interpreter, op: nn.BiasAddOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, bias = args
+        axis = get_int(op.properties, "axis", 1) % x.ndim
+        return (_cast(op, x + _along(bias, axis, x.ndim)),)
+
+    @impl(nn.BatchNormOp)
+    def run_batch_norm(
+        self, interpreter: Interpreter, op: nn.BatchNormOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, gamma, beta, mean, variance = (_accumulator(a) for a in args)
+        axis = get_int(op.properties, "axis", 1) % x.ndim
+        epsilon = get_float(op.properties, "epsilon", 1e-5)
+        scale = gamma / np.sqrt(variance + epsilon)
+        shift = beta - mean * scale
+        y = x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
+        return (_cast(op, y),)
+
+    @impl(nn.LayerNormOp)
+    def run_layer_norm(
+        self, interpreter: Interpreter, op: nn.LayerNormOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, gamma, beta = (_accumulator(a) for a in args)
+        axis = get_int(op.properties, "axis", -1) % x.ndim
+        epsilon = get_float(op.properties, "epsilon", 1e-5)
+        return (_cast(op, layer_norm(x, gamma, beta, axis, epsilon)),)
+
+    def _pool(self, op: nn.Pool2dOp, x: Array, reduce_max: bool) -> Array:
+        window = _window(op, get_ints(op.properties, "kernel"))
+        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        include_pad = get_bool(op.properties, "count_include_pad", False)
+        return _cast(op, pool2d(x, window, out_hw, reduce_max, include_pad))
+
+    @impl(nn.MaxPool2dOp)
+    def run_max_pool2d(
+        self, interpreter: Interpreter, op: nn.MaxPool2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        return (self._pool(op, args[0], reduce_max=True),)
+
+    @impl(nn.AvgPool2dOp)
+    def run_avg_pool2d(
+        self, interpreter: Interpreter, op: nn.AvgPool2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        return (self._pool(op, _accumulator(args[0]), reduce_max=False),)
+
+    @impl(nn.GlobalAvgPool2dOp)
+    def run_global_avg_pool2d(
+        self, interpreter: Interpreter, op: nn.GlobalAvgPool2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x = _accumulator(args[0])
+        return (_cast(op, x.mean(axis=(2, 3), keepdims=True)),)
+
+    @impl(nn.GlobalMaxPool2dOp)
+    def run_global_max_pool2d(
+        self, interpreter: Interpreter, op: nn.GlobalMaxPool2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        return (_cast(op, args[0].max(axis=(2, 3), keepdims=True)),)
+
+    @impl(nn.SoftmaxOp)
+    def run_softmax(
+        self, interpreter: Interpreter, op: nn.SoftmaxOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x = _accumulator(args[0])
+        axis = get_int(op.properties, "axis", -1)
+        return (_cast(op, np.exp(log_softmax(x, axis))),)
+
+    @impl(nn.LogSoftmaxOp)
+    def run_log_softmax(
+        self, interpreter: Interpreter, op: nn.LogSoftmaxOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x = _accumulator(args[0])
+        return (_cast(op, log_softmax(x, get_int(op.properties, "axis", -1))),)
+
+    @impl(nn.PadOp)
+    def run_pad(
+        self, interpreter: Interpreter, op: nn.PadOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        props = op.properties
+        mode = get_str(props, "mode", "constant")
+        value = get_float(props, "value", 0.0)
+        return (_cast(op, pad(args[0], get_ints(props, "pads"), mode, value)),)
+
+    @impl(nn.ResizeOp)
+    def run_resize(
+        self, interpreter: Interpreter, op: nn.ResizeOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        props = op.properties
+        y = resize(
+            args[0],
+            get_ints(props, "size"),
+            get_str(props, "mode", "nearest"),
+            get_str(props, "coordinate_transformation_mode", "half_pixel"),
+            get_str(props, "nearest_mode", "round_prefer_floor"),
+        )
+        return (_cast(op, y),)

@@ -1,0 +1,70 @@
+// RUN: %roundtrip | filecheck %s
+// RUN: %generic-roundtrip | filecheck %s
+
+// CHECK-LABEL: func.func @convolutions
+func.func @convolutions(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %w1: tensor<4x4x1x1xf32>, %wt: tensor<4x3x2x2xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x4x8x8xf32>, tensor<1x6x16x16xf32>) {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32>
+  %0 = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32>
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %1 = graph.conv2d %x, %w1 : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  // CHECK: graph.conv2d_transpose %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, output_padding = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<4x3x2x2xf32>) -> tensor<1x6x16x16xf32>
+  %2 = graph.conv2d_transpose %x, %wt {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, output_padding = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<4x3x2x2xf32>) -> tensor<1x6x16x16xf32>
+  func.return %0, %1, %2 : tensor<1x6x4x4xf32>, tensor<1x4x8x8xf32>, tensor<1x6x16x16xf32>
+}
+
+// CHECK-LABEL: func.func @products
+func.func @products(%x: tensor<2x3x5xf32>, %w: tensor<4x5xf32>, %v: tensor<5xf32>, %a: tensor<2x3x5xf32>, %b: tensor<1x4x5xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3x4xf32>) {
+  // CHECK: graph.dense %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<4x5xf32>) -> tensor<2x3x4xf32>
+  %0 = graph.dense %x, %w : (tensor<2x3x5xf32>, tensor<4x5xf32>) -> tensor<2x3x4xf32>
+  // CHECK: graph.matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<5xf32>) -> tensor<2x3xf32>
+  %1 = graph.matmul %x, %v : (tensor<2x3x5xf32>, tensor<5xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.batch_matmul %{{.*}}, %{{.*}} {transpose_a = false, transpose_b = true} : (tensor<2x3x5xf32>, tensor<1x4x5xf32>) -> tensor<2x3x4xf32>
+  %2 = graph.batch_matmul %a, %b {transpose_a = false, transpose_b = true} : (tensor<2x3x5xf32>, tensor<1x4x5xf32>) -> tensor<2x3x4xf32>
+  func.return %0, %1, %2 : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func.func @normalisation
+func.func @normalisation(%x: tensor<1x3x4x4xf32>, %c: tensor<3xf32>, %g: tensor<4x4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  // CHECK: graph.bias_add %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %0 = graph.bias_add %x, %c {axis = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // CHECK: graph.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-03 : f32} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %1 = graph.batch_norm %0, %c, %c, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // CHECK: graph.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = -2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<1x3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x3x4x4xf32>
+  %2 = graph.layer_norm %1, %g, %g {axis = -2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<1x3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x3x4x4xf32>
+  func.return %0, %1, %2 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @pooling
+func.func @pooling(%x: tensor<1x3x5x5xf32>) -> (tensor<1x3x3x3xf32>, tensor<1x3x2x2xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) {
+  // CHECK: graph.max_pool2d %{{.*}} {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32>
+  %0 = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32>
+  // CHECK: graph.avg_pool2d %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 3, 3>, dilation = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : (tensor<1x3x5x5xf32>) -> tensor<1x3x2x2xf32>
+  %1 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 3, 3>, dilation = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : (tensor<1x3x5x5xf32>) -> tensor<1x3x2x2xf32>
+  // CHECK: graph.global_avg_pool2d %{{.*}} : (tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32>
+  %2 = graph.global_avg_pool2d %x : (tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32>
+  // CHECK: graph.global_max_pool2d %{{.*}} : (tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32>
+  %3 = graph.global_max_pool2d %x : (tensor<1x3x5x5xf32>) -> tensor<1x3x1x1xf32>
+  func.return %0, %1, %2, %3 : tensor<1x3x3x3xf32>, tensor<1x3x2x2xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+  // CHECK: graph.softmax %{{.*}} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %0 = graph.softmax %x : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  // CHECK: graph.log_softmax %{{.*}} {axis = 0 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %1 = graph.log_softmax %x {axis = 0 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %0, %1 : tensor<2x5xf32>, tensor<2x5xf32>
+}
+
+// CHECK-LABEL: func.func @pad_and_resize
+func.func @pad_and_resize(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x6x5xf32>, tensor<1x3x4x6xf32>, tensor<1x3x8x8xf32>, tensor<1x3x3x7xf32>) {
+  // CHECK: graph.pad %{{.*}} {pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 1>, value = 5.000000e-01 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x5xf32>
+  %0 = graph.pad %x {pads = array<i64: 0, 0, 1, 0, 0, 0, 1, 1>, value = 5.000000e-01 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x5xf32>
+  // CHECK: graph.pad %{{.*}} {pads = array<i64: 0, 0, 0, 1, 0, 0, 0, 1>, mode = "reflect"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x6xf32>
+  %1 = graph.pad %x {pads = array<i64: 0, 0, 0, 1, 0, 0, 0, 1>, mode = "reflect"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x6xf32>
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 8, 8>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
+  %2 = graph.resize %x {size = array<i64: 1, 3, 8, 8>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 3, 7>, mode = "linear", coordinate_transformation_mode = "align_corners", nearest_mode = "floor"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x7xf32>
+  %3 = graph.resize %x {size = array<i64: 1, 3, 3, 7>, mode = "linear", coordinate_transformation_mode = "align_corners", nearest_mode = "floor"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x7xf32>
+  func.return %0, %1, %2, %3 : tensor<1x3x6x5xf32>, tensor<1x3x4x6xf32>, tensor<1x3x8x8xf32>, tensor<1x3x3x7xf32>
+}

@@ -1,0 +1,187 @@
+"""Real architectures built with `onnx.helper` and random weights (nothing is
+downloaded): a ResNet-style CNN and a BERT-style encoder. Tests compare xtc
+with onnxruntime on them; benchmarks time them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+class GraphBuilder:
+    """Collects nodes and initializers; names values uniquely."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}_{self.counter}"
+
+    def weight(self, name: str, array: np.ndarray) -> str:
+        self.initializers.append(numpy_helper.from_array(array, name))
+        return name
+
+    def random(self, name: str, shape: Sequence[int], scale: float = 1.0) -> str:
+        data = self.rng.standard_normal(shape).astype(np.float32) * scale
+        return self.weight(name, data)
+
+    def node(self, op: str, inputs: Sequence[str], stem: str | None = None, **attrs: object) -> str:
+        out = self.fresh(stem or op.lower())
+        self.nodes.append(helper.make_node(op, list(inputs), [out], name=out, **attrs))
+        return out
+
+    def model(
+        self,
+        inputs: Sequence[onnx.ValueInfoProto],
+        outputs: Sequence[str],
+        opset: int,
+        name: str,
+    ) -> onnx.ModelProto:
+        output_infos = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
+        graph = helper.make_graph(self.nodes, name, list(inputs), output_infos, self.initializers)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        return model
+
+
+def _conv_bn(
+    b: GraphBuilder, x: str, c_in: int, c_out: int, k: int, stride: int, relu: bool, tag: str
+) -> str:
+    fan_in = c_in * k * k
+    w = b.random(f"{tag}.conv.weight", [c_out, c_in, k, k], (2.0 / fan_in) ** 0.5)
+    pad = k // 2
+    y = b.node("Conv", [x, w], f"{tag}.conv", kernel_shape=[k, k], strides=[stride, stride],
+               pads=[pad, pad, pad, pad])
+    gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
+    beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
+    mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
+    var = b.weight(f"{tag}.bn.running_var", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
+    y = b.node("BatchNormalization", [y, gamma, beta, mean, var], f"{tag}.bn", epsilon=1e-5)
+    return b.node("Relu", [y], f"{tag}.relu") if relu else y
+
+
+def _basic_block(b: GraphBuilder, x: str, c_in: int, c_out: int, stride: int, tag: str) -> str:
+    y = _conv_bn(b, x, c_in, c_out, 3, stride, True, f"{tag}.a")
+    y = _conv_bn(b, y, c_out, c_out, 3, 1, False, f"{tag}.b")
+    shortcut = x
+    if stride != 1 or c_in != c_out:
+        shortcut = _conv_bn(b, x, c_in, c_out, 1, stride, False, f"{tag}.down")
+    y = b.node("Add", [y, shortcut], f"{tag}.add")
+    return b.node("Relu", [y], f"{tag}.out")
+
+
+def resnet_like(
+    widths: Sequence[int] = (8, 16, 32),
+    image: int = 32,
+    classes: int = 10,
+    batch: int | str = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """conv7x7/2 + BN + ReLU + maxpool, one basic block per stage (residual
+    add, 1x1 projection when the shape changes), global average pool,
+    flatten, Gemm: the ResNet-18 pattern at test size."""
+    b = GraphBuilder(seed)
+    x = _conv_bn(b, "data", 3, widths[0], 7, 2, True, "stem")
+    x = b.node("MaxPool", [x], "stem.pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = widths[0]
+    for i, width in enumerate(widths):
+        x = _basic_block(b, x, c, width, 1 if i == 0 else 2, f"layer{i + 1}")
+        c = width
+    x = b.node("GlobalAveragePool", [x], "pool")
+    x = b.node("Flatten", [x], "flatten", axis=1)
+    w = b.random("fc.weight", [classes, c], (1.0 / c) ** 0.5)
+    bias = b.random("fc.bias", [classes], 0.1)
+    logits = b.node("Gemm", [x, w, bias], "fc", transB=1)
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
+    return b.model([data], [logits], 13, "resnet_like")
+
+
+def bert_encoder(
+    layers: int = 1,
+    seq: int = 16,
+    hidden: int = 32,
+    heads: int = 4,
+    ffn: int = 64,
+    batch: int | str = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """BERT encoder layers as exporters write them: MatMul + Add projections,
+    head split through Shape/Gather/Concat/Reshape, scaled dot-product
+    attention with an additive mask, Softmax, LayerNormalization, and GELU
+    spelled with Erf."""
+    b = GraphBuilder(seed)
+    head = hidden // heads
+    scale = hidden**-0.5
+    x = "input"
+    # The additive mask: 0 where attended, -10000 where masked (1 = keep in `mask`).
+    one = b.weight("one", np.array(1.0, np.float32))
+    big = b.weight("minus_10000", np.array(-10000.0, np.float32))
+    keep = b.node("Unsqueeze", ["mask", b.weight("axes_1_2", np.array([1, 2], np.int64))], "mask.4d")
+    keep = b.node("Cast", [keep], "mask.float", to=TensorProto.FLOAT)
+    additive = b.node("Mul", [b.node("Sub", [one, keep], "mask.inv"), big], "mask.add")
+    for layer in range(layers):
+        t = f"layer{layer}"
+
+        def dense(v: str, n_in: int, n_out: int, name: str) -> str:
+            w = b.random(f"{name}.weight", [n_in, n_out], (1.0 / n_in) ** 0.5)
+            bias = b.random(f"{name}.bias", [n_out], 0.02)
+            return b.node("Add", [b.node("MatMul", [v, w], f"{name}.matmul"), bias], name)
+
+        def split_heads(v: str, name: str) -> str:
+            shape = b.node("Shape", [v], f"{name}.shape")
+            batch_dim = b.node("Gather", [shape, b.weight(f"{name}.i0", np.array(0, np.int64))],
+                               f"{name}.b", axis=0)
+            seq_dim = b.node("Gather", [shape, b.weight(f"{name}.i1", np.array(1, np.int64))],
+                             f"{name}.s", axis=0)
+            dims = [
+                b.node("Unsqueeze", [batch_dim, b.weight(f"{name}.ax0", np.array([0], np.int64))]),
+                b.node("Unsqueeze", [seq_dim, b.weight(f"{name}.ax0b", np.array([0], np.int64))]),
+                b.weight(f"{name}.heads", np.array([heads, head], np.int64)),
+            ]
+            target = b.node("Concat", dims, f"{name}.target", axis=0)
+            return b.node("Transpose", [b.node("Reshape", [v, target], f"{name}.reshape")],
+                          f"{name}.transpose", perm=[0, 2, 1, 3])
+
+        q = split_heads(dense(x, hidden, hidden, f"{t}.query"), f"{t}.q")
+        k = split_heads(dense(x, hidden, hidden, f"{t}.key"), f"{t}.k")
+        v = split_heads(dense(x, hidden, hidden, f"{t}.value"), f"{t}.v")
+        kt = b.node("Transpose", [k], f"{t}.kt", perm=[0, 1, 3, 2])
+        scores = b.node("MatMul", [q, kt], f"{t}.scores")
+        scores = b.node("Mul", [scores, b.weight(f"{t}.scale", np.array(scale, np.float32))])
+        scores = b.node("Add", [scores, additive], f"{t}.masked")
+        probs = b.node("Softmax", [scores], f"{t}.probs", axis=-1)
+        context = b.node("Transpose", [b.node("MatMul", [probs, v], f"{t}.context")],
+                         f"{t}.merge", perm=[0, 2, 1, 3])
+        context = b.node("Reshape", [context, b.weight(f"{t}.flat", np.array([0, 0, hidden], np.int64))])
+        attn = dense(context, hidden, hidden, f"{t}.attn_out")
+        x = _layer_norm(b, b.node("Add", [attn, x], f"{t}.res1"), hidden, f"{t}.ln1")
+        inner = dense(x, hidden, ffn, f"{t}.ffn_in")
+        inner = _gelu_erf(b, inner, f"{t}.gelu")
+        out = dense(inner, ffn, hidden, f"{t}.ffn_out")
+        x = _layer_norm(b, b.node("Add", [out, x], f"{t}.res2"), hidden, f"{t}.ln2")
+    inputs = [
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, seq, hidden]),
+        helper.make_tensor_value_info("mask", TensorProto.INT64, [batch, seq]),
+    ]
+    return b.model(inputs, [x], 17, "bert_encoder")
+
+
+def _layer_norm(b: GraphBuilder, x: str, hidden: int, name: str) -> str:
+    gamma = b.weight(f"{name}.weight", b.rng.uniform(0.8, 1.2, hidden).astype(np.float32))
+    beta = b.random(f"{name}.bias", [hidden], 0.05)
+    return b.node("LayerNormalization", [x, gamma, beta], name, axis=-1, epsilon=1e-12)
+
+
+def _gelu_erf(b: GraphBuilder, x: str, name: str) -> str:
+    """x * 0.5 * (1 + erf(x / sqrt(2))), as PyTorch exports GELU before opset 20."""
+    root2 = b.weight(f"{name}.sqrt2", np.array(2**0.5, np.float32))
+    half = b.weight(f"{name}.half", np.array(0.5, np.float32))
+    one = b.weight(f"{name}.one", np.array(1.0, np.float32))
+    erf = b.node("Erf", [b.node("Div", [x, root2], f"{name}.div")], f"{name}.erf")
+    return b.node("Mul", [b.node("Mul", [x, b.node("Add", [erf, one])]), half], name)
