@@ -237,7 +237,10 @@ class GraphOp(IRDLOperation, ABC):
         """Builds the op with its result types inferred (raises ShapeError)."""
         props = dict(props or {})
         values = [SSAValue.get(o) for o in operands]
-        result_types = cls.infer_types([v.type for v in values], props)
+        try:
+            result_types = cls.infer_types([v.type for v in values], props)
+        except ShapeError as e:
+            raise ShapeError(f"{cls.name}: {_strip_name(cls.name, e)}") from e
         return cls.create(operands=values, result_types=result_types, properties=props)
 
     def verify_(self) -> None:
