@@ -88,6 +88,13 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
     return ""
 
 
+def _arrays(values: Sequence[Any]) -> list[Any]:
+    """Case data as numpy arrays (some cases give TensorProtos)."""
+    from onnx import TensorProto, numpy_helper
+
+    return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
+
+
 def run_case(case: Any, path: str) -> CaseResult:
     """Imports and runs one case on `path` (the interpreter today)."""
     import numpy as np
@@ -103,7 +110,8 @@ def run_case(case: Any, path: str) -> CaseResult:
     except OnnxImportError as e:
         status = "unsupported" if "unsupported node" in str(e) else "error"
         return CaseResult(case.name, op, path, status, str(e))
-    for inputs, outputs in case.data_sets:
+    for raw_inputs, raw_outputs in case.data_sets:
+        inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
         try:
             with np.errstate(all="ignore"):
                 got = interp.run(module, list(inputs))

@@ -127,7 +127,7 @@ class XtcOptMain(xDSLOptMain):
                 if i > 0:
                     output.write("// -----\n")
                 try:
-                    module = self.parse_chunk(chunk, file_extension, offset)
+                    module = self._parse_located(chunk, file_extension, offset)
                     if module is not None:
                         self.apply_passes(module)
                         output.write(self.output_resulting_program(module))
@@ -147,6 +147,25 @@ class XtcOptMain(xDSLOptMain):
                 output.close()
         if failed:
             sys.exit(1)
+
+    def _parse_located(
+        self, chunk: IO[bytes], file_extension: str, offset: int
+    ) -> ModuleOp | None:
+        """parse_chunk; an error that xDSL's parser raises without a location
+        (it has a few on odd input) is reported at the parser's position."""
+        try:
+            return self.parse_chunk(chunk, file_extension, offset)
+        except (ParseError, DiagnosticException, UnicodeDecodeError):
+            raise
+        except Exception as e:  # noqa: BLE001 - becomes a located diagnostic
+            where = self.get_input_name()
+            if self._parser is not None:
+                source = self._parser.lexer.input
+                pos = min(self._parser.pos, len(source.content))
+                line = source.content.count("\n", 0, pos) + 1 + offset
+                col = pos - (source.content.rfind("\n", 0, pos) + 1) + 1
+                where = f"{source.name}:{line}:{col}"
+            raise LocatedError(f"{where}: error: {_first_line(e)}") from e
 
     def _diagnostic(self, e: Exception, line_offset: int) -> str:
         if isinstance(e, ParseError):

@@ -1,8 +1,9 @@
 """Elementwise graph ops: unary math, binary arithmetic with numpy
-broadcasting, comparisons, logic, select, cast and clip.
+broadcasting, comparisons, logic, bitwise ops and shifts, select, cast and clip.
 
 Each op family states which element types it takes (`OPERAND_KIND`): any,
-numeric (integer or float but not i1), float only, or i1 only. Binary ops need
+numeric (integer or float but not i1), float only, integer only (not i1), or
+i1 only. Binary ops need
 equal element types except `graph.pow`, whose result takes the base's type.
 """
 
@@ -53,6 +54,7 @@ class ElementKind(Enum):
     ANY = "any"
     NUMERIC = "an integer or float element type other than i1"
     FLOAT = "a float element type"
+    INTEGER = "an integer element type other than i1"
     BOOL = "element type i1"
 
 
@@ -69,6 +71,7 @@ def check_element_kind(
         ElementKind.ANY: True,
         ElementKind.NUMERIC: is_float(e) or (is_integer(e) and not is_bool(e)),
         ElementKind.FLOAT: is_float(e),
+        ElementKind.INTEGER: is_integer(e) and not is_bool(e),
         ElementKind.BOOL: is_bool(e),
     }[kind]
     if not accepted:
@@ -109,6 +112,12 @@ class NumericUnaryOp(UnaryOp):
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
 
+class IntegerUnaryOp(UnaryOp):
+    """A unary op defined on integer tensors (not i1) only."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.INTEGER
+
+
 class BinaryOp(GraphOp):
     """`z = f(x, y)` elementwise with numpy broadcasting; same element types."""
 
@@ -138,6 +147,12 @@ class LogicalOp(BinaryOp):
     """A binary op on i1 tensors."""
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.BOOL
+
+
+class IntegerBinaryOp(BinaryOp):
+    """A binary op on integer tensors (not i1): bitwise logic and shifts."""
+
+    OPERAND_KIND: ClassVar[ElementKind] = ElementKind.INTEGER
 
 
 class ComparisonOp(BinaryOp):
@@ -285,6 +300,69 @@ class CosOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """tan(x)."""
+
+    name = "graph.tan"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """arcsin(x); NaN outside [-1, 1]."""
+
+    name = "graph.asin"
+
+
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """arccos(x); NaN outside [-1, 1]."""
+
+    name = "graph.acos"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """arctan(x)."""
+
+    name = "graph.atan"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """sinh(x)."""
+
+    name = "graph.sinh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """cosh(x)."""
+
+    name = "graph.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """arsinh(x)."""
+
+    name = "graph.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """arcosh(x); NaN below 1."""
+
+    name = "graph.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """artanh(x); ±inf at ±1, NaN outside [-1, 1]."""
+
+    name = "graph.atanh"
+
+
+@irdl_op_definition
 class SoftplusOp(FloatUnaryOp):
     """log(1 + exp(x))."""
 
@@ -298,6 +376,13 @@ class NotOp(UnaryOp):
     name = "graph.not"
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.BOOL
+
+
+@irdl_op_definition
+class BitwiseNotOp(IntegerUnaryOp):
+    """~x, each bit flipped (ONNX BitwiseNot)."""
+
+    name = "graph.bitwise_not"
 
 
 @irdl_op_definition
@@ -479,6 +564,44 @@ class XorOp(LogicalOp):
 
 
 @irdl_op_definition
+class BitwiseAndOp(IntegerBinaryOp):
+    """x & y on integers (ONNX BitwiseAnd)."""
+
+    name = "graph.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntegerBinaryOp):
+    """x | y on integers (ONNX BitwiseOr)."""
+
+    name = "graph.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntegerBinaryOp):
+    """x ^ y on integers (ONNX BitwiseXor)."""
+
+    name = "graph.bitwise_xor"
+
+
+@irdl_op_definition
+class ShiftLeftOp(IntegerBinaryOp):
+    """x << y (ONNX BitShift LEFT); bits shifted out are lost, and a shift by
+    an amount outside [0, bit width) gives 0."""
+
+    name = "graph.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(IntegerBinaryOp):
+    """x >> y (ONNX BitShift RIGHT): logical on unsigned types, arithmetic on
+    signed ones; a shift by an amount outside [0, bit width) gives 0, or -1
+    for a negative x."""
+
+    name = "graph.shift_right"
+
+
+@irdl_op_definition
 class EqualOp(ComparisonOp):
     """x == y."""
 
@@ -567,8 +690,18 @@ ELEMENTWISE_OPS: list[type[GraphOp]] = [
     ReciprocalOp,
     SinOp,
     CosOp,
+    TanOp,
+    AsinOp,
+    AcosOp,
+    AtanOp,
+    SinhOp,
+    CoshOp,
+    AsinhOp,
+    AcoshOp,
+    AtanhOp,
     SoftplusOp,
     NotOp,
+    BitwiseNotOp,
     IdentityOp,
     DropoutOp,
     LeakyReluOp,
@@ -586,6 +719,11 @@ ELEMENTWISE_OPS: list[type[GraphOp]] = [
     AndOp,
     OrOp,
     XorOp,
+    BitwiseAndOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
+    ShiftLeftOp,
+    ShiftRightOp,
     EqualOp,
     NotEqualOp,
     LessOp,

@@ -112,6 +112,26 @@ def modulo(x: np.ndarray, y: np.ndarray, c_fmod: bool) -> np.ndarray:
     return np.fmod(x, y) if c_fmod else np.mod(x, y)
 
 
+def _in_shift_range(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    return (amount >= 0) & (amount < x.dtype.itemsize * 8)
+
+
+def shift_left(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    """x << amount; 0 where the amount is outside [0, bit width)."""
+    valid = _in_shift_range(x, amount)
+    shifted = np.left_shift(x, np.where(valid, amount, 0).astype(x.dtype))
+    return np.where(valid, shifted, np.zeros((), x.dtype))
+
+
+def shift_right(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    """x >> amount (arithmetic when signed); where the amount is outside
+    [0, bit width), 0, or -1 for a negative x."""
+    valid = _in_shift_range(x, amount)
+    shifted = np.right_shift(x, np.where(valid, amount, 0).astype(x.dtype))
+    saturated = np.where(x < 0, -1, 0).astype(x.dtype)
+    return np.where(valid, shifted, saturated)
+
+
 def bfloat16_round(x: np.ndarray) -> np.ndarray:
     """f32 values rounded to the nearest bf16 (ties to even), kept as f32:
     the interpreter stores bf16 tensors as f32."""
@@ -170,8 +190,18 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_reciprocal = impl(ew.ReciprocalOp)(_unary(np.reciprocal))
     run_sin = impl(ew.SinOp)(_unary(np.sin))
     run_cos = impl(ew.CosOp)(_unary(np.cos))
+    run_tan = impl(ew.TanOp)(_unary(np.tan))
+    run_asin = impl(ew.AsinOp)(_unary(np.arcsin))
+    run_acos = impl(ew.AcosOp)(_unary(np.arccos))
+    run_atan = impl(ew.AtanOp)(_unary(np.arctan))
+    run_sinh = impl(ew.SinhOp)(_unary(np.sinh))
+    run_cosh = impl(ew.CoshOp)(_unary(np.cosh))
+    run_asinh = impl(ew.AsinhOp)(_unary(np.arcsinh))
+    run_acosh = impl(ew.AcoshOp)(_unary(np.arccosh))
+    run_atanh = impl(ew.AtanhOp)(_unary(np.arctanh))
     run_softplus = impl(ew.SoftplusOp)(_unary(lambda x: np.logaddexp(0.0, _float64(x))))
     run_not = impl(ew.NotOp)(_unary(np.logical_not))
+    run_bitwise_not = impl(ew.BitwiseNotOp)(_unary(np.invert))
     run_identity = impl(ew.IdentityOp)(_unary(lambda x: x))
     run_dropout = impl(ew.DropoutOp)(_unary(lambda x: x))
 
@@ -185,6 +215,11 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_and = impl(ew.AndOp)(_binary(np.logical_and))
     run_or = impl(ew.OrOp)(_binary(np.logical_or))
     run_xor = impl(ew.XorOp)(_binary(np.logical_xor))
+    run_bitwise_and = impl(ew.BitwiseAndOp)(_binary(np.bitwise_and))
+    run_bitwise_or = impl(ew.BitwiseOrOp)(_binary(np.bitwise_or))
+    run_bitwise_xor = impl(ew.BitwiseXorOp)(_binary(np.bitwise_xor))
+    run_shift_left = impl(ew.ShiftLeftOp)(_binary(shift_left))
+    run_shift_right = impl(ew.ShiftRightOp)(_binary(shift_right))
     run_equal = impl(ew.EqualOp)(_binary(np.equal))
     run_not_equal = impl(ew.NotEqualOp)(_binary(np.not_equal))
     run_less = impl(ew.LessOp)(_binary(np.less))

@@ -405,3 +405,123 @@ func.func @identity_wrong_result(%a: tensor<3xf32>) -> tensor<3xf16> {
   %0 = graph.identity %a : (tensor<3xf32>) -> tensor<3xf16>
   func.return %0 : tensor<3xf16>
 }
+
+// -----
+
+func.func @tan_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:413:3: error: 'graph.tan' op operand tensor<3xi32> must have a float element type
+  %0 = graph.tan %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @asin_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:421:3: error: 'graph.asin' op operand tensor<3xi32> must have a float element type
+  %0 = graph.asin %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @acos_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:429:3: error: 'graph.acos' op operand tensor<3xi32> must have a float element type
+  %0 = graph.acos %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @atan_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:437:3: error: 'graph.atan' op operand tensor<3xi32> must have a float element type
+  %0 = graph.atan %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @sinh_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:445:3: error: 'graph.sinh' op operand tensor<3xi32> must have a float element type
+  %0 = graph.sinh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @cosh_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:453:3: error: 'graph.cosh' op operand tensor<3xi32> must have a float element type
+  %0 = graph.cosh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @asinh_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:461:3: error: 'graph.asinh' op operand tensor<3xi32> must have a float element type
+  %0 = graph.asinh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @acosh_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:469:3: error: 'graph.acosh' op operand tensor<3xi32> must have a float element type
+  %0 = graph.acosh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @atanh_of_integers(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:477:3: error: 'graph.atanh' op operand tensor<3xi32> must have a float element type
+  %0 = graph.atanh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @bitwise_not_of_floats(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: invalid-elementwise.mlir:485:3: error: 'graph.bitwise_not' op operand tensor<3xf32> must have an integer element type other than i1
+  %0 = graph.bitwise_not %a : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @bitwise_and_of_i1(%a: tensor<3xi1>) -> tensor<3xi1> {
+  // CHECK: invalid-elementwise.mlir:493:3: error: 'graph.bitwise_and' op operand tensor<3xi1> must have an integer element type other than i1
+  %0 = graph.bitwise_and %a, %a : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return %0 : tensor<3xi1>
+}
+
+// -----
+
+func.func @bitwise_or_element_types_differ(%a: tensor<3xi32>, %b: tensor<3xi64>) -> tensor<3xi32> {
+  // CHECK: invalid-elementwise.mlir:501:3: error: 'graph.bitwise_or' op operand element types differ: tensor<3xi32>, tensor<3xi64>
+  %0 = graph.bitwise_or %a, %b : (tensor<3xi32>, tensor<3xi64>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @bitwise_xor_not_broadcastable(%a: tensor<2xui8>, %b: tensor<3xui8>) -> tensor<3xui8> {
+  // CHECK: invalid-elementwise.mlir:509:3: error: 'graph.bitwise_xor' op shapes tensor<2xui8> and tensor<3xui8> are not broadcast-compatible
+  %0 = graph.bitwise_xor %a, %b : (tensor<2xui8>, tensor<3xui8>) -> tensor<3xui8>
+  func.return %0 : tensor<3xui8>
+}
+
+// -----
+
+func.func @shift_left_of_floats(%a: tensor<3xf16>) -> tensor<3xf16> {
+  // CHECK: invalid-elementwise.mlir:517:3: error: 'graph.shift_left' op operand tensor<3xf16> must have an integer element type other than i1
+  %0 = graph.shift_left %a, %a : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return %0 : tensor<3xf16>
+}
+
+// -----
+
+func.func @shift_right_wrong_result(%a: tensor<3xui32>, %b: tensor<1xui32>) -> tensor<1xui32> {
+  // CHECK: invalid-elementwise.mlir:525:3: error: 'graph.shift_right' op result type tensor<1xui32> does not match the type inferred from its operands tensor<3xui32> (operands: tensor<3xui32>, tensor<1xui32>)
+  %0 = graph.shift_right %a, %b : (tensor<3xui32>, tensor<1xui32>) -> tensor<1xui32>
+  func.return %0 : tensor<1xui32>
+}

@@ -147,3 +147,43 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi1> {
   %3 = graph.cast %2 {to = i1} : (tensor<2x3xui8>) -> tensor<2x3xi1>
   func.return %3 : tensor<2x3xi1>
 }
+
+// CHECK-LABEL: func.func @trigonometric
+func.func @trigonometric(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: graph.tan %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = graph.tan %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.asin %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = graph.asin %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.acos %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.acos %1 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.atan %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = graph.atan %2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.sinh %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = graph.sinh %3 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.cosh %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = graph.cosh %4 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.asinh %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %6 = graph.asinh %5 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.acosh %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = graph.acosh %6 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.atanh %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %8 = graph.atanh %7 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %8 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @bitwise
+func.func @bitwise(%a: tensor<2x3xui16>, %b: tensor<3xui16>) -> tensor<2x3xui16> {
+  // CHECK: graph.bitwise_and %{{.*}}, %{{.*}} : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  %0 = graph.bitwise_and %a, %b : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  // CHECK: graph.bitwise_or %{{.*}}, %{{.*}} : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  %1 = graph.bitwise_or %0, %b : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  // CHECK: graph.bitwise_xor %{{.*}}, %{{.*}} : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  %2 = graph.bitwise_xor %1, %b : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  // CHECK: graph.shift_left %{{.*}}, %{{.*}} : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  %3 = graph.shift_left %2, %b : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  // CHECK: graph.shift_right %{{.*}}, %{{.*}} : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  %4 = graph.shift_right %3, %b : (tensor<2x3xui16>, tensor<3xui16>) -> tensor<2x3xui16>
+  // CHECK: graph.bitwise_not %{{.*}} : (tensor<2x3xui16>) -> tensor<2x3xui16>
+  %5 = graph.bitwise_not %4 : (tensor<2x3xui16>) -> tensor<2x3xui16>
+  func.return %5 : tensor<2x3xui16>
+}

@@ -56,12 +56,12 @@ def onnx_reference(
             helper.make_tensor_value_info(
                 n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
             )
-            for n, a in zip(names, inputs)
+            for n, a in zip(names, inputs, strict=True)
         ],
         [helper.make_tensor_value_info("y", onnx.TensorProto.UNDEFINED, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    (result,) = ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))
+    (result,) = ReferenceEvaluator(model).run(None, dict(zip(names, inputs, strict=True)))
     return np.asarray(result)
 
 
@@ -146,6 +146,42 @@ def test_positive_domain_unary_matches_onnx(
     np.testing.assert_allclose(
         run_one(op_class, [x]), onnx_reference(onnx_type, [x]), rtol=1e-6
     )
+
+
+TRIGONOMETRIC: list[tuple[type[GraphOp], str, float, float]] = [
+    (ew.TanOp, "Tan", -1.5, 1.5),
+    (ew.AsinOp, "Asin", -1.0, 1.0),
+    (ew.AcosOp, "Acos", -1.0, 1.0),
+    (ew.AtanOp, "Atan", -10.0, 10.0),
+    (ew.SinhOp, "Sinh", -5.0, 5.0),
+    (ew.CoshOp, "Cosh", -5.0, 5.0),
+    (ew.AsinhOp, "Asinh", -10.0, 10.0),
+    (ew.AcoshOp, "Acosh", 1.0, 10.0),
+    (ew.AtanhOp, "Atanh", -0.99, 0.99),
+]
+
+
+@pytest.mark.parametrize("op_class, onnx_type, low, high", TRIGONOMETRIC)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_trigonometric_unary_matches_onnx(
+    op_class: type[GraphOp], onnx_type: str, low: float, high: float, dtype: Any
+) -> None:
+    x = RNG.uniform(low, high, (3, 4)).astype(dtype)
+    got = run_one(op_class, [x])
+    assert got.dtype == dtype and got.shape == x.shape
+    rtol = 2e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got, onnx_reference(onnx_type, [x]), rtol=rtol, atol=rtol)
+
+
+def test_inverse_trigonometric_outside_domain_is_nan_without_warnings() -> None:
+    x = np.array([-2.0, 2.0], np.float32)
+    with np.errstate(all="raise"):
+        for op_class in (ew.AsinOp, ew.AcosOp, ew.AtanhOp, ew.AcoshOp):
+            if op_class is ew.AcoshOp:
+                x = np.array([0.5, -3.0], np.float32)
+            assert np.isnan(run_one(op_class, [x])).all()
+        ends = run_one(ew.AtanhOp, [np.array([-1.0, 1.0], np.float32)])
+    np.testing.assert_array_equal(ends, [-np.inf, np.inf])
 
 
 def test_log_sqrt_reciprocal_special_values_without_warnings() -> None:
@@ -251,7 +287,7 @@ def test_clip_float_matches_onnx(low: float | None, high: float | None) -> None:
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    feeds = dict(zip([n for n in names if n], [x, *bounds]))
+    feeds = dict(zip([n for n in names if n], [x, *bounds], strict=True))
     (want,) = ReferenceEvaluator(model).run(None, feeds)
     np.testing.assert_array_equal(got, want)
 
@@ -391,6 +427,79 @@ def test_logical(
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, reference(a, b))
     np.testing.assert_array_equal(got, onnx_reference(onnx_type, [a, b]))
+
+
+BITWISE = [
+    (ew.BitwiseAndOp, "BitwiseAnd", np.bitwise_and),
+    (ew.BitwiseOrOp, "BitwiseOr", np.bitwise_or),
+    (ew.BitwiseXorOp, "BitwiseXor", np.bitwise_xor),
+]
+INTEGER_TYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint16, np.uint64]
+
+
+@pytest.mark.parametrize("op_class, onnx_type, reference", BITWISE)
+@pytest.mark.parametrize("dtype", INTEGER_TYPES)
+@settings(max_examples=3, deadline=None)
+@given(shapes=pairs)
+def test_bitwise_binary_matches_onnx(
+    op_class: type[GraphOp],
+    onnx_type: str,
+    reference: Any,
+    dtype: Any,
+    shapes: hnp.BroadcastableShapes,
+) -> None:
+    info = np.iinfo(dtype)
+    a, b = (
+        RNG.integers(info.min, info.max, s, dtype=dtype, endpoint=True)
+        for s in shapes.input_shapes
+    )
+    got = run_one(op_class, [a, b])
+    assert got.dtype == dtype and got.shape == shapes.result_shape
+    np.testing.assert_array_equal(got, reference(a, b))
+    np.testing.assert_array_equal(got, onnx_reference(onnx_type, [a, b], opset=18))
+
+
+@pytest.mark.parametrize("dtype", INTEGER_TYPES)
+def test_bitwise_not_matches_onnx(dtype: Any) -> None:
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, (2, 5), dtype=dtype, endpoint=True)
+    got = run_one(ew.BitwiseNotOp, [x])
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, onnx_reference("BitwiseNot", [x], opset=18))
+
+
+@pytest.mark.parametrize(
+    "op_class, direction", [(ew.ShiftLeftOp, "LEFT"), (ew.ShiftRightOp, "RIGHT")]
+)
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+@settings(max_examples=3, deadline=None)
+@given(shapes=pairs)
+def test_shifts_match_onnx_bit_shift(
+    op_class: type[GraphOp], direction: str, dtype: Any, shapes: hnp.BroadcastableShapes
+) -> None:
+    x_shape, amount_shape = shapes.input_shapes
+    x = RNG.integers(0, np.iinfo(dtype).max, x_shape, dtype=dtype, endpoint=True)
+    amount = RNG.integers(0, np.dtype(dtype).itemsize * 8, amount_shape).astype(dtype)
+    got = run_one(op_class, [x, amount])
+    assert got.dtype == dtype and got.shape == shapes.result_shape
+    want = onnx_reference("BitShift", [x, amount], direction=direction)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_shifts_out_of_range_and_signed() -> None:
+    x = np.array([-8, -8, 8, 8, -8, 1], np.int8)
+    amount = np.array([1, 8, 8, -1, -1, 7], np.int8)
+    np.testing.assert_array_equal(
+        run_one(ew.ShiftRightOp, [x, amount]), [-4, -1, 0, 0, -1, 0]
+    )
+    np.testing.assert_array_equal(
+        run_one(ew.ShiftLeftOp, [x, amount]), [-16, 0, 0, 0, 0, -128]
+    )
+    big = np.array([1, 1, 1], np.uint32)
+    shifts = np.array([31, 32, 200], np.uint32)
+    np.testing.assert_array_equal(
+        run_one(ew.ShiftLeftOp, [big, shifts]), [2**31, 0, 0]
+    )
 
 
 COMPARISONS = [
@@ -545,7 +654,8 @@ def test_logical_ops_need_i1(op_class: type[GraphOp]) -> None:
 FLOAT_ONLY = [
     ew.SigmoidOp, ew.TanhOp, ew.GeluOp, ew.ErfOp, ew.ExpOp, ew.LogOp, ew.SqrtOp,
     ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.ReciprocalOp, ew.SinOp, ew.CosOp,
-    ew.SoftplusOp, ew.LeakyReluOp, ew.HardSigmoidOp,
+    ew.SoftplusOp, ew.LeakyReluOp, ew.HardSigmoidOp, ew.TanOp, ew.AsinOp,
+    ew.AcosOp, ew.AtanOp, ew.SinhOp, ew.CoshOp, ew.AsinhOp, ew.AcoshOp, ew.AtanhOp,
 ]  # fmt: skip
 
 
@@ -564,6 +674,29 @@ def test_numeric_ops_refuse_i1(op_class: type[GraphOp], count: int) -> None:
     message = r"operand tensor<2xi1> must have an integer or float element type"
     with pytest.raises(ShapeError, match=message):
         single_op_module(op_class, types(*[((2,), i1)] * count))
+
+
+@pytest.mark.parametrize(
+    "op_class, count",
+    [
+        (ew.BitwiseNotOp, 1),
+        (ew.BitwiseAndOp, 2),
+        (ew.BitwiseOrOp, 2),
+        (ew.BitwiseXorOp, 2),
+        (ew.ShiftLeftOp, 2),
+        (ew.ShiftRightOp, 2),
+    ],
+)
+@pytest.mark.parametrize("element_type", [f32, i1])
+def test_bitwise_ops_need_integers(
+    op_class: type[GraphOp], count: int, element_type: Attribute
+) -> None:
+    message = (
+        rf"{op_class.name}: operand tensor<2x{element_type}> must have an integer "
+        "element type other than i1"
+    )
+    with pytest.raises(ShapeError, match=message):
+        single_op_module(op_class, types(*[((2,), element_type)] * count))
 
 
 def test_pow_names_base_or_exponent() -> None:
