@@ -15,6 +15,18 @@ def get_graph_dialect() -> Dialect:
     return Graph
 
 
+def get_te_dialect() -> Dialect:
+    from xtc.dialects.te import TE
+
+    return TE
+
+
+def get_tir_dialect() -> Dialect:
+    from xtc.dialects.tir import TIR
+
+    return TIR
+
+
 def get_graph_fold_constants() -> type[ModulePass]:
     from xtc.passes.graph_fold_constants import GraphFoldConstants
 
@@ -27,7 +39,7 @@ def get_graph_simplify_inference() -> type[ModulePass]:
     return GraphSimplifyInference
 
 
-XTC_DIALECTS = {"graph": get_graph_dialect}
+XTC_DIALECTS = {"graph": get_graph_dialect, "te": get_te_dialect, "tir": get_tir_dialect}
 
 XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,

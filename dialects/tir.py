@@ -1,0 +1,125 @@
+"""The tir dialect: loop nests over buffers, as TVM's TIR.
+
+Buffers are builtin `memref`s (xDSL's `memref.alloc`, `memref.load`,
+`memref.store`); scalars use `arith` and `math`; conditions `scf.if` or
+`arith.select`. tir adds the loop that schedules talk about: `tir.for` has a
+name (what a schedule primitive refers to), static bounds and a kind.
+
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "parallel"} {
+      ...
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr, i64
+from xdsl.ir import Block, Dialect, Operation, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", "thread_binding")
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`for (i = lower; i < upper; i += step)` over its body, which takes the
+    induction variable (index). `kind` says how it runs: serial, parallel
+    (across threads), vectorized, unrolled or bound to a GPU thread axis."""
+
+    name = "tir.for"
+
+    lower = prop_def(IntegerAttr[IntegerType])
+    upper = prop_def(IntegerAttr[IntegerType])
+    step = prop_def(IntegerAttr[IntegerType])
+    loop_name = prop_def(StringAttr, prop_name="name")
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        lower: int,
+        upper: int,
+        name: str,
+        kind: str = "serial",
+        step: int = 1,
+        body: Region | Sequence[Operation] = (),
+    ) -> None:
+        if not isinstance(body, Region):
+            block = Block(arg_types=[IndexType()])
+            block.add_ops(body)
+            body = Region(block)
+        super().__init__(
+            properties={
+                "lower": IntegerAttr(lower, i64),
+                "upper": IntegerAttr(upper, i64),
+                "step": IntegerAttr(step, i64),
+                "name": StringAttr(name),
+                "kind": StringAttr(kind),
+            },
+            regions=[body],
+        )
+
+    @property
+    def induction_variable(self):  # noqa: ANN201 - a BlockArgument
+        return self.body.block.args[0]
+
+    @property
+    def extent(self) -> int:
+        """The number of iterations."""
+        lo, hi, st = self.lower.value.data, self.upper.value.data, self.step.value.data
+        return max(0, (hi - lo + st - 1) // st)
+
+    def verify_(self) -> None:
+        if self.kind.data not in LOOP_KINDS:
+            raise VerifyException(
+                f"'{self.name}' kind \"{self.kind.data}\" is not one of "
+                + ", ".join(f'"{k}"' for k in LOOP_KINDS)
+            )
+        if self.step.value.data <= 0:
+            raise VerifyException(f"'{self.name}' step {self.step.value.data} must be > 0")
+        args = self.body.block.args
+        if len(args) != 1 or not isinstance(args[0].type, IndexType):
+            raise VerifyException(f"'{self.name}' body must take one index argument")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_variable)
+        printer.print_string(
+            f" = {self.lower.value.data} to {self.upper.value.data} "
+            f"step {self.step.value.data} "
+        )
+        printer.print_string(f'{{name = "{self.loop_name.data}", kind = "{self.kind.data}"}} ')
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lower = parser.parse_integer()
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        name = attrs.get("name")
+        kind = attrs.get("kind", StringAttr("serial"))
+        if not isinstance(name, StringAttr) or not isinstance(kind, StringAttr):
+            parser.raise_error('tir.for needs {name = "..."} and a string kind')
+        body = parser.parse_region([iv.resolve(IndexType())])
+        return cls(lower, upper, name.data, kind.data, step, body)
+
+
+TIR = Dialect("tir", [ForOp], [])
