@@ -1,0 +1,3 @@
+"""Compute rules: elementwise graph ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Compute rules: nn graph ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Compute rules: reduce graph ops."""
+
+from __future__ import annotations

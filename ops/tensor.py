@@ -1,0 +1,3 @@
+"""Compute rules: tensor graph ops."""
+
+from __future__ import annotations
