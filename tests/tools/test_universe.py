@@ -22,12 +22,15 @@ def test_multiverse_contains_xtc() -> None:
 
 
 def test_pass_name_is_module_name_is_filecheck_file_name() -> None:
+    """Same-dialect passes live in passes/, conversions in lowering/; the
+    FileCheck file sits in the matching folder under the pass's name."""
     for name, factory in XTC_UNIVERSE.all_passes.items():
         pass_class = factory()
         assert pass_class.name == name
         module = importlib.import_module(pass_class.__module__)
-        assert module.__name__ == "xtc.passes." + name.replace("-", "_"), module.__name__
-        assert (ROOT / "filecheck" / "passes" / f"{name}.mlir").is_file(), name
+        room = "lowering" if name.startswith("convert-") else "passes"
+        assert module.__name__ == f"xtc.{room}." + name.replace("-", "_"), module.__name__
+        assert (ROOT / "filecheck" / room / f"{name}.mlir").is_file(), name
         assert pass_class.__doc__ and len(pass_class.__doc__.strip()) > 40, (
             f"{name}: the docstring must state the input it expects and the output"
         )
