@@ -1,0 +1,43 @@
+"""The README's tour runs as written."""
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tour_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("## A tour") :]
+    block = block[block.index("```sh") + len("```sh") : block.index("```", block.index("```sh") + 5)]
+    return [line.split("  #")[0].strip() for line in block.strip().splitlines() if line.strip()]
+
+
+def test_tour_commands_succeed(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    commands = tour_commands()
+    assert len(commands) >= 4
+    for command in commands:
+        command = command.replace("filecheck/", f"{ROOT}/filecheck/")
+        if command.startswith("python "):
+            command = shlex.quote(sys.executable) + command[len("python") :]
+        result = subprocess.run(
+            command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, f"{command}\n{result.stderr[-2000:]}"
+        assert "Traceback" not in result.stderr
+
+
+def test_python_example_runs(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python") + len("```python")
+    code = text[start : text.index("```", start)]
+    setup = "import onnx, xtc.tools.model_builders as m; onnx.save(m.resnet_like(), 'resnet.onnx')"
+    result = subprocess.run(
+        [sys.executable, "-c", setup + "\n" + code + "\nassert logits.shape == (1, 10)"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
