@@ -1,5 +1,6 @@
-"""Reduce graph ops: sum, mean, max, min and product over a set of axes, and
-argmax/argmin along one axis (ONNX ReduceSum/.../ArgMax semantics)."""
+"""Reduce graph ops: sum, mean, max, min and product over a set of axes,
+argmax/argmin along one axis (ONNX ReduceSum/.../ArgMax semantics), and the
+scan and selection along one axis: cumsum and topk."""
 
 from __future__ import annotations
 
@@ -11,10 +12,17 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     IntegerAttr,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
 
 from xtc.dialects.graph.base import (
     GraphOp,
@@ -149,6 +157,73 @@ class ArgMinOp(ArgReduceOp):
     name = "graph.argmin"
 
 
+# ---------------------------------------------------------------------------
+# Scans and selections along one axis.
+
+
+@irdl_op_definition
+class CumSumOp(GraphOp):
+    """Running sums along `axis` (ONNX CumSum): with `exclusive` each sum
+    leaves out its own element, with `reverse` the sums run from the end."""
+
+    name = "graph.cumsum"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(BoolAttr)
+    reverse = opt_prop_def(BoolAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        x = operand_types[0]
+        axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(x)))
+        get_bool(props, "exclusive", False)
+        get_bool(props, "reverse", False)
+        if elem(x) == i1:
+            raise ShapeError(f"{cls.name}: cannot sum the i1 elements of {type_str(x)}")
+        return [x]
+
+
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """The `k` largest (or, with `largest` false, smallest) elements along
+    `axis` (default -1) and their i64 indices (ONNX TopK), in sorted order;
+    equal values keep the lower index first."""
+
+    name = "graph.topk"
+
+    input = operand_def(AnyTensorTypeConstr)
+    values = result_def(AnyTensorTypeConstr)
+    indices = result_def(AnyTensorTypeConstr)
+    k = prop_def(IntegerAttr[I64])
+    axis = opt_prop_def(IntegerAttr[I64])
+    largest = opt_prop_def(BoolAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        x = operand_types[0]
+        shape = list(shape_of(x))
+        axis = axis_in_range(cls.name, get_int(props, "axis", -1), len(shape))
+        get_bool(props, "largest", True)
+        k = get_int(props, "k")
+        if not 0 <= k <= shape[axis]:
+            raise ShapeError(
+                f"{cls.name}: k {k} must be in 0..{shape[axis]}, the size of axis "
+                f"{axis} of {type_str(x)}"
+            )
+        shape[axis] = k
+        return [tensor(shape, elem(x)), tensor(shape, i64)]
+
+
 REDUCE_OPS: list[type[GraphOp]] = [
     ReduceSumOp,
     ReduceMeanOp,
@@ -157,4 +232,6 @@ REDUCE_OPS: list[type[GraphOp]] = [
     ReduceProdOp,
     ArgMaxOp,
     ArgMinOp,
+    CumSumOp,
+    TopKOp,
 ]

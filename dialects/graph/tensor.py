@@ -564,6 +564,100 @@ class ScatterElementsOp(GraphOp):
         return [data]
 
 
+def _nd_index_depth(
+    op_name: str, data: Attribute, indices: Attribute, batch_dims: int
+) -> int:
+    """The length k of each index tuple (the last dimension of indices),
+    checked against data's rank and the shared leading batch dimensions."""
+    _integer_tensor(op_name, indices, "indices")
+    data_shape, index_shape = shape_of(data), shape_of(indices)
+    if not 0 <= batch_dims < min(len(data_shape), len(index_shape)):
+        raise ShapeError(
+            f"{op_name}: batch_dims {batch_dims} must be less than the ranks of data "
+            f"{type_str(data)} and indices {type_str(indices)}"
+        )
+    depth = index_shape[-1]
+    if not 1 <= depth <= len(data_shape) - batch_dims:
+        raise ShapeError(
+            f"{op_name}: the last dimension of indices {type_str(indices)} ({depth}) "
+            f"must be in 1..{len(data_shape) - batch_dims}, the rank of data "
+            f"{type_str(data)} after {batch_dims} batch dims"
+        )
+    if data_shape[:batch_dims] != index_shape[:batch_dims]:
+        raise ShapeError(
+            f"{op_name}: the first {batch_dims} dims of data {type_str(data)} and "
+            f"indices {type_str(indices)} differ"
+        )
+    return depth
+
+
+@irdl_op_definition
+class GatherNDOp(GraphOp):
+    """Slices of data addressed by the index tuples in the last dimension of
+    indices (ONNX GatherND): shape indices[:-1] + data[batch_dims + k:], where
+    k = indices.shape[-1]; the first `batch_dims` dims are shared batch dims;
+    negative indices count from the end."""
+
+    name = "graph.gather_nd"
+
+    data = operand_def(AnyTensorTypeConstr)
+    indices = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    batch_dims = opt_prop_def(IntegerAttr[I64])
+
+    assembly_format = (
+        "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        data, indices = operand_types
+        batch_dims = get_int(props, "batch_dims", 0)
+        depth = _nd_index_depth(cls.name, data, indices, batch_dims)
+        result = shape_of(indices)[:-1] + shape_of(data)[batch_dims + depth :]
+        return [tensor(result, elem(data))]
+
+
+@irdl_op_definition
+class ScatterNDOp(GraphOp):
+    """A copy of data where the slice at each index tuple of indices (its last
+    dimension) is replaced by, or combined with (`reduction` add, mul, max,
+    min), the matching slice of updates (ONNX ScatterND); updates has shape
+    indices[:-1] + data[k:]."""
+
+    name = "graph.scatter_nd"
+
+    data = operand_def(AnyTensorTypeConstr)
+    indices = operand_def(AnyTensorTypeConstr)
+    updates = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    reduction = opt_prop_def(StringAttr)
+
+    assembly_format = (
+        "$data `,` $indices `,` $updates attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_types(
+        cls, operand_types: Sequence[Attribute], props: Props
+    ) -> list[Attribute]:
+        data, indices, updates = operand_types
+        get_str(props, "reduction", "none", SCATTER_REDUCTIONS)
+        depth = _nd_index_depth(cls.name, data, indices, 0)
+        same_element_type(cls.name, data, updates)
+        expected = shape_of(indices)[:-1] + shape_of(data)[depth:]
+        if shape_of(updates) != expected:
+            raise ShapeError(
+                f"{cls.name}: updates {type_str(updates)} must have shape "
+                f"{_shape_str(expected)} (indices {type_str(indices)}, data "
+                f"{type_str(data)})"
+            )
+        return [data]
+
+
 DEPTH_TO_SPACE_MODES = ("DCR", "CRD")
 
 
@@ -614,13 +708,15 @@ class DepthToSpaceOp(GraphOp):
 @irdl_op_definition
 class SpaceToDepthOp(GraphOp):
     """NCHW blocksize x blocksize spatial blocks moved into channels (ONNX
-    SpaceToDepth)."""
+    SpaceToDepth; `mode` DCR (default) or CRD orders the channels, as the
+    DepthToSpace it inverts)."""
 
     name = "graph.space_to_depth"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     blocksize = prop_def(IntegerAttr[I64])
+    mode = opt_prop_def(StringAttr)
 
     assembly_format = _UNARY_FORMAT
 
@@ -630,6 +726,7 @@ class SpaceToDepthOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         n, c, h, w = _nchw(cls.name, x)
+        get_str(props, "mode", "DCR", DEPTH_TO_SPACE_MODES)
         b = _blocksize(cls.name, props)
         if h % b or w % b:
             raise ShapeError(
@@ -653,6 +750,8 @@ TENSOR_OPS: list[type[GraphOp]] = [
     GatherOp,
     GatherElementsOp,
     ScatterElementsOp,
+    GatherNDOp,
+    ScatterNDOp,
     DepthToSpaceOp,
     SpaceToDepthOp,
 ]

@@ -108,6 +108,41 @@ class ReduceFunctions(InterpreterFunctions):
     def run_argmin(self, interpreter: Interpreter, op: r.ArgMinOp, args: Args) -> Args:
         return (_arg_reduce(op, args[0], np.argmin),)
 
+    @impl(r.CumSumOp)
+    def run_cumsum(self, interpreter: Interpreter, op: r.CumSumOp, args: Args) -> Args:
+        (x,) = args
+        axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.ndim)
+        reverse = get_bool(op.properties, "reverse", False)
+        ordered = np.flip(x, axis) if reverse else x
+        sums = np.cumsum(ordered, axis=axis, dtype=_accumulator(x.dtype))
+        if get_bool(op.properties, "exclusive", False):
+            # Shifted by one along the axis: each sum leaves out its own element.
+            n = x.shape[axis]
+            zero_shape = list(x.shape)
+            zero_shape[axis] = min(1, n)
+            leading = np.zeros(zero_shape, sums.dtype)
+            kept = np.take(sums, np.arange(max(n - 1, 0)), axis=axis)
+            sums = np.concatenate([leading, kept], axis=axis)
+        if reverse:
+            sums = np.flip(sums, axis)
+        return (np.ascontiguousarray(sums).astype(x.dtype),)
+
+    @impl(r.TopKOp)
+    def run_topk(self, interpreter: Interpreter, op: r.TopKOp, args: Args) -> Args:
+        (x,) = args
+        axis = axis_in_range(op.name, get_int(op.properties, "axis", -1), x.ndim)
+        k = get_int(op.properties, "k")
+        n = x.shape[axis]
+        if get_bool(op.properties, "largest", True):
+            # Sort the reversed axis ascending (stable), then read it backward:
+            # values descend and equal values keep the lower index first.
+            ascending = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+            order = n - 1 - np.flip(ascending, axis)
+        else:
+            order = np.argsort(x, axis=axis, kind="stable")
+        indices = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+        return (np.take_along_axis(x, indices, axis), indices)
+
 
 def _arg_reduce(op: r.ArgReduceOp, x: np.ndarray, arg: Any) -> np.ndarray:
     axis = axis_in_range(op.name, get_int(op.properties, "axis", 0), x.ndim)

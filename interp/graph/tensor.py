@@ -176,5 +176,67 @@ class TensorFunctions(InterpreterFunctions):
         (x,) = args
         n, c, h, w = x.shape
         b = get_int(op.properties, "blocksize")
-        blocks = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+        blocks = x.reshape(n, c, h // b, b, w // b, b)
+        if get_str(op.properties, "mode", "DCR") == "DCR":
+            blocks = blocks.transpose(0, 3, 5, 1, 2, 4)
+        else:
+            blocks = blocks.transpose(0, 1, 3, 5, 2, 4)
         return (blocks.reshape(shape_of(op.output.type)),)
+
+    @impl(t.GatherNDOp)
+    def run_gather_nd(
+        self, interpreter: Interpreter, op: t.GatherNDOp, args: Args
+    ) -> Args:
+        data, indices = args
+        batch_dims = get_int(op.properties, "batch_dims", 0)
+        batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
+        flat_data = data.reshape((batch, *data.shape[batch_dims:]))
+        index = _nd_index(op.name, indices, flat_data.shape[1:], batch, op.data.type)
+        batch_index = np.arange(batch).reshape(batch, 1)
+        gathered = flat_data[(batch_index, *index)]
+        return (gathered.reshape(shape_of(op.output.type)),)
+
+    @impl(t.ScatterNDOp)
+    def run_scatter_nd(
+        self, interpreter: Interpreter, op: t.ScatterNDOp, args: Args
+    ) -> Args:
+        data, indices, updates = args
+        depth = indices.shape[-1]
+        index = _nd_index(op.name, indices, data.shape, 1, op.data.type)
+        index = tuple(i.reshape(-1) for i in index)
+        flat_updates = updates.reshape((-1, *data.shape[depth:]))
+        reduction = get_str(op.properties, "reduction", "none")
+        result = data.copy()
+        if reduction == "none":
+            # Repeated index tuples: the last update in row-major order wins.
+            result[index] = flat_updates
+        else:
+            _SCATTER_UFUNCS[reduction].at(result, index, flat_updates)
+        return (result,)
+
+
+_SCATTER_UFUNCS: dict[str, Any] = {
+    "add": np.add,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+
+def _nd_index(
+    op_name: str,
+    indices: np.ndarray,
+    dims: tuple[int, ...],
+    batch: int,
+    data_type: Attribute,
+) -> list[np.ndarray]:
+    """The index tuples of indices (last dimension) as one array per
+    addressed dim of `dims`, each shaped (batch, tuples per batch)."""
+    depth = indices.shape[-1]
+    tuples = indices.reshape((batch, -1, depth)) if indices.size else np.zeros(
+        (batch, 0, depth), np.int64
+    )
+    return [
+        _in_range_indices(op_name, tuples[..., j], dims[j], data_type)
+        for j in range(depth)
+    ]

@@ -61,3 +61,51 @@ func.func @argmax_result_not_i64(%a: tensor<2x3xf32>) -> tensor<3xi32> {
   %0 = graph.argmax %a {keepdims = false} : (tensor<2x3xf32>) -> tensor<3xi32>
   func.return %0 : tensor<3xi32>
 }
+
+// -----
+
+func.func @cumsum_axis_range(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: invalid-reduce.mlir:69:3: error: 'graph.cumsum' op axis 2 is out of range for rank 2
+  %0 = graph.cumsum %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @cumsum_bool(%a: tensor<3xi1>) -> tensor<3xi1> {
+  // CHECK: invalid-reduce.mlir:77:3: error: 'graph.cumsum' op cannot sum the i1 elements of tensor<3xi1>
+  %0 = graph.cumsum %a {axis = 0 : i64} : (tensor<3xi1>) -> tensor<3xi1>
+  func.return %0 : tensor<3xi1>
+}
+
+// -----
+
+func.func @cumsum_missing_axis(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: invalid-reduce.mlir:85:3: error: property 'axis' expected in operation 'graph.cumsum'
+  %0 = graph.cumsum %a : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @topk_axis_range(%a: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // CHECK: invalid-reduce.mlir:93:3: error: 'graph.topk' op axis -3 is out of range for rank 2
+  %0:2 = graph.topk %a {k = 1 : i64, axis = -3 : i64} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  func.return %0#0, %0#1 : tensor<2x1xf32>, tensor<2x1xi64>
+}
+
+// -----
+
+func.func @topk_k_range(%a: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>) {
+  // CHECK: invalid-reduce.mlir:101:3: error: 'graph.topk' op k 4 must be in 0..3, the size of axis 1 of tensor<2x3xf32>
+  %0:2 = graph.topk %a {k = 4 : i64} : (tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>)
+  func.return %0#0, %0#1 : tensor<2x4xf32>, tensor<2x4xi64>
+}
+
+// -----
+
+func.func @topk_indices_not_i64(%a: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>) {
+  // CHECK: invalid-reduce.mlir:109:3: error: 'graph.topk' op result type tensor<2x2xf32>, tensor<2x2xi32> does not match the type inferred from its operands tensor<2x2xf32>, tensor<2x2xi64> (operands: tensor<2x3xf32>)
+  %0:2 = graph.topk %a {k = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  func.return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xi32>
+}

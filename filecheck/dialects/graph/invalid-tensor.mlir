@@ -317,3 +317,91 @@ func.func @space_to_depth_rank(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = graph.space_to_depth %a {blocksize = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @gather_nd_float_indices(%a: tensor<2x3xf32>, %i: tensor<2x1xf32>) -> tensor<2x3xf32> {
+  // CHECK: invalid-tensor.mlir:325:3: error: 'graph.gather_nd' op indices must be an integer tensor, got tensor<2x1xf32>
+  %0 = graph.gather_nd %a, %i : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch_dims(%a: tensor<2x3xf32>, %i: tensor<2x1xi64>) -> tensor<2xf32> {
+  // CHECK: invalid-tensor.mlir:333:3: error: 'graph.gather_nd' op batch_dims 2 must be less than the ranks of data tensor<2x3xf32> and indices tensor<2x1xi64>
+  %0 = graph.gather_nd %a, %i {batch_dims = 2 : i64} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @gather_nd_depth(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>) -> tensor<2xf32> {
+  // CHECK: invalid-tensor.mlir:341:3: error: 'graph.gather_nd' op the last dimension of indices tensor<2x3xi64> (3) must be in 1..2, the rank of data tensor<2x3xf32> after 0 batch dims
+  %0 = graph.gather_nd %a, %i : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch_mismatch(%a: tensor<2x3xf32>, %i: tensor<3x1xi64>) -> tensor<3xf32> {
+  // CHECK: invalid-tensor.mlir:349:3: error: 'graph.gather_nd' op the first 1 dims of data tensor<2x3xf32> and indices tensor<3x1xi64> differ
+  %0 = graph.gather_nd %a, %i {batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<3x1xi64>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_nd_wrong_result(%a: tensor<2x3xf32>, %i: tensor<4x2xi64>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:357:3: error: 'graph.gather_nd' op result type tensor<4x3xf32> does not match the type inferred from its operands tensor<4xf32> (operands: tensor<2x3xf32>, tensor<4x2xi64>)
+  %0 = graph.gather_nd %a, %i : (tensor<2x3xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_reduction(%a: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:365:3: error: 'graph.scatter_nd' op property 'reduction' is "sub", expected one of "none", "add", "mul", "max", "min"
+  %0 = graph.scatter_nd %a, %i, %u {reduction = "sub"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_depth(%a: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:373:3: error: 'graph.scatter_nd' op the last dimension of indices tensor<2x3xi64> (3) must be in 1..2, the rank of data tensor<4x3xf32> after 0 batch dims
+  %0 = graph.scatter_nd %a, %i, %u : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_float_indices(%a: tensor<4x3xf32>, %i: tensor<2x1xf32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:381:3: error: 'graph.scatter_nd' op indices must be an integer tensor, got tensor<2x1xf32>
+  %0 = graph.scatter_nd %a, %i, %u : (tensor<4x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_element_types(%a: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xi32>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:389:3: error: 'graph.scatter_nd' op operand element types differ: tensor<4x3xf32>, tensor<2x3xi32>
+  %0 = graph.scatter_nd %a, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xi32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_updates_shape(%a: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2xf32>) -> tensor<4x3xf32> {
+  // CHECK: invalid-tensor.mlir:397:3: error: 'graph.scatter_nd' op updates tensor<2xf32> must have shape [2, 3] (indices tensor<2x1xi64>, data tensor<4x3xf32>)
+  %0 = graph.scatter_nd %a, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @space_to_depth_mode(%a: tensor<1x1x4x4xf32>) -> tensor<1x4x2x2xf32> {
+  // CHECK: invalid-tensor.mlir:405:3: error: 'graph.space_to_depth' op property 'mode' is "RDC", expected one of "DCR", "CRD"
+  %0 = graph.space_to_depth %a {blocksize = 2 : i64, mode = "RDC"} : (tensor<1x1x4x4xf32>) -> tensor<1x4x2x2xf32>
+  func.return %0 : tensor<1x4x2x2xf32>
+}

@@ -68,3 +68,23 @@ func.func @blocks(%a: tensor<1x8x2x3xf32>) -> tensor<1x8x2x3xf32> {
   %1 = graph.space_to_depth %0 {blocksize = 2 : i64} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
   func.return %1 : tensor<1x8x2x3xf32>
 }
+
+// CHECK-LABEL: func.func @nd_indexing
+func.func @nd_indexing(%a: tensor<2x3x4xf32>, %i: tensor<5x2xi64>, %j: tensor<2x5x1xi32>, %u: tensor<5x4xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: graph.gather_nd %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+  %0 = graph.gather_nd %a, %i : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+  // CHECK: graph.gather_nd %{{.*}}, %{{.*}} {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi32>) -> tensor<2x5x4xf32>
+  %1 = graph.gather_nd %a, %j {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi32>) -> tensor<2x5x4xf32>
+  // CHECK: graph.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} {reduction = "max"} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+  %2 = graph.scatter_nd %a, %i, %u {reduction = "max"} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: graph.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+  %3 = graph.scatter_nd %2, %i, %0 : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+  func.return %3 : tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func.func @space_to_depth_crd
+func.func @space_to_depth_crd(%a: tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32> {
+  // CHECK: graph.space_to_depth %{{.*}} {blocksize = 2 : i64, mode = "CRD"} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  %0 = graph.space_to_depth %a {blocksize = 2 : i64, mode = "CRD"} : (tensor<1x2x4x6xf32>) -> tensor<1x8x2x3xf32>
+  func.return %0 : tensor<1x8x2x3xf32>
+}

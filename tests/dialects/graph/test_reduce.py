@@ -166,3 +166,81 @@ def test_arg_reduction_refuses_an_empty_axis() -> None:
             [tensor_type_of(np.zeros((2, 0), np.float32))],
             {"axis": int_attr(1)},
         )
+
+
+# ---------------------------------------------------------------------------
+# cumsum, topk
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
+    data=st.data(),
+)
+def test_cumsum_like_onnx(shape: tuple[int, ...], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    exclusive, reverse = data.draw(st.booleans()), data.draw(st.booleans())
+    dtype = data.draw(st.sampled_from([np.float32, np.int32, np.int64]))
+    x = np.random.default_rng(1).integers(-5, 6, shape).astype(dtype)
+    props = {
+        "axis": int_attr(axis),
+        "exclusive": bool_attr(exclusive),
+        "reverse": bool_attr(reverse),
+    }
+    (got,) = run_single_op(r.CumSumOp, [x], props)
+    (want,) = onnx_node(
+        "CumSum",
+        [x, np.array(axis, np.int64)],
+        exclusive=int(exclusive),
+        reverse=int(reverse),
+    )
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cumsum_refuses_booleans_and_a_bad_axis() -> None:
+    with pytest.raises(ShapeError, match=r"cannot sum the i1 elements of tensor<3xi1>"):
+        single_op_module(
+            r.CumSumOp, [tensor_type_of(np.zeros(3, bool))], {"axis": int_attr(0)}
+        )
+    with pytest.raises(ShapeError, match=r"axis 1 is out of range for rank 1"):
+        single_op_module(
+            r.CumSumOp,
+            [tensor_type_of(np.zeros(3, np.float32))],
+            {"axis": int_attr(1)},
+        )
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5),
+    data=st.data(),
+)
+def test_topk_like_onnx_with_ties(shape: tuple[int, ...], data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(0, shape[axis]))
+    largest = data.draw(st.booleans())
+    dtype = data.draw(st.sampled_from([np.float32, np.int64, np.uint8]))
+    # Few distinct values, so ties are common.
+    x = np.random.default_rng(2).integers(0, 3, shape).astype(dtype)
+    props = {"k": int_attr(k), "axis": int_attr(axis), "largest": bool_attr(largest)}
+    values, indices = run_single_op(r.TopKOp, [x], props)
+    names = ["x", "k"]
+    node = helper.make_node(
+        "TopK", names, ["v", "i"], axis=axis, largest=int(largest), sorted=1
+    )
+    want_v, want_i = ReferenceEvaluator(node).run(
+        None, {"x": x, "k": np.array([k], np.int64)}
+    )
+    assert values.dtype == dtype and indices.dtype == np.int64
+    np.testing.assert_array_equal(values, want_v)
+    np.testing.assert_array_equal(indices, want_i)
+
+
+def test_topk_refuses_k_larger_than_the_axis() -> None:
+    with pytest.raises(
+        ShapeError, match=r"k 4 must be in 0\.\.3, the size of axis 1 of tensor<2x3xf32>"
+    ):
+        single_op_module(
+            r.TopKOp, [tensor_type_of(np.zeros((2, 3), np.float32))], {"k": int_attr(4)}
+        )

@@ -533,3 +533,112 @@ def test_depth_and_space_refuse_indivisible_sizes() -> None:
         single_op_module(
             t.SpaceToDepthOp, types(f32((2, 3))), {"blocksize": int_attr(2)}
         )
+
+
+def test_space_to_depth_crd_like_onnx_and_inverts_crd() -> None:
+    x = f32((1, 2, 4, 6))
+    props = {"blocksize": int_attr(2), "mode": str_attr("CRD")}
+    (got,) = run_single_op(t.SpaceToDepthOp, [x], props)
+    (want,) = onnx_node("SpaceToDepth", [x], blocksize=2, mode="CRD")
+    np.testing.assert_array_equal(got, want)
+    (back,) = run_single_op(t.DepthToSpaceOp, [got], props)
+    np.testing.assert_array_equal(back, x)
+
+
+# ---------------------------------------------------------------------------
+# gather_nd, scatter_nd
+
+
+@st.composite
+def nd_cases(
+    draw: st.DrawFn, batched: bool = True
+) -> tuple[tuple[int, ...], np.ndarray, int]:
+    """A data shape, index tuples that fit it, and a batch_dims."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3))
+    batch_dims = draw(st.integers(0, len(shape) - 1)) if batched else 0
+    depth = draw(st.integers(1, len(shape) - batch_dims))
+    middle = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    index_shape = (*shape[:batch_dims], *middle, depth)
+    dims = np.array(shape[batch_dims : batch_dims + depth])
+    unit = draw(hnp.arrays(np.float64, index_shape, elements=st.floats(0, 0.999)))
+    indices = np.floor(unit * 2 * dims).astype(np.int64) - dims  # -dim..dim-1
+    return shape, indices, batch_dims
+
+
+@settings(max_examples=25, deadline=None)
+@given(nd_cases())
+def test_gather_nd_like_onnx(case: tuple[tuple[int, ...], np.ndarray, int]) -> None:
+    shape, indices, batch_dims = case
+    x = f32(shape)
+    (got,) = run_single_op(
+        t.GatherNDOp, [x, indices], {"batch_dims": int_attr(batch_dims)}
+    )
+    (want,) = onnx_node("GatherND", [x, indices], batch_dims=batch_dims)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_nd_refuses_index_tuples_longer_than_the_rank() -> None:
+    with pytest.raises(
+        ShapeError,
+        match=r"the last dimension of indices tensor<2x3xi64> \(3\) must be in 1\.\.2",
+    ):
+        single_op_module(t.GatherNDOp, types(f32((2, 3)), np.zeros((2, 3), np.int64)))
+
+
+def test_gather_nd_refuses_batch_dims_that_differ() -> None:
+    with pytest.raises(
+        ShapeError,
+        match=r"the first 1 dims of data tensor<2x3xf32> and indices tensor<3x1xi64> differ",
+    ):
+        single_op_module(
+            t.GatherNDOp,
+            types(f32((2, 3)), np.zeros((3, 1), np.int64)),
+            {"batch_dims": int_attr(1)},
+        )
+    with pytest.raises(ShapeError, match=r"batch_dims 2 must be less than the ranks"):
+        single_op_module(
+            t.GatherNDOp,
+            types(f32((2, 3)), np.zeros((2, 1), np.int64)),
+            {"batch_dims": int_attr(2)},
+        )
+
+
+@settings(max_examples=25, deadline=None)
+@given(nd_cases(batched=False), st.sampled_from(["none", "add", "mul", "max", "min"]))
+def test_scatter_nd_like_onnx(
+    case: tuple[tuple[int, ...], np.ndarray, int], reduction: str
+) -> None:
+    shape, indices, _ = case
+    if reduction == "none":
+        # Distinct targets: the order of repeated writes is unspecified.
+        dims = shape[: indices.shape[-1]]
+        flat = np.ravel_multi_index(tuple(np.moveaxis(indices % dims, -1, 0)), dims)
+        _, first = np.unique(flat.reshape(-1), return_index=True)
+        indices = indices.reshape(-1, indices.shape[-1])[np.sort(first)]
+    x = f32(shape)
+    updates = f32((*indices.shape[:-1], *shape[indices.shape[-1] :]), 1)
+    props = {"reduction": str_attr(reduction)}
+    (got,) = run_single_op(t.ScatterNDOp, [x, indices, updates], props)
+    # The reference evaluator does not wrap negative indices.
+    positive = indices % np.array(shape[: indices.shape[-1]])
+    (want,) = onnx_node("ScatterND", [x, positive, updates], reduction=reduction)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_scatter_nd_refuses_updates_of_the_wrong_shape() -> None:
+    with pytest.raises(
+        ShapeError,
+        match=r"updates tensor<2xf32> must have shape \[2, 3\] \(indices tensor<2x1xi64>",
+    ):
+        single_op_module(
+            t.ScatterNDOp,
+            types(f32((4, 3)), np.zeros((2, 1), np.int64), f32((2,))),
+        )
+
+
+def test_scatter_nd_refuses_an_index_out_of_range_at_run_time() -> None:
+    with pytest.raises(IndexError, match=r"index 4 is out of range for an axis of size 4"):
+        run_single_op(
+            t.ScatterNDOp, [f32((4,)), np.array([[4]], np.int64), f32((1,))]
+        )
