@@ -192,8 +192,13 @@ def _input_types(
 def import_model(
     model: onnx.ModelProto | str | os.PathLike[str],
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    freeze: Mapping[str, Any] | None = None,
 ) -> ModuleOp:
-    """Imports an ONNX model (a ModelProto or a path) into a graph module."""
+    """Imports an ONNX model (a ModelProto or a path) into a graph module.
+
+    `input_shapes` fixes symbolic input dimensions. `freeze` gives values for
+    some inputs, which become constants (for inputs that carry shapes, axes or
+    sizes, which xtc needs at compile time)."""
     from xtc.interp import make_interpreter
 
     _load_converters()
@@ -203,6 +208,8 @@ def import_model(
     _check_supported(proto, opset)
 
     initializers = {t.name: t for t in graph.initializer}
+    frozen = _frozen_inputs(proto, freeze or {}, set(initializers))
+    initializers.update(frozen)
     inputs = _input_types(proto, set(initializers), input_shapes or {})
     block = Block(arg_types=[t for _, t in inputs])
     importer = Importer(block, opset, make_interpreter(ModuleOp([])))
@@ -238,6 +245,29 @@ def import_model(
     _drop_unused_constants(block)
     module.verify()
     return module
+
+
+def _frozen_inputs(
+    model: onnx.ModelProto, freeze: Mapping[str, Any], initializers: set[str]
+) -> dict[str, onnx.TensorProto]:
+    """The frozen inputs as initializers, checked against their declarations."""
+    declared = {i.name: i for i in model.graph.input if i.name not in initializers}
+    unknown = sorted(set(freeze) - set(declared))
+    if unknown:
+        raise OnnxImportError(
+            f"cannot freeze {unknown}: the model's inputs are {sorted(declared)}"
+        )
+    tensors: dict[str, onnx.TensorProto] = {}
+    for name, value in freeze.items():
+        elem_type = declared[name].type.tensor_type.elem_type
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+        array = np.asarray(value)
+        if array.dtype != dtype:
+            raise OnnxImportError(
+                f"frozen input '{name}' has dtype {array.dtype}, the model declares {dtype}"
+            )
+        tensors[name] = numpy_helper.from_array(array, name)
+    return tensors
 
 
 def _convert_node(importer: Importer, proto: onnx.NodeProto, index: int) -> None:

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-PATHS = ("interp",)
+INTERPRETER = ("interp",)
+BOTH = ("interp", "native")
 
 
 @dataclass
@@ -95,26 +96,70 @@ def _arrays(values: Sequence[Any]) -> list[Any]:
     return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
 
 
+NEEDS_CONSTANT = "must be a constant"
+
+
+def _import(case: Any, freeze: dict[str, Any] | None = None) -> Any:
+    from xtc.frontend.onnx import import_model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_model(case.model, freeze=freeze)
+
+
+def _runner(module: Any, path: str) -> Any:
+    """A function from the inputs to the outputs on `path`."""
+    from xtc import interp
+
+    if path == "native":
+        from xtc.tools.native import NativeModel
+
+        return NativeModel(module).run
+    return lambda inputs: interp.run(module, inputs)
+
+
 def run_case(case: Any, path: str) -> CaseResult:
-    """Imports and runs one case on `path` (the interpreter today)."""
+    """Imports and runs one case on `path` ("interp" or "native").
+
+    Some cases feed shapes, axes or sizes as ordinary inputs; xtc compiles
+    static shapes, so when the importer needs such an input constant, the
+    case's integer inputs are frozen to each data set's values (as a user
+    would with `freeze=`) and the result says so in its detail."""
     import numpy as np
 
-    from xtc import interp
-    from xtc.frontend.onnx import OnnxImportError, import_model
+    from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
+    input_names = [i.name for i in case.model.graph.input if i.name not in
+                   {t.name for t in case.model.graph.initializer}]
+    frozen: list[str] = []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = import_model(case.model)
+        module = _import(case)
     except OnnxImportError as e:
-        status = "unsupported" if "unsupported node" in str(e) else "error"
-        return CaseResult(case.name, op, path, status, str(e))
+        if NEEDS_CONSTANT not in str(e):
+            status = "unsupported" if "unsupported node" in str(e) else "error"
+            return CaseResult(case.name, op, path, status, str(e))
+        module = None
+    try:
+        run = _runner(module, path) if module is not None else None
+    except Exception as e:  # noqa: BLE001 - reported per case
+        return CaseResult(case.name, op, path, "error", f"compile: {type(e).__name__}: {e}")
     for raw_inputs, raw_outputs in case.data_sets:
         inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
         try:
+            if run is None:
+                values = dict(zip(input_names, inputs, strict=False))
+                frozen = [n for n, v in values.items() if np.asarray(v).dtype.kind in "iu"]
+                data_module = _import(case, {n: values[n] for n in frozen})
+                inputs = [values[n] for n in input_names if n not in frozen]
+                data_run = _runner(data_module, path)
+            else:
+                data_run = run
             with np.errstate(all="ignore"):
-                got = interp.run(module, list(inputs))
+                got = data_run(list(inputs))
+        except OnnxImportError as e:
+            status = "unsupported" if "unsupported node" in str(e) else "error"
+            return CaseResult(case.name, op, path, status, str(e))
         except Exception as e:  # noqa: BLE001 - reported per case
             return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
         names = [o.name for o in case.model.graph.output]
@@ -126,7 +171,8 @@ def run_case(case: Any, path: str) -> CaseResult:
             why = _compare(name, g, e, case.rtol, case.atol)
             if why:
                 return CaseResult(case.name, op, path, "failed", why)
-    return CaseResult(case.name, op, path, "passed")
+    detail = f"frozen inputs {frozen}" if frozen else ""
+    return CaseResult(case.name, op, path, "passed", detail)
 
 
 def worker_main() -> None:
@@ -254,6 +300,8 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
         others = ", ".join(
             f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s]
         )
+        frozen = sum(1 for r in results if r.path == p and r.status == "passed" and r.detail)
+        print(f"{p}: {frozen} of the passes froze shape inputs to the case's values", file=out)
         print(
             f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed "
             f"({others or 'none other'})",
@@ -270,6 +318,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
     parser.add_argument("--json", metavar="FILE", help="write every case's result to FILE")
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="also compile each case to native code and run it (two columns)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failure")
     parser.add_argument("--top", type=int, default=15, help="ops failing most to list")
     args = parser.parse_args(argv)
@@ -286,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no case matches '{args.filter}'")
     ops = {n: op_of(cases[n], cases) for n in names}
     results: list[CaseResult] = []
-    for r in run_all(names, PATHS, args.jobs, args.timeout, ops):
+    paths = BOTH if args.compiled else INTERPRETER
+    for r in run_all(names, paths, args.jobs, args.timeout, ops):
         results.append(r)
         if args.verbose and r.status != "passed":
             print(f"{r.status:12} {r.name} [{r.path}]: {r.detail[:300]}", flush=True)
@@ -294,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump([asdict(r) for r in results], f, indent=1)
-    summarize(results, PATHS, sys.stdout, args.top)
+    summarize(results, paths, sys.stdout, args.top)
     return 0
 
 

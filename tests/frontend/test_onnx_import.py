@@ -154,3 +154,27 @@ def test_cli_import(tmp_path: Path) -> None:
         [XTC, "import", str(tmp_path / "none.onnx")], capture_output=True, text=True, check=False
     )
     assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_freeze_turns_shape_inputs_into_constants() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match=r"Reshape node 'reshape'.*must be a constant"):
+        import_model(model)
+    module = import_model(model, freeze={"shape": np.array([3, 4], np.int64)})
+    assert input_names(entry_function(module)) == ["x"]
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    (y,) = interp.run(module, {"x": x})
+    np.testing.assert_array_equal(y, x.reshape(3, 4))
+    with pytest.raises(OnnxImportError, match="dtype int32, the model declares int64"):
+        import_model(model, freeze={"shape": np.array([3, 4], np.int32)})
+    with pytest.raises(OnnxImportError, match=r"cannot freeze \['nope'\]"):
+        import_model(model, freeze={"nope": np.array([1])})
