@@ -102,7 +102,7 @@ class ForOp(IRDLOperation):
             f"step {self.step.value.data} "
         )
         printer.print_string(f'{{name = "{self.loop_name.data}", kind = "{self.kind.data}"}} ')
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> ForOp:
