@@ -1,3 +1,799 @@
-"""Compute rules: nn graph ops."""
+"""Compute rules: nn graph ops.
+
+Each rule follows the numpy semantics of `interp/graph/nn.py`. Products and
+sums accumulate in the element type (f16 / bf16 in f32, booleans in i64), so
+integers wrap as the interpreter's int64 sums do once cast back. A window
+that may leave its tensor (padding, ceil_mode overhang, transposed strides)
+reads a clamped index and `select`s the fill value: no read ever falls
+outside a tensor.
+"""
 
 from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    IndexType,
+    IntegerType,
+    TensorType,
+    f32,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute
+
+from xtc.dialects.graph import nn
+from xtc.dialects.graph.base import (
+    GraphOp,
+    get_bool,
+    get_float,
+    get_int,
+    get_ints,
+    get_str,
+    shape_of,
+)
+from xtc.ops import compute_rule
+from xtc.ops.te_builder import (
+    Expr,
+    ExprLike,
+    KernelBuilder,
+    Tensor,
+    ceil,
+    constant,
+    convert,
+    exp,
+    floor,
+    is_float,
+    is_unsigned,
+    log,
+    maximum,
+    minimum,
+    round_even,
+    scalar_type,
+    select,
+    sqrt,
+)
+
+# ---------------------------------------------------------------------------
+# Helpers shared by the rules of this module.
+
+
+def accumulator_type(element_type: Attribute) -> Attribute:
+    """The arith type sums of `element_type` values are computed in."""
+    if isinstance(element_type, Float16Type | BFloat16Type):
+        return f32
+    if isinstance(element_type, IntegerType) and element_type.width.data == 1:
+        return i64
+    return scalar_type(element_type)
+
+
+def _is_bool(element_type: Attribute) -> bool:
+    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def _result(op: GraphOp) -> tuple[tuple[int, ...], Attribute]:
+    """Shape and element type of the op's (only) result."""
+    t = cast(TensorType[Attribute], op.result_types[0])
+    return shape_of(t), t.get_element_type()
+
+
+def affine(*terms: tuple[ExprLike, int], offset: int = 0) -> ExprLike:
+    """Σ index · coefficient + offset, leaving out the trivial operations
+    (an int when every index is an int)."""
+    total: Expr | None = None
+    for value, coefficient in terms:
+        if not isinstance(value, Expr):
+            offset += int(value) * coefficient
+            continue
+        if coefficient == 0:
+            continue
+        term = value if coefficient == 1 else value * coefficient
+        total = term if total is None else total + term
+    if total is None:
+        return offset
+    return total + offset if offset else total
+
+
+def clamp(i: ExprLike, size: int) -> ExprLike:
+    """An index clamped into [0, size)."""
+    if not isinstance(i, Expr):
+        return min(max(i, 0), size - 1)
+    return minimum(maximum(i, 0), size - 1)
+
+
+def within(i: ExprLike, lo: int, hi: int) -> Expr:
+    """lo <= i < hi (i1)."""
+    assert isinstance(i, Expr)
+    return (i >= lo) & (i < hi)
+
+
+def all_of(conditions: Sequence[Expr]) -> Expr | None:
+    """The conjunction of the conditions, None when there are none."""
+    result: Expr | None = None
+    for c in conditions:
+        result = c if result is None else result & c
+    return result
+
+
+def _window(op: GraphOp, kernel: Sequence[int]) -> nn.Window2d:
+    props = op.properties
+    return nn.Window2d(
+        kernel=tuple(kernel),
+        strides=get_ints(props, "strides", (1, 1)),
+        dilation=get_ints(props, "dilation", (1, 1)),
+        padding=get_ints(props, "padding", (0, 0, 0, 0)),
+    )
+
+
+def _lowest(element_type: Attribute) -> float | int:
+    """The identity of max over `element_type` (-inf, the smallest integer)."""
+    if is_float(element_type):
+        return -pymath.inf
+    if is_unsigned(element_type) or _is_bool(element_type):
+        return 0
+    return -(1 << (cast(IntegerType, element_type).width.data - 1))
+
+
+def reduce_max(
+    k: KernelBuilder, extents: Sequence[int], term: Callable[..., Expr], element_type: Attribute
+) -> Expr:
+    """max of term over the box. te.reduce compares integers as signed: an
+    unsigned term is read with its top bit flipped, which maps the unsigned
+    order onto the signed one, and flipped back after."""
+    if not is_unsigned(element_type):
+        return k.reduce("max", extents, term)
+    top = 1 << (cast(IntegerType, element_type).width.data - 1)
+    return k.reduce("max", extents, lambda *r: term(*r) ^ top) ^ top
+
+
+def _insert(indices: Sequence[Expr], axis: int, value: Expr) -> list[Expr]:
+    return [*indices[:axis], value, *indices[axis:]]
+
+
+# ---------------------------------------------------------------------------
+# Convolutions.
+
+
+def zero_padded(k: KernelBuilder, x: Tensor, padding: Sequence[int]) -> Tensor:
+    """x (N×C×H×W) with `padding` [top, left, bottom, right] rows and columns
+    of zeros around H×W (x itself when there are none)."""
+    if not any(padding):
+        return x
+    n, c, h, w = x.shape
+    top, left, bottom, right = padding
+    shape = (n, c, h + top + bottom, w + left + right)
+
+    def element(b: Expr, ch: Expr, *position: Expr) -> Expr:
+        reads: list[ExprLike] = []
+        inside: list[Expr] = []
+        for p, before, after, size in zip(
+            position, (top, left), (bottom, right), (h, w), strict=True
+        ):
+            source = affine((p, 1), offset=-before)
+            if before or after:
+                inside.append(within(source, 0, size))
+                source = clamp(source, size)
+            reads.append(source)
+        return select(cast(Expr, all_of(inside)), x[[b, ch, *reads]], 0)
+
+    return k.compute(shape, x.element_type, element)
+
+
+def _grouped_channel(
+    oc: Expr, per_group_out: int, per_group_in: int, groups: int, c: Expr
+) -> ExprLike:
+    """Input channel c of the group of output channel oc."""
+    if groups == 1:
+        return c
+    return (oc // per_group_out) * per_group_in + c
+
+
+@compute_rule(nn.Conv2dOp)
+def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[n, o, y, x] = Σ_{c, i, j} xpad[n, g·C/g + c, y·sh + i·dh, x·sw + j·dw]
+    · w[o, c, i, j], g the group of o; padding is a zero-padded stage."""
+    x, w = inputs
+    shape, element_type = _result(op)
+    o, cg, kh, kw = w.shape
+    window = _window(op, (kh, kw))
+    groups = get_int(op.properties, "groups", 1)
+    (sh, sw), (dh, dw) = window.strides, window.dilation
+    padded = zero_padded(k, x, window.padding)
+    acc = accumulator_type(element_type)
+
+    def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
+        def term(c: Expr, i: Expr, j: Expr) -> Expr:
+            channel = _grouped_channel(oc, o // groups, cg, groups, c)
+            value = padded[b, channel, affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
+            return convert(value, acc) * convert(w[oc, c, i, j], acc)
+
+        return convert(k.reduce("sum", (cg, kh, kw), term), element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+@compute_rule(nn.Conv2dTransposeOp)
+def conv2d_transpose(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """A convolution (flipped kernel) over the input spread by the strides
+    and padded by dilation·(K-1) - padding: out[n, o, y, x] = Σ_{c, i, j}
+    e[n, ch, y + (KH-1-i)·dh, x + (KW-1-j)·dw] · w[ch, o mod O/g, i, j]
+    with ch = g·C/g + c, g the group of o."""
+    x, w = inputs
+    shape, element_type = _result(op)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    _, o, oh, ow = shape
+    window = _window(op, (kh, kw))
+    groups = get_int(op.properties, "groups", 1)
+    cg = c // groups
+    (sh, sw), (dh, dw) = window.strides, window.dilation
+    # e[a] = x[(a - lead) / stride] where that is a whole input index, else 0.
+    lead_h = (kh - 1) * dh - window.padding[0]
+    lead_w = (kw - 1) * dw - window.padding[1]
+    eh, ew = oh + (kh - 1) * dh, ow + (kw - 1) * dw
+
+    def spread(b: Expr, ch: Expr, a: Expr, bb: Expr) -> Expr:
+        conditions: list[Expr] = []
+        sources: list[ExprLike] = []
+        for position, lead, stride, size in ((a, lead_h, sh, h), (bb, lead_w, sw, wd)):
+            shifted = affine((position, 1), offset=-lead)
+            source = shifted if stride == 1 else cast(Expr, shifted) // stride
+            conditions.append(within(source, 0, size))
+            if stride != 1:
+                conditions.append((cast(Expr, shifted) % stride).eq(0))
+            sources.append(clamp(source, size))
+        inside = cast(Expr, all_of(conditions))
+        return select(inside, x[b, ch, sources[0], sources[1]], 0)
+
+    spread_x = k.compute((n, c, eh, ew), x.element_type, spread)
+    acc = accumulator_type(element_type)
+
+    def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
+        def term(ci: Expr, i: Expr, j: Expr) -> Expr:
+            channel = _grouped_channel(oc, og, cg, groups, ci)
+            out_channel = oc if groups == 1 else oc % og
+            row = affine((y, 1), (i, -dh), offset=(kh - 1) * dh)
+            col = affine((xx, 1), (j, -dw), offset=(kw - 1) * dw)
+            value = spread_x[b, channel, row, col]
+            return convert(value, acc) * convert(w[channel, out_channel, i, j], acc)
+
+        return convert(k.reduce("sum", (cg, kh, kw), term), element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+# ---------------------------------------------------------------------------
+# Matrix products.
+
+
+def _dot(
+    k: KernelBuilder,
+    extent: int,
+    lhs: Callable[[Expr], Expr],
+    rhs: Callable[[Expr], Expr],
+    element_type: Attribute,
+) -> Expr:
+    """Σ_r lhs(r) · rhs(r), accumulated as accumulator_type(element_type)."""
+    acc = accumulator_type(element_type)
+    total = k.reduce("sum", (extent,), lambda r: convert(lhs(r), acc) * convert(rhs(r), acc))
+    return convert(total, element_type)
+
+
+@compute_rule(nn.DenseOp)
+def dense(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[..., j] = Σ_r x[..., r] · w[j, r]."""
+    x, w = inputs
+    shape, element_type = _result(op)
+    depth = w.shape[1]
+
+    def element(*indices: Expr) -> Expr:
+        *batch, j = indices
+        return _dot(k, depth, lambda r: x[[*batch, r]], lambda r: w[j, r], element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+def _batch_indices(batch: Sequence[Expr], shape: Sequence[int]) -> list[ExprLike]:
+    """The indices of a broadcast operand's batch dims `shape` (right-aligned
+    on the output batch indices; a dim of 1 reads index 0)."""
+    aligned = batch[len(batch) - len(shape) :] if shape else []
+    return [0 if size == 1 else i for i, size in zip(aligned, shape, strict=True)]
+
+
+@compute_rule(nn.MatmulOp)
+def matmul(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """numpy matmul: a 1-D lhs is a row, a 1-D rhs a column (both squeezed
+    from the result), batch dims broadcast."""
+    a, b = inputs
+    shape, element_type = _result(op)
+    lhs_vector, rhs_vector = a.rank == 1, b.rank == 1
+    depth = a.shape[-1]
+    batch_rank = len(shape) - (not lhs_vector) - (not rhs_vector)
+
+    def element(*indices: Expr) -> Expr:
+        batch, rest = indices[:batch_rank], list(indices[batch_rank:])
+        row = None if lhs_vector else rest.pop(0)
+        col = None if rhs_vector else rest.pop(0)
+
+        def lhs(r: Expr) -> Expr:
+            if row is None:
+                return a[r]
+            return a[[*_batch_indices(batch, a.shape[:-2]), row, r]]
+
+        def rhs(r: Expr) -> Expr:
+            if col is None:
+                return b[r]
+            return b[[*_batch_indices(batch, b.shape[:-2]), r, col]]
+
+        return _dot(k, depth, lhs, rhs, element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+@compute_rule(nn.BatchMatmulOp)
+def batch_matmul(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[b, i, j] = Σ_r a[b, i, r] · b[b, r, j], each operand read
+    transposed when transpose_a / transpose_b, a batch of 1 broadcast."""
+    a, b = inputs
+    shape, element_type = _result(op)
+    transpose_a = get_bool(op.properties, "transpose_a", False)
+    transpose_b = get_bool(op.properties, "transpose_b", False)
+    depth = a.shape[1] if transpose_a else a.shape[2]
+
+    def element(batch: Expr, i: Expr, j: Expr) -> Expr:
+        ba: ExprLike = 0 if a.shape[0] == 1 else batch
+        bb: ExprLike = 0 if b.shape[0] == 1 else batch
+        return _dot(
+            k,
+            depth,
+            lambda r: a[ba, r, i] if transpose_a else a[ba, i, r],
+            lambda r: b[bb, j, r] if transpose_b else b[bb, r, j],
+            element_type,
+        )
+
+    return [k.compute(shape, element_type, element)]
+
+
+# ---------------------------------------------------------------------------
+# Bias and normalisation.
+
+
+@compute_rule(nn.BiasAddOp)
+def bias_add(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[..., c, ...] = x[..., c, ...] + bias[c] (logical or for booleans, as numpy)."""
+    x, bias = inputs
+    axis = get_int(op.properties, "axis", 1) % x.rank
+
+    def element(*indices: Expr) -> Expr:
+        value, offset = x[indices], bias[indices[axis]]
+        return value | offset if _is_bool(x.element_type) else value + offset
+
+    return [k.compute(x.shape, x.element_type, element)]
+
+
+@compute_rule(nn.BatchNormOp)
+def batch_norm(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """scale = gamma / sqrt(variance + epsilon), shift = beta - mean · scale
+    (per channel), then out = x · scale + shift."""
+    x, gamma, beta, mean, variance = inputs
+    axis = get_int(op.properties, "axis", 1) % x.rank
+    epsilon = get_float(op.properties, "epsilon", 1e-5)
+    element_type = x.element_type
+    acc = accumulator_type(element_type)
+    channels = (x.shape[axis],)
+
+    def wide(t: Tensor, i: ExprLike) -> Expr:
+        return convert(t[i], acc)
+
+    scale = k.compute(channels, acc, lambda c: wide(gamma, c) / sqrt(wide(variance, c) + epsilon))
+    shift = k.compute(channels, acc, lambda c: wide(beta, c) - wide(mean, c) * scale[c])
+
+    def element(*indices: Expr) -> Expr:
+        c = indices[axis]
+        return convert(convert(x[indices], acc) * scale[c] + shift[c], element_type)
+
+    return [k.compute(x.shape, element_type, element)]
+
+
+@compute_rule(nn.LayerNormOp)
+def layer_norm(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Over the dims from `axis` on: mean, std = sqrt(mean((x - mean)²) +
+    epsilon), then (x - mean) / std · gamma + beta."""
+    x, gamma, beta = inputs
+    axis = get_int(op.properties, "axis", -1) % x.rank
+    epsilon = get_float(op.properties, "epsilon", 1e-5)
+    element_type = x.element_type
+    acc = accumulator_type(element_type)
+    outer, inner = x.shape[:axis], x.shape[axis:]
+    count = pymath.prod(inner)
+
+    def value(indices: Sequence[ExprLike]) -> Expr:
+        return convert(x[indices], acc)
+
+    mean = k.compute(
+        outer,
+        acc,
+        lambda *o: k.reduce("sum", inner, lambda *r: value([*o, *r])) / float(count),
+    )
+
+    def std(*o: Expr) -> Expr:
+        def squared(*r: Expr) -> Expr:
+            centred = value([*o, *r]) - mean[o]
+            return centred * centred
+
+        return sqrt(k.reduce("sum", inner, squared) / float(count) + epsilon)
+
+    deviation = k.compute(outer, acc, std)
+
+    def broadcast(t: Tensor, indices: Sequence[Expr]) -> Expr:
+        tail = indices[len(indices) - t.rank :] if t.rank else []
+        return convert(
+            t[[0 if size == 1 else i for i, size in zip(tail, t.shape, strict=True)]], acc
+        )
+
+    def element(*indices: Expr) -> Expr:
+        o = indices[:axis]
+        normalised = (value(indices) - mean[o]) / deviation[o]
+        return convert(
+            normalised * broadcast(gamma, indices) + broadcast(beta, indices), element_type
+        )
+
+    return [k.compute(x.shape, element_type, element)]
+
+
+# ---------------------------------------------------------------------------
+# Pooling.
+
+
+def _taps_within(start: Expr, lo: int, hi: int, kernel: int, dilation: int) -> Expr:
+    """How many k in [0, kernel) have lo <= start + k·dilation < hi (index)."""
+    first = maximum(-(cast(Expr, affine((start, 1), offset=-lo)) // dilation), 0)
+    last = minimum(((hi - 1) - start) // dilation, kernel - 1)
+    return maximum(last - first + 1, 0)
+
+
+def _pool2d(k: KernelBuilder, op: GraphOp, x: Tensor, take_max: bool) -> Tensor:
+    """max, or Σ / count, over the window's taps that lie in the input."""
+    shape, element_type = _result(op)
+    window = _window(op, get_ints(op.properties, "kernel"))
+    count_include_pad = get_bool(op.properties, "count_include_pad", False)
+    sizes, out_sizes = x.shape[2:], shape[2:]
+    strides, dilation, padding = window.strides, window.dilation, window.padding
+
+    def reaches_outside(axis: int, lo: int, hi: int) -> bool:
+        """Whether a tap of some window lies outside [lo, hi) along `axis`."""
+        first = -padding[axis]
+        last = (out_sizes[axis] - 1) * strides[axis] + first + window.extent(axis) - 1
+        return first < lo or last >= hi
+
+    guarded = [reaches_outside(a, 0, sizes[a]) for a in range(2)]
+    acc = accumulator_type(element_type)
+    fill = _lowest(element_type) if take_max else 0
+
+    def element(b: Expr, c: Expr, y: Expr, xx: Expr) -> Expr:
+        outs = (y, xx)
+
+        def term(*taps: Expr) -> Expr:
+            positions = [
+                affine((outs[a], strides[a]), (taps[a], dilation[a]), offset=-padding[a])
+                for a in range(2)
+            ]
+            inside = all_of([within(positions[a], 0, sizes[a]) for a in range(2) if guarded[a]])
+            reads = [
+                clamp(p, size) if g else p
+                for p, size, g in zip(positions, sizes, guarded, strict=True)
+            ]
+            read = x[[b, c, *reads]]
+            value = read if take_max else convert(read, acc)
+            return value if inside is None else select(inside, value, fill)
+
+        if take_max:
+            return reduce_max(k, window.kernel, term, element_type)
+        total = k.reduce("sum", window.kernel, term)
+        count: ExprLike = 1
+        for a in range(2):
+            lo, hi = 0, sizes[a]
+            if count_include_pad:
+                lo, hi = -padding[a], sizes[a] + padding[a + 2]
+            if reaches_outside(a, lo, hi):
+                start = cast(Expr, affine((outs[a], strides[a]), offset=-padding[a]))
+                taps = _taps_within(start, lo, hi, window.kernel[a], dilation[a])
+                count = taps if isinstance(count, int) and count == 1 else taps * count
+            else:
+                count = count * window.kernel[a]
+        if isinstance(count, Expr):
+            return convert(total / convert(maximum(count, 1), acc), element_type)
+        return convert(total / float(count), element_type)
+
+    return k.compute(shape, element_type, element)
+
+
+@compute_rule(nn.MaxPool2dOp)
+def max_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """max over the window's taps inside the input (padding never wins)."""
+    return [_pool2d(k, op, inputs[0], take_max=True)]
+
+
+@compute_rule(nn.AvgPool2dOp)
+def avg_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Σ of the window's taps inside the input / the taps counted (those in
+    the input, or in the input and its explicit padding)."""
+    return [_pool2d(k, op, inputs[0], take_max=False)]
+
+
+@compute_rule(nn.GlobalMaxPool2dOp)
+def global_max_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[n, c, 0, 0] = max over H×W of x[n, c]."""
+    (x,) = inputs
+    shape, element_type = _result(op)
+    window = x.shape[2:]
+    return [
+        k.compute(
+            shape,
+            element_type,
+            lambda b, c, _y, _x: reduce_max(k, window, lambda i, j: x[b, c, i, j], element_type),
+        )
+    ]
+
+
+@compute_rule(nn.GlobalAvgPool2dOp)
+def global_avg_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """out[n, c, 0, 0] = Σ over H×W of x[n, c] / (H·W)."""
+    (x,) = inputs
+    shape, element_type = _result(op)
+    window = x.shape[2:]
+    acc = accumulator_type(element_type)
+
+    def element(b: Expr, c: Expr, _y: Expr, _x: Expr) -> Expr:
+        total = k.reduce("sum", window, lambda i, j: convert(x[b, c, i, j], acc))
+        return convert(total / float(pymath.prod(window)), element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+# ---------------------------------------------------------------------------
+# Softmax.
+
+
+def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor:
+    """m = max over the axis, s = Σ exp(x - m), then exp(x - m) / s or
+    (x - m) - log(s)."""
+    axis = get_int(op.properties, "axis", -1) % x.rank
+    element_type = x.element_type
+    acc = accumulator_type(element_type)
+    reduced = x.shape[:axis] + x.shape[axis + 1 :]
+    extent = (x.shape[axis],)
+
+    def value(outer: Sequence[Expr], r: Expr) -> Expr:
+        return convert(x[_insert(outer, axis, r)], acc)
+
+    peak = k.compute(reduced, acc, lambda *o: k.reduce("max", extent, lambda r: value(o, r)))
+    total = k.compute(
+        reduced,
+        acc,
+        lambda *o: k.reduce("sum", extent, lambda r: exp(value(o, r) - peak[o])),
+    )
+
+    def element(*indices: Expr) -> Expr:
+        outer = [*indices[:axis], *indices[axis + 1 :]]
+        shifted = convert(x[indices], acc) - peak[outer]
+        result = shifted - log(total[outer]) if take_log else exp(shifted) / total[outer]
+        return convert(result, element_type)
+
+    return k.compute(x.shape, element_type, element)
+
+
+@compute_rule(nn.SoftmaxOp)
+def softmax(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """exp(x - max) / Σ exp(x - max) over the axis."""
+    return [_softmax(k, op, inputs[0], take_log=False)]
+
+
+@compute_rule(nn.LogSoftmaxOp)
+def log_softmax(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """(x - max) - log Σ exp(x - max) over the axis."""
+    return [_softmax(k, op, inputs[0], take_log=True)]
+
+
+# ---------------------------------------------------------------------------
+# Pad and resize.
+
+
+def _fill_constant(value: float, element_type: Attribute) -> Expr:
+    """`value` stored into an element_type tensor as numpy does (truncated
+    toward zero for integers, wrapped for unsigned ones)."""
+    if is_float(element_type):
+        return constant(value, element_type)
+    if _is_bool(element_type):
+        return constant(value != 0, element_type)
+    return constant(int(value), scalar_type(element_type))
+
+
+@compute_rule(nn.PadOp)
+def pad(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Per axis: crop (negative pads), then read the source index of each
+    output index: the constant outside (constant), the nearest edge (edge),
+    or the mirror image about the edge (reflect)."""
+    (x,) = inputs
+    shape, element_type = _result(op)
+    rank = x.rank
+    pads = get_ints(op.properties, "pads")
+    mode = get_str(op.properties, "mode", "constant")
+    fill = get_float(op.properties, "value", 0.0)
+    crops = [max(-pads[a], 0) for a in range(rank)]
+    kept_sizes = [x.shape[a] - crops[a] - max(-pads[a + rank], 0) for a in range(rank)]
+    if min(kept_sizes, default=1) < 1:
+        if mode != "constant":
+            raise ValueError(
+                f"graph.pad: {mode} mode cannot pad an axis cropped to nothing "
+                f"(pads {list(pads)}, input {list(x.shape)})"
+            )
+        # Everything is cropped away: the output is all padding.
+        return [k.compute(shape, element_type, lambda *_: _fill_constant(fill, element_type))]
+
+    def element(*indices: Expr) -> Expr:
+        sources: list[ExprLike] = []
+        conditions: list[Expr] = []
+        for axis, o in enumerate(indices):
+            before, after = pads[axis], pads[axis + rank]
+            crop, kept = crops[axis], kept_sizes[axis]
+            if before <= 0 and after <= 0:
+                sources.append(affine((o, 1), offset=crop))
+                continue
+            c = cast(Expr, affine((o, 1), offset=-max(before, 0)))
+            if mode == "constant":
+                conditions.append(within(c, 0, kept))
+                source: ExprLike = clamp(c, kept)
+            elif mode == "edge":
+                source = clamp(c, kept)
+            else:
+                mirrored = select(c < 0, -c, c)
+                source = select(mirrored > kept - 1, 2 * (kept - 1) - mirrored, mirrored)
+            sources.append(affine((source, 1), offset=crop))
+        value = x[sources]
+        inside = all_of(conditions)
+        if inside is None:
+            return value
+        return select(inside, value, _fill_constant(fill, element_type))
+
+    return [k.compute(shape, element_type, element)]
+
+
+@dataclass(frozen=True)
+class ResizeAxis:
+    """How one resized axis maps output indices to input coordinates."""
+
+    in_size: int
+    out_size: int
+    scale: float
+    transformation: str
+    roi: tuple[float, float]
+
+    def coordinate(self, y: Expr) -> Expr:
+        """The input coordinate (f64) of output index y, with the operations
+        of the interpreter, in its order (so that rounding agrees)."""
+        in_size, scale, mode = self.in_size, self.scale, self.transformation
+        width = scale * in_size
+        out = convert(y, f64)
+        if mode == "asymmetric":
+            return out / scale
+        if mode == "align_corners":
+            if width == 1:
+                return constant(0.0, f64)
+            return out * float(in_size - 1) / (width - 1)
+        if mode == "tf_crop_and_resize":
+            start, end = self.roi
+            if width == 1:
+                mapped = constant((end - start) * (in_size - 1) / 2, f64)
+            else:
+                mapped = out * (end - start) * float(in_size - 1) / (width - 1)
+            return mapped + start * (in_size - 1)
+        if mode == "pytorch_half_pixel" and width == 1:
+            return constant(-0.5, f64)
+        mapped = (out + 0.5) / scale - 0.5
+        if mode == "half_pixel_symmetric":
+            mapped = mapped + in_size / 2 * (1 - self.out_size / width)
+        return mapped
+
+    def clamped_index(self, coordinate: Expr) -> Expr:
+        """An f64 coordinate clamped into [0, in_size - 1], as an index."""
+        bounded = minimum(maximum(coordinate, 0.0), float(self.in_size - 1))
+        return convert(bounded, IndexType())
+
+    def nearest(self, coordinate: Expr, nearest_mode: str) -> Expr:
+        below = floor(coordinate)
+        if nearest_mode == "floor":
+            rounded = below
+        elif nearest_mode == "ceil":
+            rounded = ceil(coordinate)
+        else:
+            fraction = coordinate - below
+            up = fraction > 0.5 if nearest_mode == "round_prefer_floor" else fraction >= 0.5
+            rounded = select(up, below + 1.0, below)
+        return self.clamped_index(rounded)
+
+
+def _resized_axes(op: GraphOp, x: Tensor) -> dict[int, ResizeAxis]:
+    """The axes the interpreter resizes (it skips those of scale ≈ 1 and
+    unchanged size, unless tf_crop_and_resize crops them)."""
+    props = op.properties
+    size = get_ints(props, "size")
+    scales = nn.resize_scales(props, x.shape, size)
+    roi = nn.resize_roi(props, x.rank)
+    transformation = get_str(props, "coordinate_transformation_mode", "half_pixel")
+    axes: dict[int, ResizeAxis] = {}
+    for axis, out_size in enumerate(size):
+        span = (roi[axis], roi[axis + x.rank])
+        unchanged = pymath.isclose(scales[axis], 1.0) and out_size == x.shape[axis]
+        if unchanged and (transformation != "tf_crop_and_resize" or span == (0.0, 1.0)):
+            continue
+        axes[axis] = ResizeAxis(x.shape[axis], out_size, scales[axis], transformation, span)
+    return axes
+
+
+@compute_rule(nn.ResizeOp)
+def resize(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Separable over the resized axes, in f64 as the interpreter: axis by
+    axis, nearest picks one input index and linear blends the two around
+    the coordinate; tf_crop_and_resize puts extrapolation_value where the
+    coordinate leaves the input. Integers are rounded half to even."""
+    (x,) = inputs
+    shape, element_type = _result(op)
+    props = op.properties
+    linear = get_str(props, "mode", "nearest") == "linear"
+    nearest_mode = get_str(props, "nearest_mode", "round_prefer_floor")
+    extrapolation = get_float(props, "extrapolation_value", 0.0)
+    axes = _resized_axes(op, x)
+    order = sorted(axes)
+
+    def element(*indices: Expr) -> Expr:
+        # Per resized axis: the input indices read and the blend ratio.
+        reads: dict[int, list[Expr]] = {}
+        ratios: dict[int, Expr] = {}
+        outside: dict[int, Expr] = {}
+        for axis in order:
+            geometry = axes[axis]
+            coordinate = geometry.coordinate(indices[axis])
+            if linear:
+                below = floor(coordinate)
+                ratios[axis] = coordinate - below
+                reads[axis] = [
+                    geometry.clamped_index(below),
+                    geometry.clamped_index(below + 1.0),
+                ]
+            else:
+                reads[axis] = [geometry.nearest(coordinate, nearest_mode)]
+            if geometry.transformation == "tf_crop_and_resize":
+                outside[axis] = (coordinate < 0.0) | (coordinate > float(geometry.in_size - 1))
+
+        def resized(done: int, source: list[Expr]) -> Expr:
+            """The value once the first `done` axes of `order` are resized,
+            at `source` (input indices on those axes)."""
+            if done == 0:
+                return convert(x[source], f64)
+            axis = order[done - 1]
+
+            def at(i: Expr) -> Expr:
+                return resized(done - 1, [*source[:axis], i, *source[axis + 1 :]])
+
+            if linear:
+                ratio = ratios[axis]
+                low, high = reads[axis]
+                value = at(low) * (1.0 - ratio) + at(high) * ratio
+            else:
+                value = at(reads[axis][0])
+            if axis in outside:
+                value = select(outside[axis], extrapolation, value)
+            return value
+
+        value = resized(len(order), list(indices))
+        if isinstance(element_type, IntegerType) and not _is_bool(element_type):
+            value = round_even(value)
+        return convert(value, element_type)
+
+    return [k.compute(shape, element_type, element)]
