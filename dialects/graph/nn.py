@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     AnyTensorTypeConstr,
     BoolAttr,
     DenseArrayBase,
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     StringAttr,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute
@@ -53,11 +55,19 @@ from xtc.dialects.graph.base import (
 )
 
 _I64_ARRAY = DenseArrayBase.constr(i64)
+_F64_ARRAY = DenseArrayBase.constr(f64)
 _TWO_OPERANDS = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
 PAD_MODES = ("constant", "reflect", "edge")
 RESIZE_MODES = ("nearest", "linear")
-COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+COORDINATE_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "asymmetric",
+    "align_corners",
+    "pytorch_half_pixel",
+    "tf_crop_and_resize",
+)
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
@@ -131,6 +141,31 @@ def _check_positive_result(op_name: str, shape: Sequence[int], operands: str) ->
         raise ShapeError(
             f"{op_name}: output shape {_dims(shape)} is not positive (operands: {operands})"
         )
+
+
+def resize_scales(props: Props, shape: Sequence[int], size: Sequence[int]) -> tuple[float, ...]:
+    """graph.resize's scales: the property, else output size / input size."""
+    attr = props.get("scales")
+    if attr is None:
+        return tuple(o / i if i else 1.0 for o, i in zip(size, shape, strict=True))
+    return _f64_values(attr, "scales")
+
+
+def resize_roi(props: Props, rank: int) -> tuple[float, ...]:
+    """graph.resize's roi: the property, else the whole input."""
+    attr = props.get("roi")
+    if attr is None:
+        return (0.0,) * rank + (1.0,) * rank
+    return _f64_values(attr, "roi")
+
+
+def _f64_values(attr: Attribute, name: str) -> tuple[float, ...]:
+    if not isinstance(attr, DenseArrayBase):
+        raise ShapeError(f"property '{name}' must be array<f64: ...>, got {attr}")
+    array = cast(DenseArrayBase[AnyFloat], attr)
+    if array.elt_type != f64:
+        raise ShapeError(f"property '{name}' must be array<f64: ...>, got {attr}")
+    return tuple(float(v) for v in array.get_values())
 
 
 @dataclass(frozen=True)
@@ -693,7 +728,10 @@ class PadOp(GraphOp):
 class ResizeOp(GraphOp):
     """ONNX Resize to the full output shape `size`: nearest or n-linear over
     every resized axis, with ONNX coordinate transformation and nearest
-    rounding modes."""
+    rounding modes. `scales` (one per axis, default size / input size) are
+    the factors the coordinate transformation divides by; `roi` (all starts
+    then all ends, default 0 and 1) and `extrapolation_value` serve
+    tf_crop_and_resize."""
 
     name = "graph.resize"
 
@@ -704,6 +742,9 @@ class ResizeOp(GraphOp):
     mode = opt_prop_def(StringAttr)
     coordinate_transformation_mode = opt_prop_def(StringAttr)
     nearest_mode = opt_prop_def(StringAttr)
+    scales = opt_prop_def(_F64_ARRAY)
+    roi = opt_prop_def(_F64_ARRAY)
+    extrapolation_value = opt_prop_def(FloatAttr[Float32Type])
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -720,6 +761,15 @@ class ResizeOp(GraphOp):
         _check_positive_result(cls.name, size, type_str(x))
         if any(d < 1 for d in shape):
             raise ShapeError(f"{cls.name}: input {type_str(x)} has an empty dimension")
+        scales = resize_scales(props, shape, size)
+        if len(scales) != len(shape) or any(not v > 0 for v in scales):
+            raise ShapeError(
+                f"{cls.name}: scales must be {len(shape)} positive values, got "
+                f"[{', '.join(map(str, scales))}]"
+            )
+        roi = resize_roi(props, len(shape))
+        if len(roi) != 2 * len(shape):
+            raise ShapeError(f"{cls.name}: roi must have {2 * len(shape)} values, got {len(roi)}")
         return [tensor(size, elem(x))]
 
 

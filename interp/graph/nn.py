@@ -7,7 +7,9 @@ in float64 and integers in int64; results are cast to the result tensor type.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -187,22 +189,51 @@ def pad(x: Array, pads: tuple[int, ...], mode: str, value: float) -> Array:
     cropped = x[crop]
     if mode == "constant":
         return np.pad(cropped, widths, mode="constant", constant_values=value)
-    return np.pad(cropped, widths, mode=mode)
+    return np.pad(cropped, widths, mode=cast(Any, mode))
 
 
-def source_coordinates(transformation: str, out_size: int, in_size: int) -> Array:
-    """ONNX Resize: the input coordinate of each output index along one axis."""
-    y = np.arange(out_size, dtype=np.float64)
-    scale = out_size / in_size
-    if transformation == "asymmetric":
-        return y / scale
-    if transformation == "align_corners":
-        if out_size == 1:
-            return np.zeros(1)
-        return y * (in_size - 1) / (out_size - 1)
-    if transformation == "pytorch_half_pixel" and out_size == 1:
-        return np.zeros(1)
-    return (y + 0.5) / scale - 0.5
+@dataclass(frozen=True)
+class ResizeAxis:
+    """How one axis of ONNX Resize maps output indices to input coordinates."""
+
+    in_size: int
+    out_size: int
+    scale: float
+    transformation: str
+    roi: tuple[float, float] = (0.0, 1.0)
+
+    def coordinates(self) -> Array:
+        """The input coordinate of each output index."""
+        y = np.arange(self.out_size, dtype=np.float64)
+        width = self.scale * self.in_size
+        mode = self.transformation
+        if mode == "asymmetric":
+            return y / self.scale
+        if mode == "align_corners":
+            if width == 1:
+                return np.zeros(self.out_size)
+            return y * (self.in_size - 1) / (width - 1)
+        if mode == "tf_crop_and_resize":
+            start, end = self.roi
+            if width == 1:
+                x = np.full(self.out_size, (end - start) * (self.in_size - 1) / 2)
+            else:
+                x = y * (end - start) * (self.in_size - 1) / (width - 1)
+            return x + start * (self.in_size - 1)
+        if mode == "pytorch_half_pixel" and width == 1:
+            return np.full(self.out_size, -0.5)
+        if mode == "half_pixel_symmetric":
+            # In ONNX's order of operations: coordinates on a rounding
+            # boundary must round the same way.
+            offset = self.in_size / 2 * (1 - self.out_size / width)
+            return offset + (y + 0.5) / self.scale - 0.5
+        return (y + 0.5) / self.scale - 0.5
+
+    def outside(self, coords: Array) -> Array | None:
+        """Where tf_crop_and_resize extrapolates, else None."""
+        if self.transformation != "tf_crop_and_resize":
+            return None
+        return (coords < 0) | (coords > self.in_size - 1)
 
 
 def nearest_indices(coords: Array, nearest_mode: str, in_size: int) -> Array:
@@ -219,30 +250,46 @@ def nearest_indices(coords: Array, nearest_mode: str, in_size: int) -> Array:
 
 
 def resize_axis(
-    x: Array, axis: int, out_size: int, mode: str, transformation: str, nearest_mode: str
+    x: Array, axis: int, geometry: ResizeAxis, mode: str, nearest_mode: str, extrapolation: float
 ) -> Array:
     """One axis of ONNX Resize (the op is separable over axes)."""
-    in_size = x.shape[axis]
-    coords = source_coordinates(transformation, out_size, in_size)
-    if mode == "nearest":
-        return np.take(x, nearest_indices(coords, nearest_mode, in_size), axis=axis)
-    below = np.floor(coords)
-    ratio = coords - below
-    lo = np.clip(below, 0, in_size - 1).astype(np.intp)
-    hi = np.clip(below + 1, 0, in_size - 1).astype(np.intp)
+    in_size = geometry.in_size
+    coords = geometry.coordinates()
     shape = [1] * x.ndim
-    shape[axis] = out_size
-    ratio = ratio.reshape(shape)
-    return np.take(x, lo, axis=axis) * (1 - ratio) + np.take(x, hi, axis=axis) * ratio
+    shape[axis] = geometry.out_size
+    if mode == "nearest":
+        out = np.take(x, nearest_indices(coords, nearest_mode, in_size), axis=axis)
+    else:
+        below = np.floor(coords)
+        ratio = (coords - below).reshape(shape)
+        lo = np.clip(below, 0, in_size - 1).astype(np.intp)
+        hi = np.clip(below + 1, 0, in_size - 1).astype(np.intp)
+        out = np.take(x, lo, axis=axis) * (1 - ratio) + np.take(x, hi, axis=axis) * ratio
+    outside = geometry.outside(coords)
+    if outside is not None:
+        out = np.where(outside.reshape(shape), extrapolation, out)
+    return out
 
 
 def resize(
-    x: Array, size: tuple[int, ...], mode: str, transformation: str, nearest_mode: str
+    x: Array,
+    size: tuple[int, ...],
+    mode: str,
+    transformation: str,
+    nearest_mode: str,
+    scales: tuple[float, ...],
+    roi: tuple[float, ...],
+    extrapolation: float = 0.0,
 ) -> Array:
     out = x.astype(np.float64)
+    rank = x.ndim
     for axis, out_size in enumerate(size):
-        if out_size != x.shape[axis]:
-            out = resize_axis(out, axis, out_size, mode, transformation, nearest_mode)
+        span = (roi[axis], roi[axis + rank])
+        unchanged = math.isclose(scales[axis], 1.0) and out_size == x.shape[axis]
+        if unchanged and (transformation != "tf_crop_and_resize" or span == (0.0, 1.0)):
+            continue
+        geometry = ResizeAxis(x.shape[axis], out_size, scales[axis], transformation, span)
+        out = resize_axis(out, axis, geometry, mode, nearest_mode, extrapolation)
     return out
 
 
@@ -264,8 +311,10 @@ def layer_norm(x: Array, gamma: Array, beta: Array, axis: int, epsilon: float) -
 
 
 def log_softmax(x: Array, axis: int) -> Array:
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    # A slice of all -inf (a fully masked attention row) gives NaN, quietly.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = x - x.max(axis=axis, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 @register_impls
@@ -404,11 +453,16 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.ResizeOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         props = op.properties
+        x = args[0]
+        size = get_ints(props, "size")
         y = resize(
-            args[0],
-            get_ints(props, "size"),
+            x,
+            size,
             get_str(props, "mode", "nearest"),
             get_str(props, "coordinate_transformation_mode", "half_pixel"),
             get_str(props, "nearest_mode", "round_prefer_floor"),
+            nn.resize_scales(props, x.shape, size),
+            nn.resize_roi(props, x.ndim),
+            get_float(props, "extrapolation_value", 0.0),
         )
         return (_cast(op, y),)

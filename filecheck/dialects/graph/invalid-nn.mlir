@@ -345,7 +345,23 @@ func.func @resize_empty_input(%x: tensor<2x0xf32>) -> tensor<4x4xf32> {
 // -----
 
 func.func @resize_coordinate_mode(%x: tensor<2x3xf32>) -> tensor<4x4xf32> {
-  // CHECK: invalid-nn.mlir:349:3: error: 'graph.resize' op property 'coordinate_transformation_mode' is "tf_crop_and_resize", expected one of "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"
-  %0 = graph.resize %x {size = array<i64: 4, 4>, coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<2x3xf32>) -> tensor<4x4xf32>
+  // CHECK: invalid-nn.mlir:349:3: error: 'graph.resize' op property 'coordinate_transformation_mode' is "tf_half_pixel_for_nn", expected one of "half_pixel", "half_pixel_symmetric", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_crop_and_resize"
+  %0 = graph.resize %x {size = array<i64: 4, 4>, coordinate_transformation_mode = "tf_half_pixel_for_nn"} : (tensor<2x3xf32>) -> tensor<4x4xf32>
   func.return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @resize_scales(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
+  // CHECK: invalid-nn.mlir:357:3: error: 'graph.resize' op scales must be 2 positive values, got [2.0, 0.0]
+  %0 = graph.resize %x {size = array<i64: 4, 6>, scales = array<f64: 2.0, 0.0>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
+  func.return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @resize_roi(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
+  // CHECK: invalid-nn.mlir:365:3: error: 'graph.resize' op roi must have 4 values, got 2
+  %0 = graph.resize %x {size = array<i64: 4, 6>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 1.0>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
+  func.return %0 : tensor<4x6xf32>
 }

@@ -68,3 +68,12 @@ func.func @pad_and_resize(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x6x5xf32>, tens
   %3 = graph.resize %x {size = array<i64: 1, 3, 3, 7>, mode = "linear", coordinate_transformation_mode = "align_corners", nearest_mode = "floor"} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x7xf32>
   func.return %0, %1, %2, %3 : tensor<1x3x6x5xf32>, tensor<1x3x4x6xf32>, tensor<1x3x8x8xf32>, tensor<1x3x3x7xf32>
 }
+
+// CHECK-LABEL: func.func @resize_by_scales_and_roi
+func.func @resize_by_scales_and_roi(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x3x6x6xf32>) {
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 2, 2>, mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric", scales = array<f64: 1.000000e+00, 1.000000e+00, 6.000000e-01, 6.000000e-01>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
+  %0 = graph.resize %x {size = array<i64: 1, 3, 2, 2>, mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric", scales = array<f64: 1.0, 1.0, 0.6, 0.6>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 6, 6>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.000000e+00, 0.000000e+00, 4.000000e-01, 6.000000e-01, 1.000000e+00, 1.000000e+00, 6.000000e-01, 8.000000e-01>, extrapolation_value = 1.000000e+01 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32>
+  %1 = graph.resize %x {size = array<i64: 1, 3, 6, 6>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 0.6, 0.8>, extrapolation_value = 10.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32>
+  func.return %0, %1 : tensor<1x3x2x2xf32>, tensor<1x3x6x6xf32>
+}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import DenseArrayBase, f32, f64, i32
 from xdsl.ir import Attribute
 
 from xtc.dialects.graph import nn
@@ -473,6 +473,7 @@ def test_pad_negative_pads_crop_first(mode: str) -> None:
     st.sampled_from(nn.RESIZE_MODES),
     st.sampled_from(nn.COORDINATE_MODES),
     st.sampled_from(nn.NEAREST_MODES),
+    st.booleans(),
 )
 def test_resize_matches_onnx(
     shape: tuple[int, ...],
@@ -480,22 +481,42 @@ def test_resize_matches_onnx(
     mode: str,
     transformation: str,
     nearest_mode: str,
+    by_scales: bool,
 ) -> None:
-    size = [data.draw(st.integers(1, 7)) for _ in shape]
     x = rand(np.random.default_rng(15), *shape)
     props = {
-        "size": ints_attr(size),
         "mode": str_attr(mode),
         "coordinate_transformation_mode": str_attr(transformation),
         "nearest_mode": str_attr(nearest_mode),
     }
+    inputs = {"x": x, "roi": np.zeros(0, np.float32)}
+    if transformation == "tf_crop_and_resize":
+        starts = [data.draw(st.sampled_from([0.0, 0.1, 0.25])) for _ in shape]
+        ends = [data.draw(st.sampled_from([0.6, 0.8, 1.0, 1.2])) for _ in shape]
+        # The property holds the float32 values ONNX passes, exactly.
+        props["roi"] = DenseArrayBase.from_list(f64, [float(np.float32(v)) for v in starts + ends])
+        props["extrapolation_value"] = float_attr(-2.0)
+        inputs["roi"] = np.array(starts + ends, np.float32)
+    if by_scales:
+        choices = [0.5, 0.6, 1.0, 1.5, 2.0, 3.0]
+        scales = [data.draw(st.sampled_from(choices)) for _ in shape]
+        size = [int(d * s) for d, s in zip(shape, scales, strict=True)]
+        assume(min(size) >= 1)
+        props["scales"] = DenseArrayBase.from_list(f64, [float(np.float32(v)) for v in scales])
+        inputs["scales"] = np.array(scales, np.float32)
+    else:
+        size = [data.draw(st.integers(1, 7)) for _ in shape]
+        inputs["scales"] = np.zeros(0, np.float32)
+        inputs["sizes"] = np.array(size, np.int64)
+    props["size"] = ints_attr(size)
     (got,) = run_single_op(nn.ResizeOp, [x], props)
     want = onnx_reference(
         "Resize",
-        {"x": x, "_roi": x, "_scales": x, "sizes": np.array(size, np.int64)},
+        inputs,
         mode=mode,
         coordinate_transformation_mode=transformation,
         nearest_mode=nearest_mode,
+        extrapolation_value=-2.0,
     )
     close(got, want, 1e-5)
 
@@ -679,6 +700,30 @@ REFUSED: list[tuple[type[nn.GraphOp], list[Attribute], dict[str, Attribute], str
         [t(2, 3)],
         {"size": ints_attr([4, 4]), "nearest_mode": str_attr("round")},
         r"property 'nearest_mode' is \"round\"",
+    ),
+    (
+        nn.ResizeOp,
+        [t(2, 3)],
+        {"size": ints_attr([4, 6]), "scales": DenseArrayBase.from_list(f64, [2.0])},
+        r"scales must be 2 positive values, got \[2.0\]",
+    ),
+    (
+        nn.ResizeOp,
+        [t(2, 3)],
+        {"size": ints_attr([4, 6]), "scales": ints_attr([2, 2])},
+        r"property 'scales' must be array<f64: ...>",
+    ),
+    (
+        nn.ResizeOp,
+        [t(2, 3)],
+        {"size": ints_attr([4, 6]), "roi": DenseArrayBase.from_list(f64, [0.0, 1.0])},
+        "roi must have 4 values, got 2",
+    ),
+    (
+        nn.ResizeOp,
+        [t(2, 3)],
+        {"size": ints_attr([4, 6]), "roi": float_attr(1.0)},
+        r"property 'roi' must be array<f64: ...>",
     ),
 ]
 
