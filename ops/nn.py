@@ -695,10 +695,12 @@ class ResizeAxis:
             return mapped + start * (in_size - 1)
         if mode == "pytorch_half_pixel" and width == 1:
             return constant(-0.5, f64)
-        mapped = (out + 0.5) / scale - 0.5
         if mode == "half_pixel_symmetric":
-            mapped = mapped + in_size / 2 * (1 - self.out_size / width)
-        return mapped
+            # ONNX's order of operations, as the interpreter: coordinates on a
+            # rounding boundary must round the same way.
+            offset = in_size / 2 * (1 - self.out_size / width)
+            return (out + 0.5) / scale + offset - 0.5
+        return (out + 0.5) / scale - 0.5
 
     def clamped_index(self, coordinate: Expr) -> Expr:
         """An f64 coordinate clamped into [0, in_size - 1], as an index."""

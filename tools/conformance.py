@@ -107,6 +107,26 @@ def _import(case: Any, freeze: dict[str, Any] | None = None) -> Any:
         return import_model(case.model, freeze=freeze)
 
 
+def _import_freezing(case: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
+    """Imports the case, freezing each graph input that the importer says
+    must be constant to this data set's value, one at a time."""
+    from xtc.frontend.onnx import OnnxImportError
+
+    frozen: dict[str, Any] = {}
+    nodes = {n.name or f"{n.op_type}_{i}": n for i, n in enumerate(case.model.graph.node)}
+    while True:
+        try:
+            return _import(case, frozen), list(frozen)
+        except OnnxImportError as e:
+            found = re.search(r"node '([^']*)'.*\(input (\d+)\) " + NEEDS_CONSTANT, str(e))
+            if found is None or found[1] not in nodes:
+                raise
+            name = nodes[found[1]].input[int(found[2])]
+            if name not in values or name in frozen:
+                raise
+            frozen[name] = values[name]
+
+
 def _runner(module: Any, path: str) -> Any:
     """A function from the inputs to the outputs on `path`."""
     from xtc import interp
@@ -149,8 +169,7 @@ def run_case(case: Any, path: str) -> CaseResult:
         try:
             if run is None:
                 values = dict(zip(input_names, inputs, strict=False))
-                frozen = [n for n, v in values.items() if np.asarray(v).dtype.kind in "iu"]
-                data_module = _import(case, {n: values[n] for n in frozen})
+                data_module, frozen = _import_freezing(case, values)
                 inputs = [values[n] for n in input_names if n not in frozen]
                 data_run = _runner(data_module, path)
             else:

@@ -713,6 +713,14 @@ class PadOp(GraphOp):
         mode = _mode_prop(cls.name, props, "mode", "constant", PAD_MODES)
         out = tuple(d + pads[i] + pads[i + rank] for i, d in enumerate(shape))
         _check_positive_result(cls.name, out, type_str(x))
+        for i, d in enumerate(shape):
+            kept = d - max(-pads[i], 0) - max(-pads[i + rank], 0)
+            if kept < 0 or (kept == 0 and mode == "edge" and out[i] > 0):
+                raise ShapeError(
+                    f"{cls.name}: pads {pads[i]}, {pads[i + rank]} on axis {i} crop more than "
+                    f"its size {d} in {type_str(x)}"
+                    + (" (edge mode needs an element to repeat)" if kept == 0 else "")
+                )
         if mode == "reflect":
             for i, d in enumerate(shape):
                 kept = d - max(-pads[i], 0) - max(-pads[i + rank], 0)

@@ -365,3 +365,11 @@ func.func @resize_roi(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
   %0 = graph.resize %x {size = array<i64: 4, 6>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 1.0>} : (tensor<2x3xf32>) -> tensor<4x6xf32>
   func.return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @pad_crops_past_the_start(%x: tensor<2xf32>) -> tensor<4xf32> {
+  // CHECK: error: 'graph.pad' op pads -3, 5 on axis 0 crop more than its size 2 in tensor<2xf32>
+  %0 = graph.pad %x {pads = array<i64: -3, 5>} : (tensor<2xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
