@@ -28,6 +28,9 @@ from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+OUTPUT_ATTR = "graph.output"
+"""Argument attribute marking a function's output buffer: its result index."""
+
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", "thread_binding")
 
 

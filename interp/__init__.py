@@ -1,6 +1,9 @@
 """The numpy reference interpreter: the oracle every lowering and pass is
 tested against. `run(module, inputs)` executes the module's `main` function
-(or its only function) with xDSL's interpreter and xtc's op implementations."""
+(or its only function) with xDSL's interpreter and xtc's op implementations,
+at every level: graph and te functions return their results; a tir function
+writes them into its output arguments (interp/tir.py), which `run` allocates
+and returns."""
 
 from __future__ import annotations
 
@@ -23,12 +26,18 @@ class InterpreterError(ValueError):
 
 def make_interpreter(module: ModuleOp) -> Interpreter:
     from xdsl.interpreters.func import FuncFunctions
+    from xdsl.interpreters.scf import ScfFunctions
 
     from xtc.interp.graph import GRAPH_FUNCTIONS
+    from xtc.interp.scalar import ScalarFunctions
+    from xtc.interp.te import TeFunctions
+    from xtc.interp.tir import TirFunctions
 
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     for functions in GRAPH_FUNCTIONS:
+        interpreter.register_implementations(functions())
+    for functions in (ScalarFunctions, TeFunctions, TirFunctions, ScfFunctions):
         interpreter.register_implementations(functions())
     return interpreter
 
@@ -54,10 +63,21 @@ def run(
     function: str | None = None,
 ) -> list[np.ndarray]:
     """Runs the module's entry function on numpy inputs; returns its results."""
+    from xtc.interp.tir import buffer_for, output_arguments
+
     func = entry_function(module, function)
-    arg_types = list(func.function_type.inputs.data)
+    outputs = output_arguments(func)
+    arg_types = [t for i, t in enumerate(func.function_type.inputs.data) if i not in outputs]
     arrays = _check_inputs(func, arg_types, inputs)
     interpreter = make_interpreter(module)
+    if outputs:
+        buffers = {i: buffer_for(func.function_type.inputs.data[i]) for i in outputs}
+        given = iter(arrays)
+        positions = range(len(arg_types) + len(outputs))
+        args = [buffers[i] if i in buffers else next(given) for i in positions]
+        with np.errstate(all="ignore"):
+            interpreter.call_op(func, tuple(args))
+        return [buffers[i] for i in outputs]
     results = interpreter.call_op(func, tuple(arrays))
     out_types = func.function_type.outputs.data
     return [
@@ -67,9 +87,15 @@ def run(
 
 
 def input_names(func: FuncOp) -> list[str]:
-    """Each argument's `graph.name` attribute, else `arg<i>`."""
+    """Each input argument's `graph.name` attribute, else `arg<i>` (output
+    arguments of a tir function are left out)."""
+    from xtc.interp.tir import output_arguments
+
+    outputs = output_arguments(func)
     names: list[str] = []
     for i in range(len(func.function_type.inputs.data)):
+        if i in outputs:
+            continue
         attrs = func.arg_attrs.data[i].data if func.arg_attrs else {}
         name = attrs.get("graph.name")
         names.append(str(getattr(name, "data", f"arg{i}")))

@@ -4,6 +4,7 @@ diagnostics), and the printer with the `dialect_resources` section."""
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 
 from xdsl.context import Context
@@ -11,8 +12,10 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.lexer import Location
+from xdsl.utils.lexer import Input, Location
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 
 def make_context() -> Context:
@@ -25,6 +28,14 @@ def make_context() -> Context:
     return ctx
 
 
+class LinearTimeLexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that cannot backtrack: xDSL
+    0.74's takes time exponential in the line length on an unterminated
+    string (a malformed file would hang xtc-opt)."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
+
 class LocatingParser(Parser):
     """xDSL's parser that records each op's start position, and reads a
     `dense_resource<key>` as the resource named `key` even when an earlier
@@ -33,6 +44,7 @@ class LocatingParser(Parser):
 
     def __init__(self, ctx: Context, text: str, name: str = "<stdin>") -> None:
         super().__init__(ctx, text, name)
+        self._parser_state = ParserState(LinearTimeLexer(Input(text, name)))
         self.op_starts: dict[Operation, int] = {}
 
     def parse_operation(self) -> Operation:

@@ -148,9 +148,7 @@ class XtcOptMain(xDSLOptMain):
         if failed:
             sys.exit(1)
 
-    def _parse_located(
-        self, chunk: IO[bytes], file_extension: str, offset: int
-    ) -> ModuleOp | None:
+    def _parse_located(self, chunk: IO[bytes], file_extension: str, offset: int) -> ModuleOp | None:
         """parse_chunk; an error that xDSL's parser raises without a location
         (it has a few on odd input) is reported at the parser's position."""
         try:
@@ -172,6 +170,14 @@ class XtcOptMain(xDSLOptMain):
             return format_parse_error(e, line_offset)
         if isinstance(e, LocatedError):
             return str(e)
+        # A pass that refuses its input names the op (`e.op`): point at it.
+        op = getattr(e, "op", None)
+        location = (
+            self._parser.location_of(op) if self._parser and isinstance(op, Operation) else None
+        )
+        if location is not None:
+            where = f"{location.file}:{location.line + line_offset}:{location.col}"
+            return f"{where}: error: {_first_line(e)}"
         return f"{self.get_input_name()}: error: {_first_line(e)}"
 
 

@@ -1,0 +1,440 @@
+"""convert-te-to-tir: tensor expressions to loop nests over buffers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, memref
+from xdsl.dialects import tensor as xtensor
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.hints import isa
+
+from xtc.dialects.graph.constant import ConstantOp, array_from_attr
+from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
+from xtc.dialects.tir import OUTPUT_ATTR, ForOp
+
+"""Arg attribute of an output argument: the index of the result it holds."""
+NAME_ATTR = "graph.name"
+BUFFER_ALIGNMENT = 64
+
+OnYield = Callable[[SSAValue, Builder], None]
+
+
+class IllegalLoweringInput(DiagnosticException):
+    """The input is not te-level IR; `op` is the offending operation."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(f"convert-te-to-tir: '{op.name}' {message}")
+        self.op = op
+
+
+def buffer_type(t: Attribute) -> MemRefType[Attribute]:
+    tensor_type = cast(TensorType[Attribute], t)
+    return MemRefType(tensor_type.get_element_type(), tensor_type.get_shape())
+
+
+def _as_buffer(t: Attribute) -> Attribute:
+    """A tensor argument's memref; other arguments keep their type."""
+    return buffer_type(t) if isa(t, TensorType[Attribute]) else t
+
+
+def _integer(t: Attribute) -> tuple[int, Signedness] | None:
+    """(width, signedness) of an integer type, None for other types."""
+    if not isinstance(t, IntegerType):
+        return None
+    integer = cast(IntegerType[int, Signedness], t)
+    return integer.width.data, integer.signedness.data
+
+
+def _signless(t: Attribute) -> Attribute:
+    integer = _integer(t)
+    if integer is not None and integer[1] != Signedness.SIGNLESS:
+        return IntegerType(integer[0])
+    return t
+
+
+def _reads_unsigned(t: Attribute) -> bool:
+    """Unsigned elements and i1 compare as unsigned (true > false)."""
+    integer = _integer(t)
+    return integer is not None and (integer[1] == Signedness.UNSIGNED or integer[0] == 1)
+
+
+def reduce_identity(kind: str, t: Attribute) -> float | int:
+    """sum 0, prod 1, max the lowest value (-inf), min the highest (+inf)."""
+    if isinstance(t, AnyFloat):
+        return {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[kind]
+    width = cast(IntegerType[int, Signedness], t).width.data
+    if _reads_unsigned(t):
+        low, high = 0, (1 << width) - 1
+    else:
+        low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    return {"sum": 0, "prod": 1, "max": low, "min": high}[kind]
+
+
+def _combine_op(kind: str, t: Attribute) -> type[Operation]:
+    if isinstance(t, AnyFloat):
+        table = {"sum": arith.AddfOp, "prod": arith.MulfOp}
+        table |= {"max": arith.MaximumfOp, "min": arith.MinimumfOp}
+    elif _reads_unsigned(t):
+        table = {"sum": arith.AddiOp, "prod": arith.MuliOp}
+        table |= {"max": arith.MaxUIOp, "min": arith.MinUIOp}
+    else:
+        table = {"sum": arith.AddiOp, "prod": arith.MuliOp}
+        table |= {"max": arith.MaxSIOp, "min": arith.MinSIOp}
+    return table[kind]
+
+
+def _reinterpret(builder: Builder, value: SSAValue, t: Attribute) -> SSAValue:
+    """iN <-> uiN (arith computes on signless integers)."""
+    if value.type == t:
+        return value
+    return builder.insert(UnrealizedConversionCastOp.get([value], [t])).results[0]
+
+
+def _constant(builder: Builder, value: float | int, t: Attribute) -> SSAValue:
+    """An arith.constant of `t`, unsigned types through their signless twin."""
+    signless = _signless(t)
+    if isinstance(signless, AnyFloat):
+        attr: Attribute = FloatAttr(float(value), signless)
+    else:
+        integer_type = cast(IntegerType[int, Signedness], signless)
+        width = integer_type.width.data
+        bits = int(value) & ((1 << width) - 1)
+        signed = bits - (1 << width) if width > 1 and bits >> (width - 1) else bits
+        attr = IntegerAttr(signed, integer_type)
+    constant = builder.insert(arith.ConstantOp(attr)).result
+    return _reinterpret(builder, constant, t)
+
+
+def _inline_dense(attr: DenseIntOrFPElementsAttr | DenseResourceAttr) -> DenseIntOrFPElementsAttr:
+    """The constant as an inline dense attribute: xDSL 0.74's memref.global
+    takes no dense_resource."""
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return attr
+    array = array_from_attr(attr)
+    data = array.astype("uint8") if array.dtype == bool else array
+    return DenseIntOrFPElementsAttr(
+        cast(TensorType[IntegerType], attr.type), BytesAttr(data.tobytes())
+    )
+
+
+@dataclass
+class _Symbols:
+    """The module's symbol names, to give each new global a fresh one."""
+
+    taken: set[str]
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+
+@dataclass
+class _FunctionLowering:
+    """Builds the buffer version of one function (see ConvertTeToTir)."""
+
+    func: FuncOp
+    rewriter: PatternRewriter
+    symbols: _Symbols
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    destinations: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    intermediates: list[SSAValue] = field(default_factory=list[SSAValue])
+    outputs: Sequence[SSAValue] = ()
+
+    def lower(self) -> FuncOp:
+        func = self.func
+        inputs = list(func.function_type.inputs.data)
+        results = list(func.function_type.outputs.data)
+        for t in results:
+            if not isinstance(t, TensorType):
+                raise IllegalLoweringInput(func, f"@{func.sym_name.data} returns {t}, not a tensor")
+        arg_types = [_as_buffer(t) for t in inputs]
+        block = Block(arg_types=[*arg_types, *(buffer_type(t) for t in results)])
+        self.outputs = block.args[len(inputs) :]
+        for i, output in enumerate(self.outputs):
+            output.name_hint = f"out{i}"
+        new_func = FuncOp(
+            func.sym_name.data,
+            FunctionType.from_lists(block.arg_types, []),
+            Region() if func.is_declaration else Region(block),
+            func.sym_visibility,
+            arg_attrs=self._arg_attrs(len(inputs), len(results)),
+        )
+        if func.is_declaration:
+            return new_func
+        old_block = func.body.block
+        for i, (old, new) in enumerate(zip(old_block.args, block.args, strict=False)):
+            new.name_hint = old.name_hint or f"in{i}"
+            self.values[old] = new
+        self._choose_destinations(old_block)
+        self._lower_ops(old_block.ops, Builder(InsertPoint.at_end(block)), None)
+        self._free_intermediates(block)
+        return new_func
+
+    def _arg_attrs(self, n_inputs: int, n_results: int) -> ArrayAttr[DictionaryAttr]:
+        func = self.func
+        empty = DictionaryAttr({})
+        inputs = list(func.arg_attrs.data) if func.arg_attrs else [empty] * n_inputs
+        result_attrs = list(func.res_attrs.data) if func.res_attrs else [empty] * n_results
+        outputs: list[DictionaryAttr] = []
+        for i, attrs in enumerate(result_attrs):
+            entries = dict(attrs.data)
+            entries[OUTPUT_ATTR] = IntegerAttr(i, i64)
+            outputs.append(DictionaryAttr(entries))
+        return ArrayAttr([*inputs, *outputs])
+
+    def _choose_destinations(self, block: Block) -> None:
+        """A result computed here is written straight into its output
+        argument (the first one, when it is returned twice)."""
+        terminator = block.last_op
+        if not isinstance(terminator, ReturnOp):
+            return
+        for value, output in zip(terminator.arguments, self.outputs, strict=True):
+            if isinstance(value.owner, ComputeOp | CallOp) and value not in self.destinations:
+                self.destinations[value] = output
+
+    def _buffer_for(self, value: SSAValue, builder: Builder) -> SSAValue:
+        """The output argument `value` is returned in, else a new buffer."""
+        if value in self.destinations:
+            return self.destinations[value]
+        alloc = builder.insert(
+            memref.AllocOp.get(
+                cast(TensorType[Attribute], value.type).get_element_type(),
+                BUFFER_ALIGNMENT,
+                cast(TensorType[Attribute], value.type).get_shape(),
+            )
+        )
+        self.intermediates.append(alloc.memref)
+        return alloc.memref
+
+    def _lower_ops(
+        self, ops: Iterable[Operation], builder: Builder, on_yield: OnYield | None
+    ) -> None:
+        for op in list(ops):
+            self._lower_op(op, builder, on_yield)
+
+    def _lower_op(self, op: Operation, builder: Builder, on_yield: OnYield | None) -> None:
+        top_level = op.parent_op() is self.func
+        match op:
+            case YieldOp() if on_yield is not None:
+                on_yield(self._value(op.value, op), builder)
+            case xtensor.ExtractOp():
+                indices = [self._value(i, op) for i in op.indices]
+                load = builder.insert(memref.LoadOp.get(self._value(op.tensor, op), indices))
+                load.res.name_hint = op.result.name_hint
+                self.values[op.result] = load.res
+            case ReduceOp():
+                self._lower_reduce(op, builder)
+            case ComputeOp() if top_level:
+                self._lower_compute(op, builder)
+            case CallOp() if top_level:
+                self._lower_call(op, builder)
+            case ConstantOp() if top_level:
+                self._lower_constant(op, builder)
+            case ReturnOp() if top_level:
+                self._lower_return(op, builder)
+            case _:
+                self._clone(op, builder)
+
+    def _value(self, value: SSAValue, user: Operation) -> SSAValue:
+        if value not in self.values:
+            raise IllegalLoweringInput(
+                user, f"in @{self.func.sym_name.data} uses a value defined outside its function"
+            )
+        return self.values[value]
+
+    def _nest(
+        self, builder: Builder, extents: Sequence[int], prefix: str, indices: Sequence[SSAValue]
+    ) -> Builder:
+        """for prefix0, prefix1, ... over `extents`; the builder of the body."""
+        for d, (extent, index) in enumerate(zip(extents, indices, strict=True)):
+            loop = builder.insert(ForOp(0, extent, f"{prefix}{d}"))
+            loop.induction_variable.name_hint = f"{prefix}{d}"
+            self.values[index] = loop.induction_variable
+            builder = Builder(InsertPoint.at_end(loop.body.block))
+        return builder
+
+    def _lower_compute(self, op: ComputeOp, builder: Builder) -> None:
+        shape = op.result.type.get_shape()
+        target = self._buffer_for(op.result, builder)
+        self.values[op.result] = target
+        body = self._nest(builder, shape, "i", op.body.block.args)
+        indices = [self.values[a] for a in op.body.block.args]
+
+        def store(value: SSAValue, at: Builder) -> None:
+            at.insert(memref.StoreOp.get(value, target, indices))
+
+        self._lower_ops(op.body.block.ops, body, store)
+
+    def _lower_reduce(self, op: ReduceOp, builder: Builder) -> None:
+        kind, t = op.kind.data, op.result.type
+        accumulator = builder.insert(memref.AllocaOp.get(t, shape=[])).memref
+        builder.insert(
+            memref.StoreOp.get(_constant(builder, reduce_identity(kind, t), t), accumulator, [])
+        )
+        body = self._nest(builder, op.extent_values(), "r", op.body.block.args)
+        combine = _combine_op(kind, t)
+
+        def accumulate(term: SSAValue, at: Builder) -> None:
+            current = at.insert(memref.LoadOp.get(accumulator, [])).res
+            lhs, rhs = (_reinterpret(at, v, _signless(t)) for v in (current, term))
+            new = at.insert(combine.create(operands=[lhs, rhs], result_types=[_signless(t)]))
+            at.insert(memref.StoreOp.get(_reinterpret(at, new.results[0], t), accumulator, []))
+
+        self._lower_ops(op.body.block.ops, body, accumulate)
+        self.values[op.result] = builder.insert(memref.LoadOp.get(accumulator, [])).res
+
+    def _lower_call(self, op: CallOp, builder: Builder) -> None:
+        arguments = [self._value(a, op) for a in op.arguments]
+        targets: list[SSAValue] = []
+        for result in op.res:
+            if not isinstance(result.type, TensorType):
+                raise IllegalLoweringInput(
+                    op, f"in @{self.func.sym_name.data} returns {result.type}, not a tensor"
+                )
+            targets.append(self._buffer_for(result, builder))
+            self.values[result] = targets[-1]
+        builder.insert(CallOp(op.callee, [*arguments, *targets], []))
+
+    def _lower_constant(self, op: ConstantOp, builder: Builder) -> None:
+        value = op.value
+        base = value.resource_handle.data if isinstance(value, DenseResourceAttr) else "cst"
+        name = self.symbols.fresh(base)
+        t = buffer_type(op.output.type)
+        glob = memref.GlobalOp.get(
+            StringAttr(name),
+            t,
+            _inline_dense(value),
+            constant=UnitAttr(),
+            alignment=BUFFER_ALIGNMENT,
+        )
+        self.rewriter.insert(glob, InsertPoint.before(self.func))
+        self.values[op.output] = builder.insert(memref.GetGlobalOp(name, t)).memref
+
+    def _lower_return(self, op: ReturnOp, builder: Builder) -> None:
+        for value, output in zip(op.arguments, self.outputs, strict=True):
+            source = self._value(value, op)
+            if source is not output:
+                builder.insert(memref.CopyOp(source, output))
+        builder.insert(ReturnOp())
+
+    def _clone(self, op: Operation, builder: Builder) -> None:
+        """A scalar op (arith, math, scf...) copied over, its regions lowered."""
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, TensorType):
+                raise IllegalLoweringInput(
+                    op,
+                    f"in @{self.func.sym_name.data} works on tensors but is not a te-level op "
+                    "(te.compute, func.call, graph.constant; run convert-graph-to-te first)",
+                )
+        for operand in op.operands:
+            self._value(operand, op)
+        clone = builder.insert(op.clone_without_regions(self.values))
+        for old_region, new_region in zip(op.regions, clone.regions, strict=True):
+            for old_block in old_region.blocks:
+                new_block = Block(arg_types=old_block.arg_types)
+                new_region.add_block(new_block)
+                for old_arg, new_arg in zip(old_block.args, new_block.args, strict=True):
+                    self.values[old_arg] = new_arg
+                self._lower_ops(old_block.ops, Builder(InsertPoint.at_end(new_block)), None)
+
+    def _free_intermediates(self, block: Block) -> None:
+        """memref.dealloc of each intermediate buffer after its last use."""
+        position = {op: i for i, op in enumerate(block.ops)}
+        for buffer in self.intermediates:
+            users = [block.find_ancestor_op_in_block(use.operation) for use in buffer.uses]
+            last = max((u for u in users if u is not None), key=position.__getitem__)
+            if isinstance(last, ReturnOp):
+                last = last.prev_op
+            assert last is not None
+            block.insert_op_after(memref.DeallocOp.get(buffer), last)
+
+
+class LowerFunctionToBuffers(RewritePattern):
+    """func over tensors -> func over memrefs with output arguments: each
+    te.compute a loop nest, each te.reduce an accumulator nest, each
+    graph.constant a memref.global, each call given its output buffers."""
+
+    def __init__(self, symbols: _Symbols) -> None:
+        self.symbols = symbols
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
+        signature = op.function_type
+        if not any(isinstance(t, TensorType) for t in (*signature.inputs, *signature.outputs)):
+            return
+        lowered = _FunctionLowering(op, rewriter, self.symbols).lower()
+        rewriter.replace(op, lowered)
+
+
+@dataclass(frozen=True)
+class ConvertTeToTir(ModulePass):
+    """Lowers te kernels and the model function to loop nests over buffers
+    (TVM's default lowering, before any schedule).
+
+    Expects: functions over tensors whose bodies hold te.compute ops (kernels)
+    or func.call / graph.constant ops (the model), as convert-graph-to-te
+    leaves them. Produces: every function over memrefs, returning nothing;
+    its results are trailing output arguments marked `graph.output = i`
+    (and `graph.name` when the result had one). A te.compute is a nest of
+    serial `tir.for` "i0", "i1", ... storing into its output argument, or into
+    a `memref.alloc` (64-byte aligned, freed after its last use) when it is an
+    intermediate; a te.reduce is a `memref.alloca` accumulator set to the
+    kind's identity, updated in a nest "r0", "r1", ... and loaded after; a
+    graph.constant is a private constant `memref.global` (dense data, aligned
+    to 64) read with `memref.get_global`; a call gets its output buffers; a
+    returned value that is not computed into its output is copied there
+    (`memref.copy`).
+    """
+
+    name = "convert-te-to-tir"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        taken: set[str] = set()
+        for symbol in op.body.block.ops:
+            trait = symbol.get_trait(SymbolOpInterface)
+            name = trait.get_sym_attr_name(symbol) if trait is not None else None
+            if name is not None:
+                taken.add(name.data)
+        walker = PatternRewriteWalker(
+            LowerFunctionToBuffers(_Symbols(taken)), apply_recursively=False
+        )
+        walker.rewrite_module(op)
