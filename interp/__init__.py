@@ -68,7 +68,7 @@ def run(
     func = entry_function(module, function)
     outputs = output_arguments(func)
     arg_types = [t for i, t in enumerate(func.function_type.inputs.data) if i not in outputs]
-    arrays = _check_inputs(func, arg_types, inputs)
+    arrays = check_inputs(func, arg_types, inputs)
     interpreter = make_interpreter(module)
     if outputs:
         buffers = {i: buffer_for(func.function_type.inputs.data[i]) for i in outputs}
@@ -102,7 +102,7 @@ def input_names(func: FuncOp) -> list[str]:
     return names
 
 
-def _check_inputs(
+def check_inputs(
     func: FuncOp, arg_types: list[Attribute], inputs: Sequence[Any] | Mapping[str, Any]
 ) -> list[np.ndarray]:
     names = input_names(func)

@@ -42,7 +42,7 @@ class NativeModel:
         from xtc.runtime.llvm_jit import aligned_copy, aligned_empty
 
         arg_types: list[Attribute] = list(self.graph_main.function_type.inputs.data)
-        arrays = interp._check_inputs(self.graph_main, arg_types, inputs)  # noqa: SLF001
+        arrays = interp.check_inputs(self.graph_main, arg_types, inputs)
         buffers = [aligned_copy(a) for a in arrays]
         outputs = [aligned_empty(shape, dtype) for shape, dtype in self.output_types]
         self.jit.call("main", [*buffers, *outputs])

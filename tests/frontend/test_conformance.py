@@ -26,3 +26,35 @@ def test_conformance_pass_count_stays_above_the_floor(tmp_path: Path) -> None:
     assert passed >= floor, f"{summary}; the floor is {floor}"
     crashed = [r["name"] for r in results if r["status"] in ("crashed", "timeout")]
     assert len(crashed) <= 5, crashed
+
+
+def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> None:
+    """A sample of ops on both paths (the whole compiled run takes minutes:
+    `xtc conformance --compiled`)."""
+    report = tmp_path / "compiled.json"
+    sample = r"test_(relu|add|sub_bcast|conv_with_strides_padding|softmax_axis_1|matmul_2d|gemm_default_single_elem_vector_bias|maxpool_2d_pads|averagepool_2d_default|reduce_sum_keepdims_example|transpose_default|concat_2d_axis_0|gather_0|where_example|cast_FLOAT_to_INT32|layer_normalization_2d_axis0|resize_upsample_scales_linear)$"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xtc.tools.conformance",
+            "--compiled",
+            "-k",
+            sample,
+            "--json",
+            str(report),
+            "--timeout",
+            "120",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads(report.read_text())
+    passed = {
+        path: {r["name"] for r in results if r["path"] == path and r["status"] == "passed"}
+        for path in ("interp", "native")
+    }
+    assert len(passed["interp"]) >= 15, run.stdout[-1500:]
+    assert passed["native"] == passed["interp"], run.stdout[-1500:]
