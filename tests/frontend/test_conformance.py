@@ -32,7 +32,7 @@ def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> Non
     """A sample of ops on both paths (the whole compiled run takes minutes:
     `xtc conformance --compiled`)."""
     report = tmp_path / "compiled.json"
-    sample = r"test_(relu|add|sub_bcast|conv_with_strides_padding|softmax_axis_1|matmul_2d|gemm_default_single_elem_vector_bias|maxpool_2d_pads|averagepool_2d_default|reduce_sum_keepdims_example|transpose_default|concat_2d_axis_0|gather_0|where_example|cast_FLOAT_to_INT32|layer_normalization_2d_axis0|resize_upsample_scales_linear)$"
+    sample = r"test_(relu|add|sub_bcast|conv_with_strides_padding|softmax_axis_1|matmul_2d|gemm_default_single_elem_vector_bias|maxpool_2d_pads|averagepool_2d_default|reduce_sum_keepdims_example|transpose_default|concat_2d_axis_0|gather_0|where_example|cast_FLOAT_to_INT32|layer_normalization_2d_axis0|resize_upsample_scales_linear)$"  # noqa: E501
     run = subprocess.run(
         [
             sys.executable,
