@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnrealizedConversionCastOp,
+    f32,
     i1,
     i64,
 )
@@ -181,7 +182,9 @@ def select(condition: Expr, if_true: ExprLike, if_false: ExprLike) -> Expr:
     else:
         assert isinstance(if_false, Expr), "select needs a typed operand"
         t, f = if_false._other(if_true), if_false
-    return Expr(arith.SelectOp(condition.value, t.value, f.value).result, t.unsigned)
+    # A constant branch has no signedness: the typed branch decides.
+    unsigned = t.unsigned or f.unsigned
+    return Expr(arith.SelectOp(condition.value, t.value, f.value).result, unsigned)
 
 
 def maximum(a: Expr, b: ExprLike) -> Expr:
@@ -253,9 +256,15 @@ def convert(x: Expr, to: Attribute, unsigned: bool = False) -> Expr:
     if isinstance(src, IndexType) or isinstance(to, IndexType):
         if is_float(src) or is_float(to):
             via = convert(x, i64)
-            return convert(via, to, unsigned) if is_float(to) else via
+            return convert(via, to, unsigned)
+        if isinstance(src, IntegerType) and (x.unsigned or _is_i1(src)) and cast_width(src) < 64:
+            # index_cast sign-extends: an unsigned value (or true) widens with zeros first.
+            x = Expr(arith.ExtUIOp(x.value, i64).result, True)
         return Expr(arith.IndexCastOp(x.value, to).result, unsigned)
     if is_float(src) and is_float(to):
+        if cast_width(to) == cast_width(src):
+            # f16 <-> bf16: no direct extf/truncf between types of one width.
+            return convert(convert(x, f32), to)
         wider = cast_width(to) > cast_width(src)
         op = arith.ExtFOp if wider else arith.TruncFOp
         return Expr(op(x.value, to).result)

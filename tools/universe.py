@@ -7,6 +7,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 
 def get_graph_dialect() -> Dialect:
@@ -39,11 +40,40 @@ def get_graph_simplify_inference() -> type[ModulePass]:
     return GraphSimplifyInference
 
 
+def get_convert_te_to_tir() -> type[ModulePass]:
+    from xtc.lowering.convert_te_to_tir import ConvertTeToTir
+
+    return ConvertTeToTir
+
+
+def get_convert_graph_to_te() -> type[ModulePass]:
+    from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
+
+    return ConvertGraphToTe
+
+
+def get_convert_tir_to_llvm() -> type[ModulePass]:
+    from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
+
+    return ConvertTirToLLVM
+
+
+def get_llvm_ir_target() -> type[Target]:
+    from xtc.runtime.llvm_ir import LLVMIRTarget
+
+    return LLVMIRTarget
+
+
 XTC_DIALECTS = {"graph": get_graph_dialect, "te": get_te_dialect, "tir": get_tir_dialect}
 
 XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,
     "graph-simplify-inference": get_graph_simplify_inference,
+    "convert-graph-to-te": get_convert_graph_to_te,
+    "convert-te-to-tir": get_convert_te_to_tir,
+    "convert-tir-to-llvm": get_convert_tir_to_llvm,
 }
 
-XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES)
+XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}
+
+XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)

@@ -1,0 +1,126 @@
+// RUN: xtc-opt %s -p convert-graph-to-te | filecheck %s
+// RUN: xtc-opt %s -p convert-graph-to-te | xtc-opt | filecheck %s
+// RUN: xtc-opt %s -p convert-graph-to-te --print-op-generic | xtc-opt | filecheck %s
+
+// Each graph op becomes a call; identical ops (class, operand types,
+// properties) share one kernel; @main keeps its signature, its attributes and
+// its constants.
+// CHECK-LABEL: func.func @main(%x: tensor<2x3xf32> {graph.name = "x"}, %b: tensor<3xf32> {graph.name = "b"}) -> (tensor<2x3xf32> {graph.name = "y"}) {
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT:    %[[S:.*]] = func.call @add_0(%x, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[T:.*]] = func.call @add_0(%[[S]], %[[W]]) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[D:.*]] = func.call @add_1(%x, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[L:.*]] = func.call @leaky_relu_0(%[[T]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[L2:.*]] = func.call @leaky_relu_1(%[[D]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = func.call @relu_0(%[[L]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %[[R]] : tensor<2x3xf32>
+// CHECK-NEXT:  }
+// CHECK-NOT:   graph.add
+func.func @main(%x: tensor<2x3xf32> {graph.name = "x"}, %b: tensor<3xf32> {graph.name = "b"}) -> (tensor<2x3xf32> {graph.name = "y"}) {
+  %w = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %s = graph.add %x, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %t = graph.add %s, %w : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %d = graph.add %x, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %l = graph.leaky_relu %t {alpha = 0.5 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %l2 = graph.leaky_relu %d {alpha = 0.25 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = graph.relu %l : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// Every function is converted; kernels are shared across functions.
+// CHECK-LABEL: func.func @other(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT:    %{{.*}} = func.call @relu_0(%a)
+func.func @other(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = graph.relu %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @ints(
+// CHECK:         func.call @div_0(%a, %c)
+func.func @ints(%a: tensor<4xi32>, %c: tensor<4xi32>) -> tensor<4xi32> {
+  %q = graph.div %a, %c : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %q : tensor<4xi32>
+}
+
+// A multi-result op calls a multi-result kernel.
+// CHECK-LABEL: func.func @shapes(
+// CHECK-NEXT:    func.call @reshape_0(%a)
+// CHECK-NEXT:    func.call @concat_0(%a, %c)
+// CHECK-NEXT:    %[[P:.*]], %[[P1:.*]] = func.call @split_0(%a) : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+func.func @shapes(%a: tensor<2x3xf32>, %c: tensor<2x1xf32>) -> (tensor<6xf32>, tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x2xf32>) {
+  %f = graph.reshape %a {shape = array<i64: 6>} : (tensor<2x3xf32>) -> tensor<6xf32>
+  %j = graph.concat %a, %c {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %p:2 = graph.split %a {axis = 1 : i64, sizes = array<i64: 1, 2>} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+  func.return %f, %j, %p#0, %p#1 : tensor<6xf32>, tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x2xf32>
+}
+
+// CHECK-LABEL: func.func @reductions(
+// CHECK-NEXT:    func.call @reduce_mean_0(%a)
+// CHECK-NEXT:    func.call @argmax_0(%a)
+func.func @reductions(%a: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x1xi64>) {
+  %m = graph.reduce_mean %a {axes = array<i64: 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %i = graph.argmax %a {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+  func.return %m, %i : tensor<2xf32>, tensor<2x1xi64>
+}
+
+// The kernels follow, in the order they were first needed.
+
+// A broadcast operand is read at index 0 on its size-1 (or missing) axes.
+// CHECK-LABEL: func.func private @add_0(%0: tensor<2x3xf32>, %1: tensor<3xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT:    %[[C:.*]] = te.compute : tensor<2x3xf32> {
+// CHECK-NEXT:    ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:      %[[A:.*]] = tensor.extract %0[%[[I]], %[[J]]] : tensor<2x3xf32>
+// CHECK-NEXT:      %[[B:.*]] = tensor.extract %1[%[[J]]] : tensor<3xf32>
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      te.yield %[[SUM]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[C]] : tensor<2x3xf32>
+// CHECK-NEXT:  }
+
+// CHECK-LABEL: func.func private @add_1(%0: tensor<2x3xf32>, %1: tensor<2x3xf32>) -> tensor<2x3xf32> {
+
+// CHECK-LABEL: func.func private @leaky_relu_0(
+// CHECK:         arith.constant 5.000000e-01 : f32
+// CHECK-LABEL: func.func private @leaky_relu_1(
+// CHECK:         arith.constant 2.500000e-01 : f32
+
+// CHECK-LABEL: func.func private @relu_0(
+// CHECK:         arith.maximumf
+
+// Integer division never traps: 0 and -1 divisors are replaced, then selected.
+// CHECK-LABEL: func.func private @div_0(%0: tensor<4xi32>, %1: tensor<4xi32>) -> tensor<4xi32> {
+// CHECK:         %[[ZERO:.*]] = arith.cmpi eq, %[[Y:.*]], %{{.*}} : i32
+// CHECK:         %[[MINUS:.*]] = arith.cmpi eq, %[[Y]], %{{.*}} : i32
+// CHECK:         %[[BAD:.*]] = arith.ori %[[ZERO]], %[[MINUS]] : i1
+// CHECK:         %[[SAFE:.*]] = arith.select %[[BAD]], %{{.*}}, %[[Y]] : i32
+// CHECK:         arith.divsi %{{.*}}, %[[SAFE]] : i32
+
+// A reshape divides the flat index among the input's axes.
+// CHECK-LABEL: func.func private @reshape_0(
+// CHECK:         arith.divui
+// CHECK:         arith.remui
+// CHECK:         tensor.extract %0[
+
+// Concat selects among the inputs; each read is clamped into its input.
+// CHECK-LABEL: func.func private @concat_0(
+// CHECK:         %[[SECOND:.*]] = tensor.extract %1[
+// CHECK:         %[[FIRST_AXIS:.*]] = arith.cmpi slt,
+// CHECK:         %[[CLAMPED:.*]] = arith.minsi
+// CHECK:         %[[FIRST:.*]] = tensor.extract %0[%{{.*}}, %[[CLAMPED]]]
+// CHECK:         arith.select %[[FIRST_AXIS]], %[[FIRST]], %[[SECOND]] : f32
+
+// CHECK-LABEL: func.func private @split_0(%0: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>) {
+// CHECK:         te.compute : tensor<2x1xf32>
+// CHECK:         te.compute : tensor<2x2xf32>
+// CHECK:         func.return %{{.*}}, %{{.*}} : tensor<2x1xf32>, tensor<2x2xf32>
+
+// CHECK-LABEL: func.func private @reduce_mean_0(%0: tensor<2x3xf32>) -> tensor<2xf32> {
+// CHECK:         %[[TOTAL:.*]] = te.reduce {kind = "sum", extents = array<i64: 3>} : f32 {
+// CHECK:         arith.divf %[[TOTAL]], %{{.*}} : f32
+
+// argmax: the maximum, then the first index holding it (a NaN's index first).
+// CHECK-LABEL: func.func private @argmax_0(%0: tensor<2x3xf32>) -> tensor<2x1xi64> {
+// CHECK:         %[[MAX:.*]] = te.reduce {kind = "max", extents = array<i64: 3>} : f32 {
+// CHECK:         te.reduce {kind = "min", extents = array<i64: 3>} : i64 {
+// CHECK:           arith.cmpf oeq, %{{.*}}, %[[MAX]] : f32
+// CHECK:           arith.cmpf uno

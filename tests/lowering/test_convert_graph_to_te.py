@@ -1,0 +1,196 @@
+"""convert-graph-to-te: every graph op becomes a call of a shared te kernel,
+the functions keep their signatures and constants, a model computes the same
+before (graph interpreter) and after (te interpreter), and an op without a
+compute rule is refused with a diagnostic that names it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from xdsl.dialects.builtin import AnyTensorTypeConstr, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.utils.exceptions import PassFailedException
+
+from xtc import interp
+from xtc.dialects.graph import Graph
+from xtc.dialects.graph.base import GraphOp, Props
+from xtc.dialects.graph.constant import ConstantOp
+from xtc.dialects.graph.elementwise import ReluOp
+from xtc.dialects.te import ComputeOp
+from xtc.frontend.onnx import import_model
+from xtc.interp.testing import assert_pipeline_preserves_outputs, single_op_module
+from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
+from xtc.ops import load_compute_rules
+from xtc.tools.model_builders import bert_encoder, resnet_like
+from xtc.tools.pipelines import apply_pipeline
+from xtc.tools.textual_ir import make_context, module_to_text, parse_module
+
+MODEL = """
+func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}, %n: tensor<4xi32> {graph.name = "n"})
+    -> (tensor<2x4xf32> {graph.name = "y"}, tensor<2x2x4xf32>, tensor<4xi32>, tensor<4xi32>) {
+  %w = graph.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  %one = graph.constant dense<3> : tensor<i32>
+  %a = graph.mul %x, %w : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  %b = graph.tanh %a : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %c = graph.add %b, %x : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %d = graph.add %c, %x : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %m = graph.reduce_max %d {axes = array<i64: 1>, keepdims = false}
+    : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %t = graph.transpose %d {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %s:2 = graph.split %t {axis = 0 : i64, sizes = array<i64: 1, 2>}
+    : (tensor<3x2x4xf32>) -> (tensor<1x2x4xf32>, tensor<2x2x4xf32>)
+  %e = graph.exp %s#1 : (tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  %q = graph.div %n, %one : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  %r = graph.mod %n, %one : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  func.return %m, %e, %q, %r : tensor<2x4xf32>, tensor<2x2x4xf32>, tensor<4xi32>, tensor<4xi32>
+}
+"""
+
+
+def convert(text: str) -> ModuleOp:
+    return apply_pipeline(parse_module(text), "convert-graph-to-te")
+
+
+def functions(module: ModuleOp) -> dict[str, FuncOp]:
+    return {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
+
+
+def test_model_computes_the_same_before_and_after() -> None:
+    assert_pipeline_preserves_outputs(MODEL, "convert-graph-to-te", seeds=(0, 1, 2))
+
+
+def test_only_calls_and_constants_stay_in_main() -> None:
+    module = convert(MODEL)
+    main = functions(module)["main"]
+    kinds = {type(op).__name__ for op in main.body.block.ops}
+    assert kinds == {"ConstantOp", "CallOp", "ReturnOp"}
+    assert not [
+        op for op in module.walk() if isinstance(op, GraphOp) and not isinstance(op, ConstantOp)
+    ]
+
+
+def test_identical_ops_share_one_kernel() -> None:
+    """The two adds have equal operand types and properties: one kernel."""
+    module = convert(MODEL)
+    callees = [c.callee.string_value() for c in module.walk() if isinstance(c, CallOp)]
+    assert callees.count("add_0") == 2 and "add_1" not in callees
+    kernels = {name: f for name, f in functions(module).items() if name != "main"}
+    assert sorted(kernels) == sorted(set(callees))
+    for kernel in kernels.values():
+        assert kernel.sym_visibility == StringAttr("private")
+        body_ops = {type(op) for op in kernel.body.block.ops}
+        assert body_ops <= {ComputeOp, type(kernel.body.block.last_op)}
+
+
+def test_main_keeps_its_signature_and_attributes() -> None:
+    before = functions(parse_module(MODEL))["main"]
+    after = functions(convert(MODEL))["main"]
+    assert after.function_type == before.function_type
+    assert after.arg_attrs == before.arg_attrs and after.res_attrs == before.res_attrs
+
+
+def test_output_reads_back_from_its_text() -> None:
+    module = convert(MODEL)
+    for generic in (False, True):
+        text = module_to_text(module, generic=generic)
+        assert module_to_text(parse_module(text), generic=generic) == text
+
+
+def test_kernel_names_avoid_existing_symbols() -> None:
+    text = """
+    func.func @relu_0(%a: tensor<2xf32>) -> tensor<2xf32> {
+      func.return %a : tensor<2xf32>
+    }
+    func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+      %r = graph.relu %a : (tensor<2xf32>) -> tensor<2xf32>
+      %s = func.call @relu_0(%r) : (tensor<2xf32>) -> tensor<2xf32>
+      func.return %s : tensor<2xf32>
+    }
+    """
+    module = convert(text)
+    assert "relu_1" in functions(module)
+    (first, second) = [c.callee.string_value() for c in module.walk() if isinstance(c, CallOp)]
+    assert (first, second) == ("relu_1", "relu_0")
+    x = np.array([-1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(interp.run(module, [x])[0], [0.0, 2.0])
+
+
+def test_every_graph_op_has_a_compute_rule() -> None:
+    rules = load_compute_rules()
+    missing = [op.name for op in Graph.operations if op is not ConstantOp and op not in rules]
+    assert missing == []
+
+
+@irdl_op_definition
+class UnknownOp(GraphOp):
+    """An op no compute rule knows."""
+
+    name = "graph.test_unknown"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        return [operand_types[0]]
+
+
+def test_an_op_without_a_rule_is_refused_by_name() -> None:
+    module = single_op_module(UnknownOp, [TensorType(f32, [2, 3])])
+    main = functions(module)["main"]
+    relu = ReluOp.build_inferred([main.body.block.args[0]])
+    main.body.block.insert_op_before(relu, main.body.block.ops.first)
+    message = r"no compute rule for graph\.test_unknown \(tensor<2x3xf32>\)"
+    with pytest.raises(PassFailedException, match=message):
+        ConvertGraphToTe().apply(make_context(), module)
+    # Refused before anything changed.
+    assert any(isinstance(op, ReluOp) for op in module.walk())
+
+
+def test_xtc_opt_prints_the_refusal_as_a_diagnostic(tmp_path: Path) -> None:
+    """With graph.relu's rule taken away, xtc-opt names the op and its operand
+    types in one line and exits 1, with no traceback."""
+    source = tmp_path / "model.mlir"
+    source.write_text(MODEL.replace("graph.tanh", "graph.relu"))
+    script = (
+        "import sys\n"
+        "from xtc.ops import load_compute_rules\n"
+        "from xtc.dialects.graph.elementwise import ReluOp\n"
+        "del load_compute_rules()[ReluOp]\n"
+        "from xtc.tools.xtc_opt import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(source), "-p", "convert-graph-to-te"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "error: convert-graph-to-te: no compute rule for graph.relu (tensor<2x3x4xf32>)" in (
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize("build", [resnet_like, bert_encoder], ids=lambda b: b.__name__)
+def test_architectures_convert_completely(build: Callable[[], onnx.ModelProto]) -> None:
+    """Every op of the imported models has a rule (their numbers are checked
+    at the tir and native levels, where running them is fast)."""
+    module = import_model(build())
+    graph_ops = [op for op in module.walk() if isinstance(op, GraphOp)]
+    kept = [op for op in graph_ops if isinstance(op, ConstantOp)]
+    apply_pipeline(module, "convert-graph-to-te")
+    calls = [op for op in module.walk() if isinstance(op, CallOp)]
+    assert len(calls) == len(graph_ops) - len(kept)
+    remaining = [op for op in module.walk() if isinstance(op, GraphOp)]
+    assert len(remaining) == len(kept)
+    assert len(functions(module)) - 1 == len({c.callee.string_value() for c in calls})
