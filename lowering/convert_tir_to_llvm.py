@@ -1,0 +1,1114 @@
+"""convert-tir-to-llvm: tir loop nests over memrefs to xDSL's `llvm` dialect.
+
+The lowering runs in four steps, each a pattern walk:
+
+1. structure: `tir.for` becomes `scf.for`, then xDSL's `convert-scf-to-cf`
+   patterns turn every `scf.for` / `scf.if` into blocks and branches;
+2. symbols: `func.func` becomes `llvm.func` (memref arguments are `!llvm.ptr`,
+   index is i64, block arguments retyped) and `memref.global` becomes
+   `llvm.mlir.global`;
+3. operations: arith, math, memref, func calls and branches, one pattern per
+   op family;
+4. clean-up: the casts that bridged memref and pointer values fold away, and
+   anything left that is not `llvm` is reported.
+
+A memref value is bridged while the walk runs: producers become a pointer
+followed by `builtin.unrealized_conversion_cast` back to the memref type, so
+consumers still see the shape and strides they need and take the pointer
+from the cast (`_pointer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    UnrealizedConversionCastOp,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
+from xdsl.irdl import IRDLOperation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+from xdsl.utils.exceptions import DiagnosticException
+
+from xtc.dialects import tir
+
+PTR = llvm.LLVMPointerType()
+ALLOC_ALIGNMENT = 64
+"""Heap buffers are 64-byte aligned (a cache line, the widest vector)."""
+
+
+class LoweringError(DiagnosticException):
+    """The input has something convert-tir-to-llvm cannot lower; `op` is the
+    offending operation when there is one (for a located diagnostic)."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def _fail(op: Operation, message: str) -> LoweringError:
+    return LoweringError(f"convert-tir-to-llvm: '{op.name}' {message}", op)
+
+
+# ----------------------------------------------------------------- types
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    """The llvm-level type of a tir-level type: index is i64, integers are
+    signless, memrefs are pointers; floats stay."""
+    match t:
+        case IndexType():
+            return i64
+        case IntegerType():
+            return IntegerType(t.bitwidth) if t.signedness.data != Signedness.SIGNLESS else t
+        case MemRefType():
+            return PTR
+        case _:
+            return t
+
+
+def _is_lowered_type(t: Attribute) -> bool:
+    return llvm_type(t) == t
+
+
+def _int_width(t: Attribute) -> int:
+    lowered = llvm_type(t)
+    assert isinstance(lowered, IntegerType), lowered
+    return lowered.bitwidth
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of this type takes in a buffer (i1 takes a byte)."""
+    match t:
+        case IndexType():
+            return 8
+        case IntegerType():
+            return max(1, (t.bitwidth + 7) // 8)
+        case Float16Type():
+            return 2
+        case Float32Type():
+            return 4
+        case Float64Type():
+            return 8
+        case _:
+            raise LoweringError(f"convert-tir-to-llvm: no buffer layout for element type {t}")
+
+
+def _static_memref(op: Operation, t: Attribute) -> MemRefType[Attribute]:
+    if not isinstance(t, MemRefType):
+        raise _fail(op, f"expects a memref, got {t}")
+    memref_type = cast(MemRefType[Attribute], t)
+    shape = memref_type.get_shape()
+    strides = memref_type.get_strides()
+    if any(d < 0 for d in shape) or strides is None or any(s is None for s in strides):
+        raise _fail(op, f"needs a static shape and strides, got {memref_type}")
+    if memref_type.get_offset() is None:
+        raise _fail(op, f"needs a static offset, got {memref_type}")
+    element_bytes(memref_type.get_element_type())
+    return memref_type
+
+
+def _buffer_bytes(op: Operation, t: Attribute) -> int:
+    memref_type = _static_memref(op, t)
+    return prod(memref_type.get_shape()) * element_bytes(memref_type.get_element_type())
+
+
+def _float_suffix(t: Attribute) -> str:
+    match t:
+        case Float16Type():
+            return "f16"
+        case Float32Type():
+            return "f32"
+        case Float64Type():
+            return "f64"
+        case _:
+            raise LoweringError(f"convert-tir-to-llvm: {t} is not f16, f32 or f64")
+
+
+def _suffix(t: Attribute) -> str:
+    """The type suffix of an overloaded intrinsic's name (`llvm.tanh.f32`)."""
+    lowered = llvm_type(t)
+    if isinstance(lowered, IntegerType):
+        return f"i{lowered.bitwidth}"
+    return _float_suffix(lowered)
+
+
+# ---------------------------------------------------------------- emitting
+
+
+@dataclass
+class Externals:
+    """C functions the lowered code calls (malloc, free, libm): declared in
+    the module once the walk is done."""
+
+    signatures: dict[str, llvm.LLVMFunctionType] = field(
+        default_factory=dict[str, llvm.LLVMFunctionType]
+    )
+
+    def need(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
+        self.signatures[name] = llvm.LLVMFunctionType(inputs, output)
+
+    def declare_in(self, module: ModuleOp) -> None:
+        defined = {
+            op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp | func.FuncOp)
+        }
+        for name, signature in sorted(self.signatures.items()):
+            if name not in defined:
+                module.body.block.add_op(
+                    llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external"))
+                )
+
+
+class Emitter:
+    """Inserts llvm ops before the op being lowered; every method returns the
+    new value."""
+
+    def __init__(self, rewriter: PatternRewriter, externals: Externals) -> None:
+        self.rewriter = rewriter
+        self.externals = externals
+
+    def op(self, op: Operation) -> SSAValue:
+        self.rewriter.insert(op)
+        return op.results[0]
+
+    def create(
+        self, op_type: type[IRDLOperation], operands: Sequence[SSAValue], result: Attribute
+    ) -> SSAValue:
+        """An op whose result type is given, not taken from its operands (those
+        may still have their tir-level type while the walk runs)."""
+        return self.op(op_type.create(operands=list(operands), result_types=[result]))
+
+    def int_const(self, value: int, t: Attribute) -> SSAValue:
+        t = cast(IntegerType, llvm_type(t))
+        return self.op(llvm.ConstantOp(IntegerAttr(value, t, truncate_bits=True), t))
+
+    def float_const(self, value: float, t: Attribute) -> SSAValue:
+        return self.op(llvm.ConstantOp(FloatAttr(value, cast(AnyFloat, t)), t))
+
+    def icmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        index = arith.CMPI_COMPARISON_OPERATIONS.index(predicate)
+        return self.op(llvm.ICmpOp(lhs, rhs, IntegerAttr(index, i64)))
+
+    def select(self, cond: SSAValue, then: SSAValue, other: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(
+            llvm.SelectOp.create(operands=[cond, then, other], result_types=[llvm_type(t)])
+        )
+
+    def intrinsic(
+        self, name: str, args: Sequence[SSAValue], result: Attribute | None
+    ) -> SSAValue | None:
+        op = llvm.CallIntrinsicOp(name, args, [llvm_type(result)] if result is not None else [])
+        self.rewriter.insert(op)
+        return op.ress
+
+    def value_intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
+        value = self.intrinsic(name, args, result)
+        assert value is not None
+        return value
+
+    def call(
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        inputs: Sequence[Attribute],
+        result: Attribute | None,
+    ) -> llvm.CallOp:
+        self.externals.need(name, inputs, result)
+        call = llvm.CallOp(name, *args, return_type=result)
+        self.rewriter.insert(call)
+        return call
+
+
+def _pointer(value: SSAValue, emit: Emitter) -> SSAValue:
+    """The pointer behind a memref value (see the module docstring)."""
+    if isinstance(value.type, llvm.LLVMPointerType):
+        return value
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and isinstance(
+        owner.inputs[0].type, llvm.LLVMPointerType
+    ):
+        return owner.inputs[0]
+    return emit.op(UnrealizedConversionCastOp.get([value], [PTR]))
+
+
+def _as_memref(pointer: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
+    return UnrealizedConversionCastOp.get([pointer], [t])
+
+
+# ------------------------------------------------- step 1: control flow
+
+
+class LowerTirFor(RewritePattern):
+    """`tir.for` -> `scf.for` with constant bounds (then xDSL's ForLowering).
+    Every loop kind runs serially here."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.ForOp, rewriter: PatternRewriter) -> None:
+        bounds = [
+            arith.ConstantOp(IntegerAttr(attr.value.data, IndexType()))
+            for attr in (op.lower, op.upper, op.step)
+        ]
+        body = op.body.block
+        body.add_op(scf.YieldOp())
+        lower, upper, step = bounds
+        loop = scf.ForOp(
+            lower, upper, step, [], rewriter.move_region_contents_to_new_regions(op.body)
+        )
+        rewriter.replace(op, [*bounds, loop], [])
+
+
+# ------------------------------------------------------ step 2: symbols
+
+
+class LowerFunc(RewritePattern):
+    """`func.func` -> `llvm.func` (C ABI: a memref argument is a pointer to
+    its first element); every block argument gets its llvm type, and memref
+    arguments are bridged back to their memref type for the op patterns."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        function_type = op.function_type
+        if len(function_type.outputs.data) > 1:
+            raise _fail(op, f"@{op.sym_name.data} returns several values")
+        for position, t in enumerate(function_type.inputs.data):
+            _check_signature_type(op, t, f"argument {position}")
+        for t in function_type.outputs.data:
+            _check_signature_type(op, t, "result")
+        inputs = [llvm_type(t) for t in function_type.inputs.data]
+        output = llvm_type(function_type.outputs.data[0]) if function_type.outputs.data else None
+        if output == PTR:
+            raise _fail(op, f"@{op.sym_name.data} returns a memref (use an output argument)")
+        private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+        linkage = "internal" if private and op.body.blocks else "external"
+        body = rewriter.move_region_contents_to_new_regions(op.body)
+        for block in body.blocks:
+            _retype_block_arguments(block, rewriter)
+        new = llvm.FuncOp(
+            op.sym_name.data,
+            llvm.LLVMFunctionType(inputs, output),
+            linkage=llvm.LinkageAttr(linkage),
+            body=body,
+        )
+        new.arg_attrs = _argument_attributes(op)
+        rewriter.replace(op, new, [])
+
+
+def _argument_attributes(op: func.FuncOp) -> ArrayAttr[DictionaryAttr]:
+    """The function's argument attributes (graph.name, ...) plus, for each
+    memref, `llvm.dereferenceable` = its size in bytes: LLVM may then load
+    ahead, and the runtime checks the arrays it is given against it."""
+    inputs = op.function_type.inputs.data
+    given = op.arg_attrs.data if op.arg_attrs is not None else [DictionaryAttr({})] * len(inputs)
+    merged: list[DictionaryAttr] = []
+    for t, attrs in zip(inputs, given, strict=True):
+        entries = dict(attrs.data)
+        if _is_memref(t) and (size := _buffer_bytes(op, t)) > 0:
+            entries["llvm.dereferenceable"] = IntegerAttr(size, i64)
+        merged.append(DictionaryAttr(entries))
+    return ArrayAttr(merged)
+
+
+def _is_memref(t: Attribute) -> bool:
+    return isinstance(t, MemRefType)
+
+
+def _check_signature_type(op: func.FuncOp, t: Attribute, what: str) -> None:
+    if _is_memref(t):
+        _static_memref(op, t)
+    elif not isinstance(t, IndexType | IntegerType | Float16Type | Float32Type | Float64Type):
+        raise _fail(op, f"@{op.sym_name.data} {what} has type {t}, which has no llvm lowering")
+
+
+def _retype_block_arguments(block: Block, rewriter: PatternRewriter) -> None:
+    for arg in list(block.args):
+        lowered = llvm_type(arg.type)
+        if lowered == arg.type:
+            continue
+        old_type = arg.type
+        new_arg = rewriter.replace_value_with_new_type(arg, lowered)
+        if _is_memref(old_type):
+            bridge = _as_memref(new_arg, old_type)
+            rewriter.insert(bridge, InsertPoint.at_start(block))
+            new_arg.replace_uses_with_if(bridge.results[0], _not_used_by(bridge))
+
+
+def _not_used_by(op: Operation) -> Callable[[Use], bool]:
+    return lambda use: use.operation is not op
+
+
+class LowerGlobal(RewritePattern):
+    """`memref.global` -> `llvm.mlir.global` holding the same data attribute
+    (dense or dense_resource; none: zero-filled), 64-byte aligned."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GlobalOp, rewriter: PatternRewriter) -> None:
+        memref_type = _static_memref(op, op.type)
+        element = llvm_type(memref_type.get_element_type())
+        count = prod(memref_type.get_shape())
+        value = op.initial_value
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            value = None
+        linkage = "internal" if op.sym_visibility.data == "private" else "external"
+        rewriter.replace(
+            op,
+            llvm.GlobalOp(
+                llvm.LLVMArrayType(count, element),
+                op.sym_name.data,
+                linkage,
+                constant=op.constant is not None,
+                value=value,
+                alignment=max(ALLOC_ALIGNMENT, op.alignment.value.data if op.alignment else 0),
+            ),
+            [],
+        )
+
+
+# ---------------------------------------------------- step 3: operations
+
+
+class LoweringPattern(RewritePattern):
+    """A pattern that emits llvm ops and may call C functions."""
+
+    def __init__(self, externals: Externals) -> None:
+        self.externals = externals
+
+    def emitter(self, rewriter: PatternRewriter) -> Emitter:
+        return Emitter(rewriter, self.externals)
+
+
+_SAME_BINARY: dict[type[Operation], type[IRDLOperation]] = {
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
+    arith.ShLIOp: llvm.ShlOp,
+    arith.ShRUIOp: llvm.LShrOp,
+    arith.ShRSIOp: llvm.AShrOp,
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+
+
+class LowerArithConstant(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value
+        t = llvm_type(op.result.type)
+        if isinstance(value, IntegerAttr):
+            value = IntegerAttr(value.value.data, cast(IntegerType, t), truncate_bits=True)
+        elif not isinstance(value, FloatAttr):
+            raise _fail(op, f"of {value} is not a scalar constant")
+        rewriter.replace(op, llvm.ConstantOp(value, t))
+
+
+class LowerArithBinary(LoweringPattern):
+    """Ops with an llvm twin: addi -> add, mulf -> fmul, shrui -> lshr, ..."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        twin = _SAME_BINARY.get(type(op))
+        if twin is None:
+            return
+        t = llvm_type(op.results[0].type)
+        rewriter.replace(op, twin.create(operands=list(op.operands), result_types=[t]))
+
+
+class LowerNegf(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, llvm.FNegOp(op.operand))
+
+
+class LowerIntegerDivision(LoweringPattern):
+    """divsi, divui, remsi, remui, floordivsi, ceildivsi, ceildivui. A zero
+    divisor gives 0 (numpy's answer) and INT_MIN / -1 wraps, instead of the
+    hardware trap."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op,
+            arith.DivSIOp
+            | arith.DivUIOp
+            | arith.RemSIOp
+            | arith.RemUIOp
+            | arith.FloorDivSIOp
+            | arith.CeilDivSIOp
+            | arith.CeilDivUIOp,
+        ):
+            return
+        emit = self.emitter(rewriter)
+        a, b = op.operands
+        t = llvm_type(op.results[0].type)
+        zero = emit.int_const(0, t)
+        one = emit.int_const(1, t)
+        b_is_zero = emit.icmp("eq", b, zero)
+        if isinstance(op, arith.DivUIOp | arith.RemUIOp | arith.CeilDivUIOp):
+            divisor = emit.select(b_is_zero, one, b, t)
+            quotient = emit.select(b_is_zero, zero, emit.create(llvm.UDivOp, [a, divisor], t), t)
+            remainder = emit.select(b_is_zero, zero, emit.create(llvm.URemOp, [a, divisor], t), t)
+            if isinstance(op, arith.DivUIOp):
+                result = quotient
+            elif isinstance(op, arith.RemUIOp):
+                result = remainder
+            else:
+                inexact = emit.icmp("ne", remainder, zero)
+                result = emit.create(
+                    llvm.AddOp, [quotient, emit.create(llvm.ZExtOp, [inexact], t)], t
+                )
+            rewriter.replace(op, [], [result])
+            return
+        minus_one = emit.int_const(-1, t)
+        b_is_minus_one = emit.icmp("eq", b, minus_one)
+        trapping = emit.create(llvm.OrOp, [b_is_zero, b_is_minus_one], i1)
+        divisor = emit.select(trapping, one, b, t)
+        quotient = emit.create(llvm.SDivOp, [a, divisor], t)
+        quotient = emit.select(b_is_minus_one, emit.create(llvm.SubOp, [zero, a], t), quotient, t)
+        quotient = emit.select(b_is_zero, zero, quotient, t)
+        remainder = emit.select(trapping, zero, emit.create(llvm.SRemOp, [a, divisor], t), t)
+        if isinstance(op, arith.DivSIOp):
+            result = quotient
+        elif isinstance(op, arith.RemSIOp):
+            result = remainder
+        else:
+            inexact = emit.icmp("ne", remainder, zero)
+            signs_differ = emit.icmp("slt", emit.create(llvm.XOrOp, [remainder, b], t), zero)
+            if isinstance(op, arith.FloorDivSIOp):
+                adjust = emit.create(llvm.AndOp, [inexact, signs_differ], i1)
+                result = emit.create(
+                    llvm.SubOp, [quotient, emit.create(llvm.ZExtOp, [adjust], t)], t
+                )
+            else:
+                same_sign = emit.create(llvm.XOrOp, [signs_differ, emit.int_const(1, i1)], i1)
+                adjust = emit.create(llvm.AndOp, [inexact, same_sign], i1)
+                result = emit.create(
+                    llvm.AddOp, [quotient, emit.create(llvm.ZExtOp, [adjust], t)], t
+                )
+        rewriter.replace(op, [], [result])
+
+
+_INT_MIN_MAX: dict[type[Operation], str] = {
+    arith.MinSIOp: "slt",
+    arith.MaxSIOp: "sgt",
+    arith.MinUIOp: "ult",
+    arith.MaxUIOp: "ugt",
+}
+
+
+class LowerIntegerMinMax(LoweringPattern):
+    """minsi/maxsi/minui/maxui -> icmp + select."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        predicate = _INT_MIN_MAX.get(type(op))
+        if predicate is None:
+            return
+        emit = self.emitter(rewriter)
+        a, b = op.operands
+        result = emit.select(emit.icmp(predicate, a, b), a, b, op.results[0].type)
+        rewriter.replace(op, [], [result])
+
+
+class LowerFloatMinMax(LoweringPattern):
+    """maximumf/minimumf (NaN-propagating, as numpy) -> llvm.maximum/minimum;
+    maxnumf/minnumf -> llvm.maxnum/minnum."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op, arith.MaxnumfOp | arith.MinnumfOp | arith.MaximumfOp | arith.MinimumfOp
+        ):
+            return
+        a, b = op.operands
+        match op:
+            case arith.MaxnumfOp() | arith.MinnumfOp():
+                twin = llvm.VectorFMaxOp if isinstance(op, arith.MaxnumfOp) else llvm.VectorFMinOp
+                rewriter.replace(op, twin.create(operands=[a, b], result_types=[a.type]))
+            case arith.MaximumfOp() | arith.MinimumfOp():
+                t = op.results[0].type
+                kind = "maximum" if isinstance(op, arith.MaximumfOp) else "minimum"
+                emit = self.emitter(rewriter)
+                result = emit.value_intrinsic(f"llvm.{kind}.{_suffix(t)}", [a, b], t)
+                rewriter.replace(op, [], [result])
+            case _:
+                return
+
+
+class LowerExtendedArith(LoweringPattern):
+    """addui_extended (sum, carry), mului_extended / mulsi_extended (low, high)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op, arith.AddUIExtendedOp | arith.MulUIExtendedOp | arith.MulSIExtendedOp
+        ):
+            return
+        emit = self.emitter(rewriter)
+        a, b = op.operands
+        t = llvm_type(op.results[0].type)
+        if isinstance(op, arith.AddUIExtendedOp):
+            total = emit.create(llvm.AddOp, [a, b], t)
+            carry = emit.icmp("ult", total, a)
+            rewriter.replace(op, [], [total, carry])
+            return
+        width = _int_width(t)
+        wide = IntegerType(2 * width)
+        extend = llvm.ZExtOp if isinstance(op, arith.MulUIExtendedOp) else llvm.SExtOp
+        product = emit.create(
+            llvm.MulOp, [emit.create(extend, [a], wide), emit.create(extend, [b], wide)], wide
+        )
+        low = emit.create(llvm.TruncOp, [product], t)
+        shifted = emit.create(llvm.LShrOp, [product, emit.int_const(width, wide)], wide)
+        high = emit.create(llvm.TruncOp, [shifted], t)
+        rewriter.replace(op, [], [low, high])
+
+
+class LowerCompare(LoweringPattern):
+    """cmpi -> icmp, cmpf -> fcmp (same predicate numbering); cmpf false/true
+    are constants."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, arith.CmpiOp):
+            rewriter.replace(
+                op, llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, i64))
+            )
+        elif isinstance(op, arith.CmpfOp):
+            name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+            if name in ("false", "true"):
+                rewriter.replace(op, llvm.ConstantOp(IntegerAttr(int(name == "true"), i1), i1))
+                return
+            rewriter.replace(
+                op, llvm.FCmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, i64))
+            )
+
+
+class LowerSelect(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
+        result = self.emitter(rewriter).select(op.cond, op.lhs, op.rhs, op.result.type)
+        rewriter.replace(op, [], [result])
+
+
+class LowerIntegerCast(LoweringPattern):
+    """trunci, extsi, extui, index_cast (signed), bitcast."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op, arith.TruncIOp | arith.ExtSIOp | arith.ExtUIOp | arith.IndexCastOp | arith.BitcastOp
+        ):
+            return
+        source = op.operands[0]
+        target = llvm_type(op.results[0].type)
+        if llvm_type(source.type) == target:
+            rewriter.replace(op, [], [source])
+            return
+        emit = self.emitter(rewriter)
+        match op:
+            case arith.TruncIOp():
+                cast_type = llvm.TruncOp
+            case arith.ExtSIOp():
+                cast_type = llvm.SExtOp
+            case arith.ExtUIOp():
+                cast_type = llvm.ZExtOp
+            case arith.IndexCastOp():
+                narrowing = _int_width(target) < _int_width(source.type)
+                cast_type = llvm.TruncOp if narrowing else llvm.SExtOp
+            case _:
+                cast_type = llvm.BitcastOp
+        rewriter.replace(op, [], [emit.create(cast_type, [source], target)])
+
+
+class LowerFloatCast(LoweringPattern):
+    """extf, truncf, sitofp, uitofp, fptosi, fptoui. Float to integer
+    saturates (llvm.fpto[su]i.sat: NaN gives 0) rather than giving poison;
+    uitofp of i64 halves the value when its top bit is set."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op,
+            arith.ExtFOp
+            | arith.TruncFOp
+            | arith.SIToFPOp
+            | arith.UIToFPOp
+            | arith.FPToSIOp
+            | arith.FPToUIOp,
+        ):
+            return
+        emit = self.emitter(rewriter)
+        source = op.operands[0]
+        target = llvm_type(op.results[0].type)
+        match op:
+            case arith.ExtFOp():
+                result = emit.create(llvm.FPExtOp, [source], target)
+            case arith.TruncFOp():
+                result = emit.create(llvm.FPTruncOp, [source], target)
+            case arith.SIToFPOp():
+                result = emit.create(llvm.SIToFPOp, [source], target)
+            case arith.UIToFPOp():
+                result = _unsigned_to_float(emit, source, target)
+            case _:
+                kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
+                name = f"llvm.{kind}.sat.{_suffix(target)}.{_suffix(source.type)}"
+                result = emit.value_intrinsic(name, [source], target)
+        rewriter.replace(op, [], [result])
+
+
+def _unsigned_to_float(emit: Emitter, source: SSAValue, target: Attribute) -> SSAValue:
+    width = _int_width(source.type)
+    if width < 64:
+        return emit.create(llvm.SIToFPOp, [emit.create(llvm.ZExtOp, [source], i64)], target)
+    # A value with the top bit set: halve it (keeping the low bit for
+    # rounding), convert as signed, double.
+    one = emit.int_const(1, i64)
+    halved = emit.create(
+        llvm.OrOp,
+        [emit.create(llvm.LShrOp, [source, one], i64), emit.create(llvm.AndOp, [source, one], i64)],
+        i64,
+    )
+    half_value = emit.create(llvm.SIToFPOp, [halved], target)
+    doubled = emit.create(llvm.FAddOp, [half_value, half_value], target)
+    direct = emit.create(llvm.SIToFPOp, [source], target)
+    top_bit_clear = emit.icmp("sge", source, emit.int_const(0, i64))
+    return emit.select(top_bit_clear, direct, doubled, target)
+
+
+class LowerUnrealizedCast(LoweringPattern):
+    """`unrealized_conversion_cast` between iN and uiN (or between memrefs
+    that differ only so) is the value itself."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        if len(op.inputs) != 1 or len(op.outputs) != 1:
+            return
+        source, target = op.inputs[0].type, op.outputs[0].type
+        if isinstance(source, MemRefType | llvm.LLVMPointerType) or isinstance(
+            target, MemRefType | llvm.LLVMPointerType
+        ):
+            return  # bridges: folded in step 4
+        if llvm_type(source) == llvm_type(target):
+            rewriter.replace(op, [], [op.inputs[0]])
+
+
+# math: ops with an xDSL llvm op, ops with an LLVM intrinsic, libm calls.
+_MATH_LLVM_OPS: dict[type[Operation], type[IRDLOperation]] = {
+    math.AbsFOp: llvm.FAbsOp,
+    math.CeilOp: llvm.FCeilOp,
+    math.FloorOp: llvm.FFloorOp,
+    math.SqrtOp: llvm.FSqrtOp,
+    math.ExpOp: llvm.FExpOp,
+    math.Exp2Op: llvm.FExp2Op,
+    math.LogOp: llvm.FLogOp,
+    math.Log2Op: llvm.FLog2Op,
+    math.SinOp: llvm.FSinOp,
+    math.CosOp: llvm.FCosOp,
+    math.CopySignOp: llvm.FCopySignOp,
+    math.PowFOp: llvm.FPowOp,
+    math.FmaOp: llvm.FMAOp,
+}
+
+_MATH_INTRINSICS: dict[type[Operation], str] = {
+    math.Log10Op: "log10",
+    math.TruncOp: "trunc",
+    math.RoundOp: "round",
+    math.RoundEvenOp: "roundeven",
+    math.TanOp: "tan",
+    math.TanhOp: "tanh",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinOp: "asin",
+    math.AcosOp: "acos",
+    math.AtanOp: "atan",
+    math.Atan2Op: "atan2",
+}
+
+_MATH_LIBM: dict[type[Operation], str] = {
+    math.ErfOp: "erf",
+    math.CbrtOp: "cbrt",
+    math.ExpM1Op: "expm1",
+    math.Log1pOp: "log1p",
+    math.AsinhOp: "asinh",
+    math.AcoshOp: "acosh",
+    math.AtanhOp: "atanh",
+}
+
+
+class LowerMath(LoweringPattern):
+    """Float math: an llvm intrinsic op (exp, log, sqrt, pow, ...), an LLVM
+    intrinsic by name (tanh, tan, asin, round, ...; LLVM calls libm for those
+    it cannot inline), or a libm call (erf, cbrt, log1p, ...; f16 is computed
+    in f32). rsqrt is 1 / sqrt, fpowi is powf."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        kind = type(op)
+        if kind in _MATH_LLVM_OPS:
+            twin = _MATH_LLVM_OPS[kind]
+            rewriter.replace(
+                op, twin.create(operands=list(op.operands), result_types=[op.results[0].type])
+            )
+            return
+        emit = self.emitter(rewriter)
+        if kind in _MATH_INTRINSICS:
+            t = op.results[0].type
+            name = f"llvm.{_MATH_INTRINSICS[kind]}.{_suffix(t)}"
+            rewriter.replace(op, [], [emit.value_intrinsic(name, list(op.operands), t)])
+        elif kind in _MATH_LIBM:
+            rewriter.replace(op, [], [_libm_call(emit, _MATH_LIBM[kind], op.operands[0])])
+        elif isinstance(op, math.RsqrtOp):
+            one = emit.float_const(1.0, op.result.type)
+            root = emit.create(llvm.FSqrtOp, [op.operand], op.result.type)
+            rewriter.replace(op, llvm.FDivOp(one, root))
+        elif isinstance(op, math.FPowIOp):
+            t = op.result.type
+            exponent = emit.create(llvm.SIToFPOp, [op.rhs], t)
+            rewriter.replace(op, [], [emit.create(llvm.FPowOp, [op.lhs, exponent], t)])
+
+
+def _libm_call(emit: Emitter, base: str, x: SSAValue) -> SSAValue:
+    t = x.type
+    if isinstance(t, Float16Type):
+        wide = emit.create(llvm.FPExtOp, [x], builtin.f32)
+        return emit.create(llvm.FPTruncOp, [_libm_call(emit, base, wide)], t)
+    name = base + ("f" if isinstance(t, Float32Type) else "")
+    _float_suffix(t)
+    result = emit.call(name, [x], [t], t).returned
+    assert result is not None
+    return result
+
+
+class LowerIntegerMath(LoweringPattern):
+    """absi, ctlz, cttz, ctpop, ipowi."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(
+            op,
+            math.AbsIOp
+            | math.CountLeadingZerosOp
+            | math.CountTrailingZerosOp
+            | math.CtPopOp
+            | math.IPowIOp,
+        ):
+            return
+        emit = self.emitter(rewriter)
+        t = llvm_type(op.results[0].type)
+        x = op.operands[0]
+        match op:
+            case math.AbsIOp():
+                zero = emit.int_const(0, t)
+                negated = emit.create(llvm.SubOp, [zero, x], t)
+                result = emit.select(emit.icmp("slt", x, zero), negated, x, t)
+            case math.CtPopOp():
+                result = emit.value_intrinsic(f"llvm.ctpop.{_suffix(t)}", [x], t)
+            case math.CountLeadingZerosOp() | math.CountTrailingZerosOp():
+                kind = "ctlz" if isinstance(op, math.CountLeadingZerosOp) else "cttz"
+                defined_at_zero = emit.int_const(0, i1)
+                result = emit.value_intrinsic(f"llvm.{kind}.{_suffix(t)}", [x, defined_at_zero], t)
+            case _:
+                result = _integer_power(emit, x, op.operands[1], t)
+        rewriter.replace(op, [], [result])
+
+
+def _integer_power(emit: Emitter, base: SSAValue, exponent: SSAValue, t: Attribute) -> SSAValue:
+    """base ** exponent by square-and-multiply over the exponent's bits,
+    without branches; a negative exponent gives 0, or +-1 for base +-1."""
+    width = _int_width(t)
+    zero, one = emit.int_const(0, t), emit.int_const(1, t)
+    result, power, bits = one, base, exponent
+    for step in range(width - 1):
+        odd = emit.create(llvm.TruncOp, [bits], i1)
+        result = emit.select(odd, emit.create(llvm.MulOp, [result, power], t), result, t)
+        if step < width - 2:
+            power = emit.create(llvm.MulOp, [power, power], t)
+            bits = emit.create(llvm.LShrOp, [bits, one], t)
+    minus_one = emit.int_const(-1, t)
+    exponent_odd = emit.create(llvm.TruncOp, [exponent], i1)
+    sign = emit.select(exponent_odd, minus_one, one, t)
+    negative = emit.select(
+        emit.icmp("eq", base, one),
+        one,
+        emit.select(emit.icmp("eq", base, minus_one), sign, zero, t),
+        t,
+    )
+    return emit.select(emit.icmp("slt", exponent, zero), negative, result, t)
+
+
+def _element_pointer(
+    emit: Emitter, op: Operation, memref_value: SSAValue, indices: Sequence[SSAValue]
+) -> tuple[SSAValue, Attribute, int]:
+    """The address of memref[indices] (static strides and offset folded in)
+    with the element's llvm type and alignment."""
+    memref_type = _static_memref(op, memref_value.type)
+    element = llvm_type(memref_type.get_element_type())
+    base = _pointer(memref_value, emit)
+    strides = cast(Sequence[int], memref_type.get_strides())
+    offset = memref_type.get_offset() or 0
+    linear: SSAValue | None = emit.int_const(offset, i64) if offset else None
+    for index, stride in zip(indices, strides, strict=True):
+        term = (
+            index
+            if stride == 1
+            else emit.create(llvm.MulOp, [index, emit.int_const(stride, i64)], i64)
+        )
+        linear = term if linear is None else emit.create(llvm.AddOp, [linear, term], i64)
+    alignment = element_bytes(memref_type.get_element_type())
+    if linear is None:
+        return base, element, alignment
+    address = emit.op(
+        llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[linear], inbounds=True)
+    )
+    return address, element, alignment
+
+
+class LowerLoad(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        address, element, alignment = _element_pointer(emit, op, op.memref, op.indices)
+        rewriter.replace(op, llvm.LoadOp(address, element, alignment=alignment))
+
+
+class LowerStore(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        address, _, alignment = _element_pointer(emit, op, op.memref, op.indices)
+        rewriter.replace(op, llvm.StoreOp(op.value, address, alignment=alignment))
+
+
+class LowerAlloc(LoweringPattern):
+    """memref.alloc -> aligned_alloc(64 or more, size rounded up to it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter) -> None:
+        if op.dynamic_sizes or op.symbol_operands:
+            raise _fail(op, "with dynamic sizes is not supported")
+        emit = self.emitter(rewriter)
+        alignment = max(ALLOC_ALIGNMENT, op.alignment.value.data if op.alignment else 0)
+        size = max(alignment, -(-_buffer_bytes(op, op.memref.type) // alignment) * alignment)
+        call = emit.call(
+            "aligned_alloc",
+            [emit.int_const(alignment, i64), emit.int_const(size, i64)],
+            [i64, i64],
+            PTR,
+        )
+        assert call.returned is not None
+        rewriter.replace(op, _as_memref(call.returned, op.memref.type))
+
+
+class LowerAlloca(LoweringPattern):
+    """memref.alloca -> llvm.alloca in the function's entry block, so a
+    reduction accumulator declared inside a loop is one stack slot that LLVM
+    promotes to a register."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter) -> None:
+        if op.dynamic_sizes or op.symbol_operands:
+            raise _fail(op, "with dynamic sizes is not supported")
+        memref_type = _static_memref(op, op.memref.type)
+        element_type = memref_type.get_element_type()
+        function = op.parent_op()
+        while function is not None and not isinstance(function, llvm.FuncOp | func.FuncOp):
+            function = function.parent_op()
+        if function is None:
+            raise _fail(op, "is not inside a function")
+        entry = function.regions[0].blocks.first
+        assert entry is not None
+        count = llvm.ConstantOp(IntegerAttr(prod(memref_type.get_shape()), i64), i64)
+        alignment = op.alignment.value.data if op.alignment else element_bytes(element_type)
+        slot = llvm.AllocaOp(count, llvm_type(element_type), alignment=alignment)
+        rewriter.insert([count, slot], InsertPoint.at_start(entry))
+        rewriter.replace(op, _as_memref(slot.res, memref_type))
+
+
+class LowerDealloc(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        emit.call("free", [_pointer(op.memref, emit)], [PTR], None)
+        rewriter.erase(op)
+
+
+class LowerGetGlobal(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        address = emit.op(llvm.AddressOfOp(op.name_.root_reference.data, PTR))
+        rewriter.replace(op, _as_memref(address, op.memref.type))
+
+
+class LowerCopy(LoweringPattern):
+    """memref.copy of contiguous buffers -> llvm.memcpy."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CopyOp, rewriter: PatternRewriter) -> None:
+        for value in (op.source, op.destination):
+            memref_type = _static_memref(op, value.type)
+            if memref_type.get_offset() != 0 or list(memref_type.get_strides() or []) != list(
+                memref_type.strides_for_shape(memref_type.get_shape())
+            ):
+                raise _fail(op, f"of the non-contiguous {memref_type} is not supported")
+        emit = self.emitter(rewriter)
+        size = emit.int_const(_buffer_bytes(op, op.source.type), i64)
+        not_volatile = emit.int_const(0, i1)
+        emit.intrinsic(
+            "llvm.memcpy.p0.p0.i64",
+            [_pointer(op.destination, emit), _pointer(op.source, emit), size, not_volatile],
+            None,
+        )
+        rewriter.erase(op)
+
+
+class LowerCall(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter) -> None:
+        if len(op.results) > 1:
+            raise _fail(op, f"of @{op.callee.string_value()} returns several values")
+        emit = self.emitter(rewriter)
+        args = [_pointer(a, emit) if isinstance(a.type, MemRefType) else a for a in op.arguments]
+        result = llvm_type(op.results[0].type) if op.results else None
+        rewriter.replace(op, llvm.CallOp(op.callee, *args, return_type=result))
+
+
+class LowerReturn(LoweringPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, llvm.ReturnOp.build(operands=[list(op.arguments)]))
+
+
+class LowerBranch(LoweringPattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, cf.BranchOp):
+            rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
+        elif isinstance(op, cf.ConditionalBranchOp):
+            rewriter.replace(
+                op,
+                llvm.CondBrOp(
+                    op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments
+                ),
+            )
+
+
+# ------------------------------------------------------ step 4: clean-up
+
+
+class FoldBridge(RewritePattern):
+    """A cast whose source and target have the same llvm type is its source;
+    a cast nobody uses goes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
+        if all(not result.uses for result in op.results):
+            rewriter.erase(op)
+            return
+        if len(op.inputs) == 1 and llvm_type(op.inputs[0].type) == llvm_type(op.outputs[0].type):
+            rewriter.replace(op, [], [op.inputs[0]])
+
+
+def _check_lowered(module: ModuleOp) -> None:
+    for op in module.walk():
+        if op is module:
+            continue
+        if not op.name.startswith("llvm."):
+            raise _fail(op, "has no lowering to the llvm dialect")
+        for value in (*op.operands, *op.results):
+            if not _is_lowered_type(value.type):
+                raise _fail(op, f"still has a value of type {value.type} after lowering")
+
+
+def _operation_patterns(externals: Externals) -> list[RewritePattern]:
+    pattern_types: list[type[LoweringPattern]] = [
+        LowerArithConstant,
+        LowerArithBinary,
+        LowerNegf,
+        LowerIntegerDivision,
+        LowerIntegerMinMax,
+        LowerFloatMinMax,
+        LowerExtendedArith,
+        LowerCompare,
+        LowerSelect,
+        LowerIntegerCast,
+        LowerFloatCast,
+        LowerUnrealizedCast,
+        LowerMath,
+        LowerIntegerMath,
+        LowerLoad,
+        LowerStore,
+        LowerAlloc,
+        LowerAlloca,
+        LowerDealloc,
+        LowerGetGlobal,
+        LowerCopy,
+        LowerCall,
+        LowerReturn,
+        LowerBranch,
+    ]
+    return [pattern_type(externals) for pattern_type in pattern_types]
+
+
+@dataclass(frozen=True)
+class ConvertTirToLLVM(ModulePass):
+    """Lowers the tir level to xDSL's `llvm` dialect.
+
+    Expects: functions over static memrefs (`func.func`, `func.call`,
+    `func.return`), `tir.for` loops, `scf.if`/`scf.for`, scalar `arith` and
+    `math` ops (index is i64; unsigned integers reach arith through
+    `unrealized_conversion_cast`), `memref.load/store/alloc/alloca/dealloc/
+    copy/global/get_global`.
+
+    Produces: `llvm` ops only. Every function is an `llvm.func` whose memref
+    arguments are `!llvm.ptr` (C ABI: `void main(float* in0, ..., float* out0)`);
+    private functions get internal linkage. Loops are blocks and branches
+    (every loop kind runs serially). A load or store is a GEP with the static
+    strides folded; alloc is `aligned_alloc` (64 bytes) and dealloc `free`;
+    alloca is an `llvm.alloca` hoisted to the entry block; memref.copy is
+    `llvm.memcpy`; globals are `llvm.mlir.global`s holding their dense or
+    dense_resource data. Math goes to LLVM intrinsics or libm calls. Integer
+    division by zero gives 0 instead of trapping.
+    """
+
+    name = "convert-tir-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(LowerTirFor()).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([IfLowering(), ForLowering()])
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LowerFunc(), LowerGlobal()]), apply_recursively=False
+        ).rewrite_module(op)
+        externals = Externals()
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(_operation_patterns(externals))
+        ).rewrite_module(op)
+        PatternRewriteWalker(FoldBridge()).rewrite_module(op)
+        externals.declare_in(op)
+        _check_lowered(op)

@@ -1,0 +1,142 @@
+"""LLVM IR text of a module at the llvm level, through xDSL's
+`xdsl.backend.llvm.convert`, extended here for what it misses:
+
+- global data: `llvm.mlir.global`s holding `dense<...>` or `dense_resource<...>`
+  are emitted as byte strings (`[N x i8] c"..."`), which is exact for every
+  element type and fast for large weights; a global without data is
+  zero-filled;
+- linkage and alignment: `llvm.func`s with internal linkage stay internal in
+  LLVM (so O3 may inline them and drop them); globals keep their alignment.
+
+`xtc-opt -t llvm-ir` prints this text (`llvm-ir{optimize=true}`: after the
+O3 pipeline of runtime/llvm_jit.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, cast
+
+import llvmlite.ir as ir
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.context import Context
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    Builtin,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    IntegerType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
+
+
+class LLVMIRError(DiagnosticException):
+    """A module that cannot become LLVM IR (not at the llvm level, bad data)."""
+
+
+def translate_module(module: ModuleOp) -> ir.Module:
+    """The llvmlite IR module of an llvm-level xDSL module."""
+    stripped = module.clone()
+    data: dict[str, bytes] = {}
+    alignments: dict[str, int] = {}
+    for op in stripped.ops:
+        if isinstance(op, llvm.GlobalOp):
+            data[op.sym_name.data] = _global_bytes(op)
+            if op.alignment is not None:
+                alignments[op.sym_name.data] = op.alignment.value.data
+            op.global_type = llvm.LLVMArrayType(len(data[op.sym_name.data]), IntegerType(8))
+            op.properties.pop("value", None)
+        elif not isinstance(op, llvm.FuncOp):
+            raise LLVMIRError(f"'{op.name}' is not an llvm op: run convert-tir-to-llvm first")
+    try:
+        llvm_module = convert_module(stripped, fallback_target_triple=None)
+    except (NotImplementedError, KeyError) as e:
+        raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
+    for name, raw in data.items():
+        variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
+        # llvmlite declares these attributes as None (no stubs): set them anyway.
+        initializer = ir.Constant(ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw))
+        variable.initializer = initializer  # pyright: ignore[reportAttributeAccessIssue]
+        variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
+    for op in stripped.ops:
+        if isinstance(op, llvm.FuncOp) and op.body.blocks:
+            if op.linkage.linkage.data in ("internal", "private"):
+                cast(ir.Function, llvm_module.get_global(op.sym_name.data)).linkage = "internal"
+    return llvm_module
+
+
+def _global_bytes(op: llvm.GlobalOp) -> bytes:
+    """The bytes a global starts with: its data in the element type's memory
+    layout (i1 takes a byte), or zeros."""
+    global_type = op.global_type
+    if not isinstance(global_type, llvm.LLVMArrayType):
+        raise LLVMIRError(f"global @{op.sym_name.data}: expected an !llvm.array type")
+    count = global_type.size.data
+    element_size = _element_size(global_type.type)
+    size = count * element_size
+    value = op.value
+    if value is None:
+        return bytes(size)
+    match value:
+        case DenseIntOrFPElementsAttr():
+            raw = value.data.data
+        case DenseResourceAttr():
+            raw = _resource_bytes(value.resource_handle.data)
+        case _:
+            raise LLVMIRError(f"global @{op.sym_name.data}: unsupported data {value}")
+    if global_type.type == IntegerType(1):
+        raw = bytes(1 if b else 0 for b in raw)  # xDSL stores `true` as 0xff
+    if len(raw) == element_size and size != element_size:
+        raw = raw * count  # a splat
+    if len(raw) != size:
+        raise LLVMIRError(
+            f"global @{op.sym_name.data}: data holds {len(raw)} bytes, {global_type} needs {size}"
+        )
+    return raw
+
+
+def _resource_bytes(key: str) -> bytes:
+    """A dense_resource blob's bytes (MLIR's blob format: a little-endian u32
+    alignment, then the data, hex-encoded)."""
+    storage = Builtin.get_interface(OpAsmDialectInterface)
+    blob = storage.lookup(key) if storage is not None else None
+    if not blob:
+        raise LLVMIRError(f"dense_resource<{key}> has no data")
+    return bytes.fromhex(blob[2:])[4:]
+
+
+def _element_size(t: Attribute) -> int:
+    if isinstance(t, IntegerType):
+        return max(1, (t.width.data + 7) // 8)
+    widths = {"f16": 2, "f32": 4, "f64": 8}
+    name = str(t)
+    if name not in widths:
+        raise LLVMIRError(f"no memory layout for global element type {t}")
+    return widths[name]
+
+
+def llvm_ir(module: ModuleOp) -> str:
+    """The LLVM IR text of an llvm-level module (before optimization)."""
+    return str(translate_module(module))
+
+
+@dataclass(frozen=True)
+class LLVMIRTarget(Target):
+    """`xtc-opt -t llvm-ir`: the LLVM IR of a module at the llvm level;
+    `llvm-ir{optimize=true}` prints it after O3 for the host CPU."""
+
+    name = "llvm-ir"
+
+    optimize: bool = False
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.optimize:
+            from xtc.runtime.llvm_jit import optimized_llvm_ir
+
+            output.write(optimized_llvm_ir(module))
+        else:
+            output.write(llvm_ir(module))

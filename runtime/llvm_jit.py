@@ -1,0 +1,252 @@
+"""Native execution of llvm-level modules with llvmlite's MCJIT.
+
+    jit = compile_module(module)          # module after convert-tir-to-llvm
+    x = aligned_copy(np.random.rand(4, 8).astype(np.float32))
+    y = aligned_empty((4, 8), np.float32)
+    jit.call("main", [x, y])              # void main(float* x, float* y)
+
+The module becomes LLVM IR (runtime/llvm_ir.py), is optimized at O3 with
+loop and SLP vectorization for the host CPU's name and features, and is
+compiled in process. Arguments are passed as the data pointers of numpy
+arrays, which must be C-contiguous and 64-byte aligned (the generated code
+may use aligned vector accesses): `aligned_empty` and `aligned_copy` make
+such arrays. The C functions the code calls (libm's erf, tanh, ...;
+aligned_alloc, free) resolve in the Python process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import prod
+
+import llvmlite.binding as llvm_binding
+import numpy as np
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from xtc.runtime.llvm_ir import llvm_ir
+
+ALIGNMENT = 64
+"""Byte alignment of every buffer passed to native code."""
+
+_SYMBOLS_FROM_LIBM = ("erff", "erf", "tanhf", "expm1f", "log1pf", "cbrtf", "asinhf")
+_SYMBOLS_FROM_LIBC = ("aligned_alloc", "free", "memcpy", "memset")
+
+
+# ------------------------------------------------------------------ arrays
+
+
+def aligned_empty(shape: Sequence[int] | int, dtype: np.typing.DTypeLike) -> np.ndarray:
+    """An uninitialized C-contiguous array whose data is 64-byte aligned."""
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    element = np.dtype(dtype)
+    nbytes = prod(dims) * element.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start : start + nbytes].view(element).reshape(dims)
+
+
+def aligned_copy(array: np.ndarray) -> np.ndarray:
+    """A 64-byte aligned C-contiguous copy of `array`."""
+    array = np.asarray(array)
+    copy = aligned_empty(array.shape, array.dtype)
+    np.copyto(copy, array)
+    return copy
+
+
+def is_aligned(array: np.ndarray) -> bool:
+    """C-contiguous with 64-byte aligned data (an empty array always is)."""
+    if array.size == 0:
+        return True
+    return bool(array.flags.c_contiguous) and array.ctypes.data % ALIGNMENT == 0
+
+
+# ------------------------------------------------------------ the host CPU
+
+
+def new_host_target_machine() -> llvm_binding.TargetMachine:
+    """A target machine for this CPU (name and features), for JIT use. An
+    execution engine takes ownership of the one it is given, so each engine
+    gets a new one."""
+    _initialize()
+    target = llvm_binding.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm_binding.get_host_cpu_name(), features=_host_features(), opt=3, jit=True
+    )
+
+
+@functools.cache
+def host_target_machine() -> llvm_binding.TargetMachine:
+    """The target machine that parsing and optimization use (never handed to
+    an engine)."""
+    return new_host_target_machine()
+
+
+@functools.cache
+def _initialize() -> None:
+    llvm_binding.initialize_native_target()
+    llvm_binding.initialize_native_asmprinter()
+    _make_c_symbols_visible()
+
+
+@functools.cache
+def _host_features() -> str:
+    try:
+        return llvm_binding.get_host_cpu_features().flatten()
+    except RuntimeError:  # not every platform reports them
+        return ""
+
+
+def _make_c_symbols_visible() -> None:
+    """MCJIT resolves external calls in the process: load libm / libc
+    globally if one of the functions the lowering calls is missing."""
+    for library, symbols in (("m", _SYMBOLS_FROM_LIBM), ("c", _SYMBOLS_FROM_LIBC)):
+        if all(llvm_binding.address_of_symbol(s) for s in symbols):
+            continue
+        path = ctypes.util.find_library(library)
+        if path is None:
+            raise RuntimeError(f"lib{library} not found: the JIT cannot call {symbols}")
+        llvm_binding.load_library_permanently(path)
+
+
+def _parse_for_host(module: ModuleOp) -> llvm_binding.ModuleRef:
+    machine = host_target_machine()
+    ref = llvm_binding.parse_assembly(llvm_ir(module))
+    ref.triple = machine.triple
+    ref.data_layout = str(machine.target_data)
+    ref.verify()
+    return ref
+
+
+def optimize(ref: llvm_binding.ModuleRef) -> None:
+    """O3 with loop and SLP vectorization and loop unrolling, for the host."""
+    machine = host_target_machine()
+    options = llvm_binding.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    options.loop_unrolling = True
+    builder = llvm_binding.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(ref, builder)
+
+
+def optimized_llvm_ir(module: ModuleOp) -> str:
+    """The LLVM IR of an llvm-level module after `optimize`."""
+    ref = _parse_for_host(module)
+    optimize(ref)
+    return str(ref)
+
+
+# --------------------------------------------------------------- the JIT
+
+
+@dataclass(frozen=True)
+class NativeSignature:
+    """What a native function takes: one pointer per argument, the bytes
+    each must hold at least (from `llvm.dereferenceable`) when known, and
+    which arguments it writes (marked `graph.output`)."""
+
+    arg_bytes: tuple[int | None, ...]
+    outputs: frozenset[int] = frozenset()
+
+
+class JitModule:
+    """Compiled native code; keeps the execution engine (and so the code)
+    alive as long as it lives."""
+
+    def __init__(
+        self,
+        engine: llvm_binding.ExecutionEngine,
+        ref: llvm_binding.ModuleRef,
+        signatures: dict[str, NativeSignature],
+    ) -> None:
+        self._engine = engine
+        self._ref = ref
+        self.signatures = signatures
+        self._functions: dict[str, Callable[..., None]] = {}
+
+    @property
+    def optimized_ir(self) -> str:
+        """The LLVM IR that was compiled (after O3)."""
+        return str(self._ref)
+
+    def address(self, name: str) -> int:
+        """The address of function `name`, 0 if it is not in the code."""
+        return self._engine.get_function_address(name)
+
+    def call(self, name: str, arrays: Sequence[np.ndarray]) -> None:
+        """Runs `void name(T0* a0, T1* a1, ...)` on the arrays' data. Refuses
+        (ValueError) a wrong count of arrays, an array that is not
+        C-contiguous and 64-byte aligned, or one smaller than the buffer the
+        function reads or writes."""
+        signature = self.signatures.get(name)
+        if signature is None:
+            raise ValueError(
+                f"no exported function @{name} taking buffers "
+                f"(exported: {', '.join(sorted(self.signatures)) or 'none'})"
+            )
+        if len(arrays) != len(signature.arg_bytes):
+            raise ValueError(f"@{name} takes {len(signature.arg_bytes)} buffers, got {len(arrays)}")
+        for position, (array, needed) in enumerate(zip(arrays, signature.arg_bytes, strict=True)):
+            if not isinstance(array, np.ndarray):
+                raise ValueError(f"@{name} argument {position}: expected a numpy array")
+            if not is_aligned(array):
+                raise ValueError(
+                    f"@{name} argument {position}: the array must be C-contiguous and "
+                    f"{ALIGNMENT}-byte aligned (use aligned_copy)"
+                )
+            if position in signature.outputs and not array.flags.writeable:
+                raise ValueError(f"@{name} argument {position}: the output array is read-only")
+            if needed is not None and array.nbytes < needed:
+                raise ValueError(
+                    f"@{name} argument {position}: the array holds {array.nbytes} bytes, "
+                    f"the function uses {needed}"
+                )
+        self._function(name, len(arrays))(*(a.ctypes.data for a in arrays))
+
+    def _function(self, name: str, arity: int) -> Callable[..., None]:
+        if name not in self._functions:
+            address = self.address(name)
+            if not address:
+                raise ValueError(f"@{name} is not in the compiled code")
+            prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * arity))
+            self._functions[name] = prototype(address)
+        return self._functions[name]
+
+
+def compile_module(module: ModuleOp) -> JitModule:
+    """JIT-compiles an llvm-level module (after convert-tir-to-llvm)."""
+    ref = _parse_for_host(module)
+    optimize(ref)
+    engine = llvm_binding.create_mcjit_compiler(ref, new_host_target_machine())
+    engine.finalize_object()
+    return JitModule(engine, ref, _exported_signatures(module))
+
+
+def _exported_signatures(module: ModuleOp) -> dict[str, NativeSignature]:
+    """Functions callable from Python: defined, external, all pointer args."""
+    signatures: dict[str, NativeSignature] = {}
+    for op in module.ops:
+        if not isinstance(op, llvm.FuncOp) or not op.body.blocks:
+            continue
+        if op.linkage.linkage.data in ("internal", "private"):
+            continue
+        inputs = op.function_type.inputs.data
+        if not all(isinstance(t, llvm.LLVMPointerType) for t in inputs):
+            continue
+        if not isinstance(op.function_type.output, llvm.LLVMVoidType):
+            continue
+        sizes: list[int | None] = []
+        outputs: set[int] = set()
+        attrs = op.arg_attrs.data if op.arg_attrs is not None else [None] * len(inputs)
+        for position, arg_attrs in enumerate(attrs):
+            entries = arg_attrs.data if arg_attrs is not None else {}
+            size = entries.get("llvm.dereferenceable")
+            sizes.append(size.value.data if isinstance(size, IntegerAttr) else None)
+            if "graph.output" in entries:
+                outputs.add(position)
+        signatures[op.sym_name.data] = NativeSignature(tuple(sizes), frozenset(outputs))
+    return signatures
