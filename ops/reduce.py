@@ -34,6 +34,7 @@ from xtc.ops.te_builder import (
     index,
     is_float,
     is_unsigned,
+    maximum,
     select,
 )
 
@@ -51,7 +52,11 @@ def fold(
     if element_type == i1:
         # Over 0/1 bytes: or, and, max and min are max, min, max, min.
         byte_kind = {"sum": "max", "prod": "min"}.get(kind, kind)
-        return k.reduce(byte_kind, extents, lambda *rs: convert(term(*rs), i8)).ne(0)
+        folded = k.reduce(byte_kind, extents, lambda *rs: convert(term(*rs), i8))
+        if byte_kind == "max":
+            # The i8 identity of max is -128: an empty `or`/max must be false.
+            folded = maximum(folded, 0)
+        return folded.ne(0)
     if is_half(element_type) and kind in ("sum", "prod"):
         folded = k.reduce(kind, extents, lambda *rs: convert(term(*rs), f32))
         return convert(folded, element_type)
