@@ -21,8 +21,7 @@ from xdsl.dialects.builtin import f32, i1, i8, i64
 from xdsl.ir import Attribute
 
 from xtc.dialects.graph import reduce as r
-from xtc.dialects.graph.base import GraphOp, elem, get_bool, get_int, shape_of
-from xtc.dialects.graph.tensor import axis_in_range
+from xtc.dialects.graph.base import GraphOp, axis_in_range, elem, get_bool, get_int, shape_of
 from xtc.ops import compute_rule
 from xtc.ops.elementwise import is_half, is_nan, like
 from xtc.ops.te_builder import (

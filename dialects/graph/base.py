@@ -181,6 +181,23 @@ def normalize_axis(op_name: str, axis: int, rank: int) -> int:
     return axis % rank if rank else 0
 
 
+def axis_in_range(op_name: str, axis: int, rank: int, what: str = "axis") -> int:
+    """A possibly negative axis of a rank-`rank` tensor as a non-negative one."""
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{op_name}: {what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def axes_in_range(op_name: str, axes: Sequence[int], rank: int) -> tuple[int, ...]:
+    """Possibly negative, distinct axes as non-negative ones."""
+    normalized = tuple(axis_in_range(op_name, a, rank) for a in axes)
+    for i, a in enumerate(normalized):
+        if a in normalized[:i]:
+            listed = "[" + ", ".join(str(x) for x in axes) + "]"
+            raise ShapeError(f"{op_name}: axes {listed} name axis {a} more than once")
+    return normalized
+
+
 def broadcast_shapes(op_name: str, *types: Attribute) -> Shape:
     """numpy broadcasting of the shapes of `types`; names all of them on failure."""
     shapes = [shape_of(t) for t in types]

@@ -28,6 +28,8 @@ from xtc.dialects.graph.base import (
     GraphOp,
     Props,
     ShapeError,
+    axes_in_range,
+    axis_in_range,
     elem,
     get_bool,
     get_int,
@@ -36,7 +38,6 @@ from xtc.dialects.graph.base import (
     tensor,
     type_str,
 )
-from xtc.dialects.graph.tensor import axes_in_range, axis_in_range
 
 
 class ReduceOp(GraphOp):

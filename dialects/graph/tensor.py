@@ -36,6 +36,8 @@ from xtc.dialects.graph.base import (
     Props,
     Shape,
     ShapeError,
+    axes_in_range,
+    axis_in_range,
     elem,
     get_int,
     get_ints,
@@ -54,24 +56,6 @@ _UNARY_FORMAT = "$input attr-dict `:` functional-type(operands, results)"
 
 def _shape_str(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
-
-
-def axis_in_range(op_name: str, axis: int, rank: int, what: str = "axis") -> int:
-    """A possibly negative axis of a rank-`rank` tensor as a non-negative one."""
-    if not -rank <= axis < rank:
-        raise ShapeError(f"{op_name}: {what} {axis} is out of range for rank {rank}")
-    return axis % rank
-
-
-def axes_in_range(op_name: str, axes: Sequence[int], rank: int) -> tuple[int, ...]:
-    """Possibly negative, distinct axes as non-negative ones."""
-    normalized = tuple(axis_in_range(op_name, a, rank) for a in axes)
-    for i, a in enumerate(normalized):
-        if a in normalized[:i]:
-            raise ShapeError(
-                f"{op_name}: axes {_shape_str(axes)} name axis {a} more than once"
-            )
-    return normalized
 
 
 def _non_negative(op_name: str, name: str, values: Sequence[int]) -> None:

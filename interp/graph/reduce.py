@@ -8,8 +8,7 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
 from xtc.dialects.graph import reduce as r
-from xtc.dialects.graph.base import get_bool, get_int, shape_of
-from xtc.dialects.graph.tensor import axis_in_range
+from xtc.dialects.graph.base import axis_in_range, get_bool, get_int, shape_of
 
 Args = tuple[Any, ...]
 
