@@ -1,3 +1,59 @@
 """xtc: a deep-learning compiler built as MLIR-style dialects on xDSL."""
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping, Sequence
+
+    import onnx
+
+    from xtc.runtime.model import CompiledModel
+
+
+def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
+    model: onnx.ModelProto | str | os.PathLike[str],
+    target: str = "llvm",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    opt_level: int = 3,
+    tuning_records: str | os.PathLike[str] | None = None,
+) -> CompiledModel:
+    """Compiles an ONNX model (a ModelProto or a path) to native code for
+    `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
+    `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
+    ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
+    from xtc.tools.compiler import compile_model
+
+    return compile_model(model, target, input_shapes, opt_level, tuning_records)
+
+
+def load(path: str | os.PathLike[str]) -> CompiledModel:
+    """The compiled model in an artifact written by `.export` or `xtc compile`."""
+    from xtc.runtime.artifact import load_artifact
+
+    return load_artifact(path)
+
+
+__all__ = [
+    "BenchmarkResult",
+    "CompiledModel",
+    "InputError",
+    "TensorSpec",
+    "__version__",
+    "compile",
+    "load",
+]
+
+
+def __getattr__(name: str) -> object:
+    """`xtc.CompiledModel`, `xtc.TensorSpec`, `xtc.BenchmarkResult`, imported
+    on first use (so that `import xtc` stays light)."""
+    if name in ("CompiledModel", "TensorSpec", "BenchmarkResult", "InputError"):
+        from xtc.runtime import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'xtc' has no attribute {name!r}")

@@ -45,7 +45,8 @@ def output_arguments(func: FuncOp) -> list[int]:
 
 
 def buffer_for(t: Attribute) -> np.ndarray:
-    """A zero-filled array for a memref type."""
+    """A zero-filled array for a memref type (`memref<Nxi8>`, an arena, is
+    int8: any 1-byte dtype can be viewed as the buffers it holds)."""
     if not isinstance(t, MemRefType):
         raise InterpretationError(f"{t} is not a memref type")
     memref_type = cast(MemRefType[Attribute], t)
@@ -69,6 +70,11 @@ class TirFunctions(InterpreterFunctions):
     @impl(memref.AllocaOp)
     def run_alloca(self, interpreter: Interpreter, op: memref.AllocaOp, args: Args) -> Results:
         return (buffer_for(op.memref.type),)
+
+    @impl(memref.ViewOp)
+    def run_view(self, interpreter: Interpreter, op: memref.ViewOp, args: Args) -> Results:
+        source, byte_shift, *_ = args
+        return (arena_view(op, cast(np.ndarray, source), int(byte_shift)),)
 
     @impl(memref.DeallocOp)
     def run_dealloc(self, interpreter: Interpreter, op: memref.DeallocOp, args: Args) -> Results:
@@ -105,6 +111,26 @@ class TirFunctions(InterpreterFunctions):
         if name not in arrays:
             arrays[name] = _global_array(op)
         return (arrays[name],)
+
+
+def arena_view(op: memref.ViewOp, arena: np.ndarray, byte_shift: int) -> np.ndarray:
+    """The bytes [byte_shift, byte_shift + size) of a 1-D byte array seen as
+    the view's memref type: a numpy view, so buffers that share bytes really
+    share them (a wrong memory plan shows as wrong numbers)."""
+    if op.sizes:
+        raise InterpretationError("memref.view with dynamic sizes is not supported")
+    if arena.ndim != 1 or arena.dtype.itemsize != 1:
+        raise InterpretationError(f"memref.view of a {arena.dtype} array of shape {arena.shape}")
+    result_type = cast(MemRefType[Attribute], op.result.type)
+    shape = tuple(result_type.get_shape())
+    dtype = numpy_dtype(result_type.get_element_type())
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if byte_shift < 0 or byte_shift + size > arena.shape[0]:
+        raise InterpretationError(
+            f"memref.view of bytes [{byte_shift}, {byte_shift + size}) "
+            f"outside a buffer of {arena.shape[0]} bytes"
+        )
+    return arena[byte_shift : byte_shift + size].view(dtype).reshape(shape)
 
 
 def _global_array(op: memref.GetGlobalOp) -> np.ndarray:

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     UnrealizedConversionCastOp,
     i1,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
@@ -965,6 +966,28 @@ class LowerGetGlobal(LoweringPattern):
         rewriter.replace(op, _as_memref(address, op.memref.type))
 
 
+class LowerView(LoweringPattern):
+    """memref.view -> a GEP of i8 by the byte shift on the source's pointer
+    (tir-plan-memory's buffers inside the arena)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter) -> None:
+        if op.sizes:
+            raise _fail(op, "with dynamic sizes is not supported")
+        _static_memref(op, op.result.type)
+        emit = self.emitter(rewriter)
+        address = emit.op(
+            llvm.GEPOp(
+                _pointer(op.source, emit),
+                [llvm.GEP_USE_SSA_VAL],
+                i8,
+                ssa_indices=[op.byte_shift],
+                inbounds=True,
+            )
+        )
+        rewriter.replace(op, _as_memref(address, op.result.type))
+
+
 class LowerCopy(LoweringPattern):
     """memref.copy of contiguous buffers -> llvm.memcpy."""
 
@@ -1066,6 +1089,7 @@ def _operation_patterns(externals: Externals) -> list[RewritePattern]:
         LowerAlloca,
         LowerDealloc,
         LowerGetGlobal,
+        LowerView,
         LowerCopy,
         LowerCall,
         LowerReturn,
@@ -1082,14 +1106,15 @@ class ConvertTirToLLVM(ModulePass):
     `func.return`), `tir.for` loops, `scf.if`/`scf.for`, scalar `arith` and
     `math` ops (index is i64; unsigned integers reach arith through
     `unrealized_conversion_cast`), `memref.load/store/alloc/alloca/dealloc/
-    copy/global/get_global`.
+    copy/view/global/get_global`.
 
     Produces: `llvm` ops only. Every function is an `llvm.func` whose memref
     arguments are `!llvm.ptr` (C ABI: `void main(float* in0, ..., float* out0)`);
     private functions get internal linkage. Loops are blocks and branches
     (every loop kind runs serially). A load or store is a GEP with the static
     strides folded; alloc is `aligned_alloc` (64 bytes) and dealloc `free`;
-    alloca is an `llvm.alloca` hoisted to the entry block; memref.copy is
+    alloca is an `llvm.alloca` hoisted to the entry block; a view is a GEP of
+    i8 by its byte shift on its source's pointer; memref.copy is
     `llvm.memcpy`; globals are `llvm.mlir.global`s holding their dense or
     dense_resource data. Math goes to LLVM intrinsics or libm calls. Integer
     division by zero gives 0 instead of trapping.

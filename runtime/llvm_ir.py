@@ -14,6 +14,7 @@ O3 pipeline of runtime/llvm_jit.py).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import IO, cast
 
@@ -38,17 +39,21 @@ class LLVMIRError(DiagnosticException):
     """A module that cannot become LLVM IR (not at the llvm level, bad data)."""
 
 
-def translate_module(module: ModuleOp) -> ir.Module:
-    """The llvmlite IR module of an llvm-level xDSL module."""
+def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Module:
+    """The llvmlite IR module of an llvm-level xDSL module. The globals named
+    in `declared` become external declarations (their data is linked in from
+    elsewhere: see runtime/library.py)."""
     stripped = module.clone()
     data: dict[str, bytes] = {}
     alignments: dict[str, int] = {}
     for op in stripped.ops:
         if isinstance(op, llvm.GlobalOp):
-            data[op.sym_name.data] = _global_bytes(op)
+            name = op.sym_name.data
             if op.alignment is not None:
-                alignments[op.sym_name.data] = op.alignment.value.data
-            op.global_type = llvm.LLVMArrayType(len(data[op.sym_name.data]), IntegerType(8))
+                alignments[name] = op.alignment.value.data
+            if name not in declared:
+                data[name] = global_bytes(op)
+                op.global_type = llvm.LLVMArrayType(len(data[name]), IntegerType(8))
             op.properties.pop("value", None)
         elif not isinstance(op, llvm.FuncOp):
             raise LLVMIRError(f"'{op.name}' is not an llvm op: run convert-tir-to-llvm first")
@@ -56,12 +61,16 @@ def translate_module(module: ModuleOp) -> ir.Module:
         llvm_module = convert_module(stripped, fallback_target_triple=None)
     except (NotImplementedError, KeyError) as e:
         raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
+    for name in declared:
+        variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
+        variable.linkage = "external"
+        variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
     for name, raw in data.items():
         variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
+        variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
         # llvmlite declares these attributes as None (no stubs): set them anyway.
         initializer = ir.Constant(ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw))
         variable.initializer = initializer  # pyright: ignore[reportAttributeAccessIssue]
-        variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
     for op in stripped.ops:
         if isinstance(op, llvm.FuncOp) and op.body.blocks:
             if op.linkage.linkage.data in ("internal", "private"):
@@ -69,7 +78,7 @@ def translate_module(module: ModuleOp) -> ir.Module:
     return llvm_module
 
 
-def _global_bytes(op: llvm.GlobalOp) -> bytes:
+def global_bytes(op: llvm.GlobalOp) -> bytes:
     """The bytes a global starts with: its data in the element type's memory
     layout (i1 takes a byte), or zeros."""
     global_type = op.global_type

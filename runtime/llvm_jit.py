@@ -93,6 +93,18 @@ def _initialize() -> None:
     _make_c_symbols_visible()
 
 
+def host_cpu() -> str:
+    """LLVM's name of this CPU (e.g. "znver3")."""
+    _initialize()
+    return llvm_binding.get_host_cpu_name()
+
+
+def host_features() -> str:
+    """This CPU's features as LLVM spells them ("+avx2,+fma,-avx512f,...")."""
+    _initialize()
+    return _host_features()
+
+
 @functools.cache
 def _host_features() -> str:
     try:
@@ -124,11 +136,19 @@ def _parse_for_host(module: ModuleOp) -> llvm_binding.ModuleRef:
 
 def optimize(ref: llvm_binding.ModuleRef) -> None:
     """O3 with loop and SLP vectorization and loop unrolling, for the host."""
-    machine = host_target_machine()
-    options = llvm_binding.create_pipeline_tuning_options(speed_level=3)
-    options.loop_vectorization = True
-    options.slp_vectorization = True
-    options.loop_unrolling = True
+    optimize_at(ref, 3, host_target_machine())
+
+
+def optimize_at(
+    ref: llvm_binding.ModuleRef, opt_level: int, machine: llvm_binding.TargetMachine
+) -> None:
+    """LLVM's pipeline at -O`opt_level` (0 to 3) for `machine`; from -O2 on
+    with loop and SLP vectorization and loop unrolling."""
+    options = llvm_binding.create_pipeline_tuning_options(speed_level=opt_level)
+    vectorize = opt_level >= 2
+    options.loop_vectorization = vectorize
+    options.slp_vectorization = vectorize
+    options.loop_unrolling = vectorize
     builder = llvm_binding.create_pass_builder(machine, options)
     builder.getModulePassManager().run(ref, builder)
 

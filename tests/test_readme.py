@@ -31,13 +31,19 @@ def test_tour_commands_succeed(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr
 
 
-def test_python_example_runs(tmp_path: Path) -> None:
+def python_examples() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    start = text.index("```python") + len("```python")
-    code = text[start : text.index("```", start)]
+    blocks = text.split("```python")[1:]
+    return [block[: block.index("```")] for block in blocks]
+
+
+def test_python_examples_run(tmp_path: Path) -> None:
+    examples = python_examples()
+    assert len(examples) >= 2
     setup = "import onnx, xtc.tools.model_builders as m; onnx.save(m.resnet_like(), 'resnet.onnx')"
-    result = subprocess.run(
-        [sys.executable, "-c", setup + "\n" + code + "\nassert logits.shape == (1, 10)"],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    for code in examples:
+        result = subprocess.run(
+            [sys.executable, "-c", setup + "\n" + code + "\nassert logits.shape == (1, 10)"],
+            cwd=tmp_path, capture_output=True, text=True, check=False,
+        )
+        assert result.returncode == 0, result.stderr[-2000:]

@@ -1,10 +1,16 @@
 """`xtc`: the command line for models, like `tvmc`.
 
+    xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
+                [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [-o model.tar]
+    xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
+                [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
-    xtc conformance [-k REGEX] [-j N]
+    xtc conformance [-k REGEX] [-j N] [--compiled]
 
-compile / run / tune come with their issues. Errors print one line,
-`xtc: error: ...`, and exit 1; a traceback is a bug.
+Exit status: 0 on success, 1 when xtc refuses the request (a bad model,
+artifact, input or option: one line `xtc: error: ...` on stderr), 2 for a
+command line argparse cannot parse. A traceback is a bug (`xtc: internal
+error`, also 1). Results go to stdout, progress and reports to stderr.
 """
 
 from __future__ import annotations
@@ -12,8 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from xtc import __version__
 
@@ -30,6 +39,167 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from xtc.frontend.onnx import parse_input_shapes
+    from xtc.tools.compiler import compile_model, pipeline
+
+    if args.print_pipeline:
+        print(pipeline(args.opt_level))
+    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    output = Path(args.output or Path(args.model).with_suffix(".tar").name)
+    stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
+    dumped: list[Path] = []
+
+    def dump(stage: str, text: str) -> None:
+        path = output.with_name(output.name + DUMP_SUFFIXES[stage])
+        path.write_text(text)
+        dumped.append(path)
+
+    started = time.perf_counter()
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    model = compile_model(
+        args.model,
+        args.target,
+        shapes,
+        args.opt_level,
+        args.tuning_records,
+        progress=bar.update if bar else None,
+        dump=dump,
+        dump_stages=stages,
+    )
+    if bar:
+        bar.close()
+    model.export(output)
+    manifest = model.manifest
+    print(
+        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
+        f"(weights {_mib(manifest['weights_bytes'])}; arena {_mib(manifest['arena_bytes'])}, "
+        f"{_mib(manifest['unplanned_bytes'])} without reuse)",
+        file=sys.stderr,
+    )
+    for path in dumped:
+        print(f"xtc: wrote {path}", file=sys.stderr)
+    return 0
+
+
+DUMP_SUFFIXES = {
+    "graph": ".graph.mlir",
+    "te": ".te.mlir",
+    "tir": ".tir.mlir",
+    "llvm": ".ll",
+    "asm": ".s",
+}
+
+
+def _mib(n: int) -> str:
+    """A byte count for people: 812 B, 54.0 KiB, 97.4 MiB."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1 << 20:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+class ProgressBar:
+    """One line on a terminal: [####------] step 4/9 convert-te-to-tir 3.2 s."""
+
+    def __init__(self, stream: TextIO, width: int = 24) -> None:
+        self.stream = stream
+        self.width = width
+        self.started = time.perf_counter()
+
+    def update(self, name: str, done: int, total: int) -> None:
+        filled = self.width * done // max(1, total)
+        elapsed = time.perf_counter() - self.started
+        self.stream.write(
+            f"\r[{'#' * filled}{'-' * (self.width - filled)}] {done}/{total} {name:<24} "
+            f"{elapsed:5.1f} s"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r" + " " * (self.width + 44) + "\r")
+        self.stream.flush()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    import xtc
+
+    model = xtc.load(args.artifact)
+    inputs = _run_inputs(model.input_specs, args.inputs, args.fill_mode)
+    outputs = model.run(inputs)
+    if args.output:
+        np.savez(
+            args.output, **{s.name: o for s, o in zip(model.output_specs, outputs, strict=True)}
+        )
+    if args.print_top:
+        print(_top_table(model.output_specs[0].name, outputs[0], args.print_top))
+    if args.print_time:
+        print(model.benchmark(inputs, repeat=args.repeat, number=args.number).table(), end="")
+    if not (args.output or args.print_top or args.print_time):
+        for spec, value in zip(model.output_specs, outputs, strict=True):
+            print(
+                f"{spec}: {np.array2string(value.ravel()[:8], precision=5)}"
+                f"{' ...' if value.size > 8 else ''}"
+            )
+    return 0
+
+
+def _run_inputs(specs: Sequence[Any], npz: str | None, fill_mode: str | None) -> dict[str, Any]:
+    """The inputs from the .npz file (by name), the missing ones filled."""
+    import numpy as np
+
+    from xtc.runtime.model import InputError
+
+    given: dict[str, Any] = {}
+    if npz:
+        try:
+            with np.load(npz, allow_pickle=False) as data:
+                given = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError):
+            raise InputError(f"{npz}: not a numpy .npz file of arrays") from None
+        names = {s.name for s in specs}
+        unknown = [k for k in given if k not in names]
+        if unknown:
+            takes = ", ".join(map(str, specs))
+            raise InputError(
+                f"{npz}: {', '.join(map(repr, unknown))} is not an input of the "
+                f"model (the model takes {takes})"
+            )
+        if fill_mode is None:
+            return given
+    rng = np.random.default_rng(0)
+    mode = fill_mode or "random"
+    for spec in specs:
+        if spec.name not in given:
+            given[spec.name] = _filled(spec, mode, rng)
+    return given
+
+
+def _filled(spec: Any, mode: str, rng: Any) -> Any:
+    import numpy as np
+
+    if mode == "zeros":
+        return np.zeros(spec.shape, spec.dtype)
+    if mode == "ones":
+        return np.ones(spec.shape, spec.dtype)
+    if spec.dtype.kind == "f":
+        return rng.random(spec.shape).astype(spec.dtype)
+    return rng.integers(0, 2, spec.shape).astype(spec.dtype)
+
+
+def _top_table(name: str, output: Any, count: int) -> str:
+    import numpy as np
+
+    flat = np.asarray(output).ravel()
+    order = np.argsort(-flat, kind="stable")[:count]
+    lines = [f"top {len(order)} of output {name!r}:", f"{'rank':>4} {'index':>8} {'value':>14}"]
+    lines += [f"{r + 1:>4} {i:>8} {flat[i]:>14.6g}" for r, i in enumerate(order)]
+    return "\n".join(lines)
 
 
 def cmd_conformance(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -52,12 +222,76 @@ def build_parser() -> argparse.ArgumentParser:
         help="static shapes for inputs with symbolic dimensions: "
         '"name:[1,3,224,224] other:[1,128]"',
     )
+    compiler = commands.add_parser("compile", help="compile an ONNX model to model.tar")
+    compiler.add_argument("model", help="the .onnx file")
+    compiler.add_argument("--target", default="llvm", help="what to compile for (llvm: this CPU)")
+    compiler.add_argument(
+        "--input-shapes",
+        metavar="SHAPES",
+        help='static shapes for symbolic inputs: "name:[1,3,224,224] other:[1,128]"',
+    )
+    compiler.add_argument(
+        "-O",
+        dest="opt_level",
+        type=int,
+        choices=range(4),
+        default=3,
+        metavar="{0,1,2,3}",
+        help="optimization level (default 3; 0 runs no graph pass)",
+    )
+    compiler.add_argument("--tuning-records", metavar="FILE", help="tuning records to apply")
+    compiler.add_argument(
+        "--print-pipeline",
+        action="store_true",
+        help="print the pass pipeline (an xtc-opt -p string) on stdout",
+    )
+    compiler.add_argument(
+        "--dump-ir",
+        metavar="STAGES",
+        help="write the IR of these stages next to the output: graph,te,tir,llvm,asm",
+    )
+    compiler.add_argument("-o", "--output", help="the artifact (default: MODEL.tar here)")
+
+    runner = commands.add_parser("run", help="run a compiled model.tar")
+    runner.add_argument("artifact", help="the model.tar that xtc compile wrote")
+    runner.add_argument("--inputs", metavar="NPZ", help="input arrays by name (numpy .npz)")
+    runner.add_argument(
+        "--fill-mode",
+        choices=("random", "zeros", "ones"),
+        help="fill the inputs not given (default random when no --inputs)",
+    )
+    runner.add_argument("--output", metavar="NPZ", help="write the outputs by name (.npz)")
+    runner.add_argument("--print-time", action="store_true", help="time the model")
+    runner.add_argument("--repeat", type=_positive, default=5, help="timed blocks (default 5)")
+    runner.add_argument(
+        "--number", type=_positive, default=10, help="runs per timed block (default 10)"
+    )
+    runner.add_argument(
+        "--print-top",
+        type=_positive,
+        metavar="N",
+        help="print the N largest values of the first output",
+    )
+
     commands.add_parser(
         "conformance",
         help="run ONNX's node conformance cases (xtc conformance --help)",
         add_help=False,
     )
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+COMMANDS = {"import": cmd_import, "compile": cmd_compile, "run": cmd_run}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -69,12 +303,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command is None:
         parser.print_help()
         sys.exit(0)
-    from xtc.frontend.onnx import OnnxImportError
-
     try:
-        sys.exit(cmd_import(args))
-    except (OnnxImportError, OSError) as e:
-        print(f"xtc: error: {e}", file=sys.stderr)
+        sys.exit(COMMANDS[args.command](args))
+    except _user_errors() as e:
+        print(f"xtc: error: {_one_line(e)}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -87,6 +319,34 @@ def main(argv: Sequence[str] | None = None) -> None:
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "xtc refuses this", each with its message."""
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from xtc.frontend.onnx import OnnxImportError
+    from xtc.runtime.artifact import ArtifactError
+    from xtc.runtime.library import LibraryError
+    from xtc.runtime.model import InputError
+    from xtc.tools.compiler import CompileError
+
+    return (
+        OnnxImportError,
+        CompileError,
+        LibraryError,
+        ArtifactError,
+        InputError,
+        DiagnosticException,
+        VerifyException,
+        OSError,
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error).strip()
 
 
 if __name__ == "__main__":

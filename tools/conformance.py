@@ -132,9 +132,9 @@ def _runner(module: Any, path: str) -> Any:
     from xtc import interp
 
     if path == "native":
-        from xtc.tools.native import NativeModel
+        from xtc.tools.compiler import compile_graph
 
-        return NativeModel(module).run
+        return compile_graph(module).run
     return lambda inputs: interp.run(module, inputs)
 
 

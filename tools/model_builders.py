@@ -185,3 +185,148 @@ def _gelu_erf(b: GraphBuilder, x: str, name: str) -> str:
     one = b.weight(f"{name}.one", np.array(1.0, np.float32))
     erf = b.node("Erf", [b.node("Div", [x, root2], f"{name}.div")], f"{name}.erf")
     return b.node("Mul", [b.node("Mul", [x, b.node("Add", [erf, one])]), half], name)
+
+
+def _bottleneck(b: GraphBuilder, x: str, c_in: int, width: int, stride: int, tag: str) -> str:
+    """1x1 reduce, 3x3 (strided, as torchvision's v1.5), 1x1 expand x4, residual."""
+    c_out = width * 4
+    y = _conv_bn(b, x, c_in, width, 1, 1, True, f"{tag}.a")
+    y = _conv_bn(b, y, width, width, 3, stride, True, f"{tag}.b")
+    y = _conv_bn(b, y, width, c_out, 1, 1, False, f"{tag}.c")
+    shortcut = x
+    if stride != 1 or c_in != c_out:
+        shortcut = _conv_bn(b, x, c_in, c_out, 1, stride, False, f"{tag}.down")
+    y = b.node("Add", [y, shortcut], f"{tag}.add")
+    return b.node("Relu", [y], f"{tag}.out")
+
+
+_RESNET_STAGES = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3), 101: (3, 4, 23, 3)}
+
+
+def resnet(
+    depth: int = 50, image: int = 224, classes: int = 1000, batch: int = 1, seed: int = 0
+) -> onnx.ModelProto:
+    """torchvision's ResNet-18/34 (basic blocks) or -50/101 (bottlenecks),
+    batch norms unfolded, as exporters write it."""
+    if depth not in _RESNET_STAGES:
+        raise ValueError(f"ResNet depth must be one of {sorted(_RESNET_STAGES)}, got {depth}")
+    b = GraphBuilder(seed)
+    x = _conv_bn(b, "data", 3, 64, 7, 2, True, "stem")
+    x = b.node("MaxPool", [x], "stem.pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = 64
+    for stage, blocks in enumerate(_RESNET_STAGES[depth]):
+        width = 64 << stage
+        for i in range(blocks):
+            stride = 2 if stage > 0 and i == 0 else 1
+            tag = f"layer{stage + 1}.{i}"
+            if depth >= 50:
+                x = _bottleneck(b, x, c, width, stride, tag)
+                c = width * 4
+            else:
+                x = _basic_block(b, x, c, width, stride, tag)
+                c = width
+    x = b.node("GlobalAveragePool", [x], "pool")
+    x = b.node("Flatten", [x], "flatten", axis=1)
+    w = b.random("fc.weight", [classes, c], (1.0 / c) ** 0.5)
+    bias = b.random("fc.bias", [classes], 0.1)
+    logits = b.node("Gemm", [x, w, bias], "fc", transB=1)
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
+    return b.model([data], [logits], 13, f"resnet{depth}")
+
+
+def _conv_bn_relu6(
+    b: GraphBuilder, x: str, c_in: int, c_out: int, k: int, stride: int, groups: int,
+    relu6: bool, tag: str,
+) -> str:
+    fan_in = (c_in // groups) * k * k
+    w = b.random(f"{tag}.conv.weight", [c_out, c_in // groups, k, k], (2.0 / fan_in) ** 0.5)
+    pad = k // 2
+    y = b.node("Conv", [x, w], f"{tag}.conv", kernel_shape=[k, k], strides=[stride, stride],
+               pads=[pad, pad, pad, pad], group=groups)
+    gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
+    beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
+    mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
+    var = b.weight(f"{tag}.bn.running_var", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
+    y = b.node("BatchNormalization", [y, gamma, beta, mean, var], f"{tag}.bn", epsilon=1e-5)
+    if not relu6:
+        return y
+    low = b.weight(f"{tag}.clip.min", np.array(0.0, np.float32))
+    high = b.weight(f"{tag}.clip.max", np.array(6.0, np.float32))
+    return b.node("Clip", [y, low, high], f"{tag}.relu6")
+
+
+def mobilenet_v2(
+    image: int = 224, classes: int = 1000, batch: int = 1, seed: int = 0
+) -> onnx.ModelProto:
+    """MobileNet-v2: inverted residuals (1x1 expand, 3x3 depthwise, 1x1
+    project), ReLU6 as Clip, residual adds where shapes allow."""
+    b = GraphBuilder(seed)
+    x = _conv_bn_relu6(b, "data", 3, 32, 3, 2, 1, True, "stem")
+    c = 32
+    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+    block = 0
+    for expand, c_out, repeats, first_stride in settings:
+        for i in range(repeats):
+            stride = first_stride if i == 0 else 1
+            tag = f"block{block}"
+            hidden = c * expand
+            y = x
+            if expand != 1:
+                y = _conv_bn_relu6(b, y, c, hidden, 1, 1, 1, True, f"{tag}.expand")
+            y = _conv_bn_relu6(b, y, hidden, hidden, 3, stride, hidden, True, f"{tag}.dw")
+            y = _conv_bn_relu6(b, y, hidden, c_out, 1, 1, 1, False, f"{tag}.project")
+            if stride == 1 and c == c_out:
+                y = b.node("Add", [y, x], f"{tag}.add")
+            x, c = y, c_out
+            block += 1
+    x = _conv_bn_relu6(b, x, c, 1280, 1, 1, 1, True, "head")
+    x = b.node("GlobalAveragePool", [x], "pool")
+    x = b.node("Flatten", [x], "flatten", axis=1)
+    w = b.random("classifier.weight", [classes, 1280], (1.0 / 1280) ** 0.5)
+    bias = b.random("classifier.bias", [classes], 0.1)
+    logits = b.node("Gemm", [x, w, bias], "classifier", transB=1)
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
+    return b.model([data], [logits], 13, "mobilenet_v2")
+
+
+def squeezenet(
+    image: int = 224, classes: int = 1000, batch: int = 1, seed: int = 0
+) -> onnx.ModelProto:
+    """SqueezeNet 1.1: fire modules (1x1 squeeze, then 1x1 and 3x3 expands
+    concatenated), max pools, a 1x1 conv classifier and a global average pool."""
+    b = GraphBuilder(seed)
+
+    def conv_relu(x: str, c_in: int, c_out: int, k: int, stride: int, pad: int, tag: str) -> str:
+        w = b.random(f"{tag}.weight", [c_out, c_in, k, k], (2.0 / (c_in * k * k)) ** 0.5)
+        bias = b.random(f"{tag}.bias", [c_out], 0.05)
+        y = b.node("Conv", [x, w, bias], tag, kernel_shape=[k, k], strides=[stride, stride],
+                   pads=[pad] * 4)
+        return b.node("Relu", [y], f"{tag}.relu")
+
+    def fire(x: str, c_in: int, squeeze: int, expand: int, tag: str) -> str:
+        s = conv_relu(x, c_in, squeeze, 1, 1, 0, f"{tag}.squeeze")
+        e1 = conv_relu(s, squeeze, expand, 1, 1, 0, f"{tag}.expand1x1")
+        e3 = conv_relu(s, squeeze, expand, 3, 1, 1, f"{tag}.expand3x3")
+        return b.node("Concat", [e1, e3], f"{tag}.concat", axis=1)
+
+    def pool(x: str, tag: str) -> str:
+        return b.node("MaxPool", [x], tag, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+
+    x = conv_relu("data", 3, 64, 3, 2, 0, "conv1")
+    x = pool(x, "pool1")
+    x = fire(x, 64, 16, 64, "fire2")
+    x = fire(x, 128, 16, 64, "fire3")
+    x = pool(x, "pool3")
+    x = fire(x, 128, 32, 128, "fire4")
+    x = fire(x, 256, 32, 128, "fire5")
+    x = pool(x, "pool5")
+    x = fire(x, 256, 48, 192, "fire6")
+    x = fire(x, 384, 48, 192, "fire7")
+    x = fire(x, 384, 64, 256, "fire8")
+    x = fire(x, 512, 64, 256, "fire9")
+    x = conv_relu(x, 512, classes, 1, 1, 0, "classifier")
+    x = b.node("GlobalAveragePool", [x], "pool")
+    x = b.node("Flatten", [x], "flatten", axis=1)
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
+    return b.model([data], [x], 13, "squeezenet")

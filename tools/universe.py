@@ -40,6 +40,12 @@ def get_graph_simplify_inference() -> type[ModulePass]:
     return GraphSimplifyInference
 
 
+def get_tir_plan_memory() -> type[ModulePass]:
+    from xtc.passes.tir_plan_memory import TirPlanMemory
+
+    return TirPlanMemory
+
+
 def get_convert_te_to_tir() -> type[ModulePass]:
     from xtc.lowering.convert_te_to_tir import ConvertTeToTir
 
@@ -72,6 +78,7 @@ XTC_PASSES = {
     "convert-graph-to-te": get_convert_graph_to_te,
     "convert-te-to-tir": get_convert_te_to_tir,
     "convert-tir-to-llvm": get_convert_tir_to_llvm,
+    "tir-plan-memory": get_tir_plan_memory,
 }
 
 XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}

@@ -1,0 +1,256 @@
+"""The compiled-model artifact, `model.tar`:
+
+    manifest.json   inputs and outputs (name, shape, dtype), target (triple,
+                    CPU, features), xtc version, opt level, the pass pipeline
+                    that built it, arena and weight sizes, the library's sha256
+    model.so        the native library (runtime/library.py): weights inside,
+                    C entry `xtc_run`
+    model.h         the C header of `xtc_run`, with the shapes as macros
+
+`load_artifact` checks everything it can before running anything: that the
+file is a tar archive with an xtc manifest, of a format this xtc reads, that
+the library is the one the manifest describes (sha256), built for this kind
+of machine (triple, CPU features), and that it exports the ABI it expects.
+Each failure is an `ArtifactError` with one message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
+from xtc.runtime.model import CompiledModel, TensorSpec
+
+FORMAT = "xtc-model"
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+HEADER_NAME = "model.h"
+MEMBERS = (MANIFEST_NAME, HEADER_NAME, LIBRARY_NAME)
+
+_C_TYPES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "uint16_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "bool": "uint8_t",
+}
+
+
+class ArtifactError(Exception):
+    """An artifact that cannot be used: corrupt, foreign, incompatible."""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def c_header(manifest: dict[str, Any]) -> str:
+    """model.h: `xtc_run`'s prototype, documented, and each tensor's
+    element count, rank and shape as macros."""
+    guard = "XTC_MODEL_H"
+    lines = [
+        f"/* {manifest['name']}: compiled by xtc {manifest['xtc_version']} for "
+        f"{manifest['target']['triple']} ({manifest['target']['cpu']}). */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        f"#define XTC_NUM_INPUTS {len(manifest['inputs'])}",
+        f"#define XTC_NUM_OUTPUTS {len(manifest['outputs'])}",
+    ]
+    for kind, entries in (("INPUT", manifest["inputs"]), ("OUTPUT", manifest["outputs"])):
+        for i, entry in enumerate(entries):
+            shape = entry["shape"]
+            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            c_type = _C_TYPES.get(entry["dtype"], "uint8_t")
+            lines += [
+                "",
+                f'/* {kind.lower()} {i}: "{entry["name"]}", {entry["dtype"]}'
+                f"[{', '.join(map(str, shape))}], elements of type {c_type} in C order */",
+                f"#define XTC_{kind}_{i}_COUNT {count}",
+                f"#define XTC_{kind}_{i}_RANK {len(shape)}",
+                f"#define XTC_{kind}_{i}_SHAPE {{{', '.join(map(str, shape)) or '1'}}}",
+                f"typedef {c_type} xtc_{kind.lower()}_{i}_t;",
+            ]
+    lines += [
+        "",
+        "/* Runs the model once: inputs[i] points to input i's elements, outputs[j]",
+        "   to room for output j's (see the macros above). Buffers aligned to 64",
+        "   bytes are fastest; any alignment of the element type works. One call",
+        "   is one inference; calls from several threads at once are safe (each",
+        "   call has its own scratch memory). Returns 0. */",
+        "int32_t xtc_run(const void *const *inputs, void *const *outputs);",
+        "",
+        f"/* The version of xtc_run's contract this library implements ({ABI_VERSION}). */",
+        "int32_t xtc_abi_version(void);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "",
+        f"#endif /* {guard} */",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def export_artifact(model: CompiledModel, path: Path) -> Path:
+    """Writes `model` as a tar archive at `path` (replaced atomically)."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with tarfile.open(partial, "w") as archive:
+            for name in MEMBERS:
+                archive.add(model.directory / name, arcname=name, recursive=False)
+        partial.replace(path)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
+    return path
+
+
+def load_artifact(path: str | Path) -> CompiledModel:
+    """The model in an artifact written by `export_artifact` (or `xtc
+    compile`), checked and loaded (see the module doc)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ArtifactError(f"{path}: no such file")
+    owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
+    directory = Path(owner.name)
+    try:
+        manifest = _extract(path, directory)
+        return open_model(directory, manifest, owner)
+    except BaseException:
+        owner.cleanup()
+        raise
+
+
+def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> CompiledModel:
+    """A CompiledModel over `directory` (holding the artifact's files) once
+    the library checks out against `manifest` and this machine."""
+    where = str(directory)
+    try:
+        inputs = [TensorSpec.from_json(e) for e in manifest["inputs"]]
+        outputs = [TensorSpec.from_json(e) for e in manifest["outputs"]]
+        expected_sha = str(manifest["library_sha256"])
+        target = manifest["target"]
+        triple, features = str(target["triple"]), str(target["features"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ArtifactError(f"{where}: malformed manifest ({type(e).__name__}: {e})") from None
+    library = directory / LIBRARY_NAME
+    if sha256_of(library) != expected_sha:
+        raise ArtifactError(
+            "the library in the artifact is corrupt (its sha256 does not match "
+            "the manifest's): recompile the model"
+        )
+    _check_machine(triple, features)
+    model = CompiledModel(directory, manifest, inputs, outputs, owner)
+    try:
+        abi = model.library.xtc_abi_version()
+    except OSError as e:
+        raise ArtifactError(f"the library in the artifact cannot be loaded: {e}") from None
+    except AttributeError:
+        raise ArtifactError(
+            "the library in the artifact exports no xtc_abi_version: not an xtc model"
+        ) from None
+    if abi != ABI_VERSION:
+        raise ArtifactError(
+            f"the library implements xtc_run ABI {abi}, this xtc calls "
+            f"ABI {ABI_VERSION}: recompile the model"
+        )
+    return model
+
+
+def _extract(path: Path, directory: Path) -> dict[str, Any]:
+    try:
+        with tarfile.open(path, "r:") as archive:
+            members = {m.name: m for m in archive.getmembers()}
+            if MANIFEST_NAME not in members:
+                raise ArtifactError(
+                    f"{path}: not an xtc model (the archive has no {MANIFEST_NAME})"
+                )
+            manifest = _read_manifest(archive, members[MANIFEST_NAME], path)
+            for name in MEMBERS:
+                member = members.get(name)
+                if member is None or not member.isfile():
+                    raise ArtifactError(f"{path}: the archive has no {name}: it is incomplete")
+                source = archive.extractfile(member)
+                assert source is not None
+                with source, (directory / name).open("wb") as target:
+                    while chunk := source.read(1 << 20):
+                        target.write(chunk)
+    except tarfile.TarError as e:
+        raise ArtifactError(f"{path}: not an xtc model (not a readable tar archive: {e})") from None
+    except (EOFError, OSError) as e:
+        raise ArtifactError(
+            f"{path}: cannot be read ({e}): the file is truncated or corrupt"
+        ) from None
+    return manifest
+
+
+def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> dict[str, Any]:
+    source = archive.extractfile(member)
+    if source is None or member.size > 16 << 20:
+        raise ArtifactError(f"{path}: {MANIFEST_NAME} is not a regular file of sane size")
+    try:
+        manifest = json.load(io.TextIOWrapper(source, encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ArtifactError(f"{path}: {MANIFEST_NAME} is not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ArtifactError(f"{path}: not an xtc model ({MANIFEST_NAME} is not an xtc manifest)")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        built_by = manifest.get("xtc_version", "an unknown version")
+        raise ArtifactError(
+            f"{path} was built by xtc {built_by} (artifact format {version}); this xtc reads "
+            f"format {FORMAT_VERSION}: recompile the model with this xtc"
+        )
+    return manifest
+
+
+def _check_machine(triple: str, features: str) -> None:
+    """Refuses a library built for another kind of machine, or for CPU
+    features this CPU lacks (it would stop on an illegal instruction)."""
+    import llvmlite.binding as llvm_binding
+
+    from xtc.runtime.llvm_jit import host_features
+
+    host_triple = llvm_binding.get_process_triple()
+    if triple.split("-")[0] != host_triple.split("-")[0]:
+        raise ArtifactError(f"the model was compiled for {triple}, this machine is {host_triple}")
+    have = {f[1:] for f in host_features().split(",") if f.startswith("+")}
+    needs = {f[1:] for f in features.split(",") if f.startswith("+")}
+    missing = sorted(needs - have)
+    if missing:
+        raise ArtifactError(
+            "the model was compiled for a CPU with features this CPU lacks: "
+            f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}: recompile it here"
+        )
+
+
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
+    (directory / HEADER_NAME).write_text(c_header(manifest))

@@ -1,0 +1,211 @@
+"""An llvm-level model module as one native shared library with a C entry.
+
+    build_library(module, directory, opt_level=3) -> LibraryInfo
+
+writes `directory/model.so`. The library exports
+
+    int32_t xtc_run(const void *const *inputs, void *const *outputs);
+    int32_t xtc_abi_version(void);
+
+`xtc_run` calls the model function (`@main`, renamed `xtc_main` and kept
+internal, so a C program may have its own `main`) on the pointers in the two
+arrays: one native call per inference. The weights (every `llvm.mlir.global`
+holding data) are not written as LLVM IR text: they go, 64-byte aligned, into
+one binary file that the assembler includes (`.incbin`) in the library's
+read-only data, so large models compile fast and load with one `mmap`.
+
+The code is optimized like the JIT's (runtime/llvm_jit.py) at `opt_level`,
+emitted as a position-independent object for the host CPU, and linked with
+the system C compiler (`cc -shared`), which is also what a C program uses to
+link the library.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import llvmlite.binding as llvm_binding
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+
+from xtc.runtime.llvm_ir import global_bytes, translate_module
+
+OUTPUT_ATTR = "graph.output"
+"""The argument attribute of the model's outputs (as dialects/tir.py names it)."""
+
+ABI_VERSION = 1
+"""What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes."""
+MODEL_FUNCTION = "main"
+LIBRARY_NAME = "model.so"
+WEIGHT_ALIGNMENT = 64
+
+
+class LibraryError(Exception):
+    """The library cannot be built (no C compiler, a link error, bad input)."""
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    path: Path
+    triple: str
+    cpu: str
+    features: str
+    weights_bytes: int
+    optimized_ir: str
+    """The LLVM IR that was compiled, after optimization (--dump-ir llvm)."""
+
+
+def build_library(
+    module: ModuleOp,
+    directory: Path,
+    opt_level: int = 3,
+    keep_assembly: bool = False,
+    entry: str = MODEL_FUNCTION,
+) -> LibraryInfo:
+    """Compiles an llvm-level model module (after convert-tir-to-llvm), whose
+    model function is `@entry`, into `directory/model.so`; `keep_assembly`
+    also writes `model.s`."""
+    from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
+
+    compiler = shutil.which("cc")
+    if compiler is None:
+        raise LibraryError("no C compiler: xtc links models with `cc` (install gcc or clang)")
+    module = module.clone()
+    n_inputs, n_outputs = _rename_model_function(module, entry)
+    blob = _move_weights_out(module)
+    ir_module = translate_module(module, declared=blob.names)
+    text = str(ir_module) + _entry_points(n_inputs, n_outputs)
+    machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
+    ref = llvm_binding.parse_assembly(text)
+    ref.triple = machine.triple
+    ref.data_layout = str(machine.target_data)
+    ref.verify()
+    optimize_at(ref, opt_level, machine)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.o").write_bytes(machine.emit_object(ref))
+    if keep_assembly:
+        (directory / "model.s").write_text(machine.emit_assembly(ref))
+    (directory / "weights.bin").write_bytes(blob.data)
+    (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
+    path = directory / LIBRARY_NAME
+    _link(compiler, [directory / "model.o", directory / "weights.s"], path)
+    for scratch in ("model.o", "weights.bin", "weights.s"):
+        (directory / scratch).unlink()
+    return LibraryInfo(path, machine.triple, host_cpu(), host_features(), len(blob.data), str(ref))
+
+
+def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
+    """`@entry` -> internal `@xtc_main`; its numbers of inputs and outputs
+    (the arguments marked `graph.output`, which come last)."""
+    taken = [
+        op
+        for op in module.ops
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith("xtc_")
+    ]
+    if taken:
+        raise LibraryError(f"@{taken[0].sym_name.data}: names starting with xtc_ are reserved")
+    for op in module.ops:
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data == entry and op.body.blocks:
+            inputs = op.function_type.inputs.data
+            if not all(isinstance(t, llvm.LLVMPointerType) for t in inputs):
+                raise LibraryError(f"@{entry} must take only buffers")
+            attrs = op.arg_attrs.data if op.arg_attrs is not None else ()
+            n_outputs = sum(1 for a in attrs if OUTPUT_ATTR in a.data)
+            op.sym_name = StringAttr("xtc_main")
+            op.linkage = llvm.LinkageAttr("internal")
+            return len(inputs) - n_outputs, n_outputs
+    raise LibraryError(f"the module has no @{entry} function (the model)")
+
+
+@dataclass
+class _Blob:
+    data: bytes
+    names: tuple[str, ...]
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+
+def _move_weights_out(module: ModuleOp) -> _Blob:
+    """Every global holding data is renamed `xtc_weight_<i>` and its bytes
+    appended (64-aligned) to the blob; its definition becomes a declaration."""
+    renames: dict[str, str] = {}
+    chunks: list[bytes] = []
+    offsets: list[int] = []
+    size = 0
+    for op in module.ops:
+        if not isinstance(op, llvm.GlobalOp) or op.value is None:
+            continue
+        raw = global_bytes(op)
+        if not raw:
+            continue
+        new_name = f"xtc_weight_{len(renames)}"
+        renames[op.sym_name.data] = new_name
+        op.sym_name = StringAttr(new_name)
+        op.properties.pop("value", None)
+        padding = -size % WEIGHT_ALIGNMENT
+        chunks.append(bytes(padding))
+        offsets.append(size + padding)
+        chunks.append(raw)
+        size += padding + len(raw)
+    for op in module.walk():
+        if isinstance(op, llvm.AddressOfOp) and op.global_name.root_reference.data in renames:
+            op.global_name = SymbolRefAttr(renames[op.global_name.root_reference.data])
+    sizes = [len(c) for c in chunks[1::2]]
+    return _Blob(b"".join(chunks), tuple(renames.values()), tuple(offsets), tuple(sizes))
+
+
+def _entry_points(n_inputs: int, n_outputs: int) -> str:
+    """LLVM IR of `xtc_run` (reads the two pointer arrays, calls the model,
+    returns 0) and `xtc_abi_version`."""
+    lines = ["", "define i32 @xtc_run(ptr %inputs, ptr %outputs) {", "entry:"]
+    args: list[str] = []
+    for array, count, stem in (("%inputs", n_inputs, "in"), ("%outputs", n_outputs, "out")):
+        for i in range(count):
+            lines.append(f"  %{stem}{i}.slot = getelementptr inbounds ptr, ptr {array}, i64 {i}")
+            lines.append(f"  %{stem}{i} = load ptr, ptr %{stem}{i}.slot, align 8")
+            args.append(f"ptr %{stem}{i}")
+    lines.append(f"  call void @xtc_main({', '.join(args)})")
+    lines.append("  ret i32 0")
+    lines.append("}")
+    lines.append("")
+    lines.append("define i32 @xtc_abi_version() {")
+    lines.append("entry:")
+    lines.append(f"  ret i32 {ABI_VERSION}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _pic_target_machine(cpu: str, features: str, opt_level: int) -> llvm_binding.TargetMachine:
+    target = llvm_binding.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=cpu, features=features, opt=opt_level, reloc="pic", codemodel="default"
+    )
+
+
+def _weights_assembly(blob: _Blob, data_file: Path) -> str:
+    """GNU assembler source placing each weight, aligned, in .rodata from
+    the binary file (hidden symbols: each library keeps its own)."""
+    quoted = str(data_file.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    lines = ['\t.section .rodata.xtc_weights,"a"']
+    for name, offset, size in zip(blob.names, blob.offsets, blob.sizes, strict=True):
+        lines += [
+            f"\t.balign {WEIGHT_ALIGNMENT}",
+            f"\t.globl {name}",
+            f"\t.hidden {name}",
+            f"\t.type {name}, @object",
+            f"\t.size {name}, {size}",
+            f"{name}:",
+            f'\t.incbin "{quoted}", {offset}, {size}',
+        ]
+    lines.append('\t.section .note.GNU-stack,"",@progbits')
+    return "\n".join(lines) + "\n"
+
+
+def _link(compiler: str, sources: list[Path], output: Path) -> None:
+    command = [compiler, "-shared", "-o", str(output), *map(str, sources), "-lm"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise LibraryError(f"linking the model failed ({' '.join(command)}):\n{result.stderr}")

@@ -1,0 +1,206 @@
+"""A compiled model in this process: its native library, loaded with ctypes,
+and what it takes and gives (`TensorSpec`s).
+
+    m.run({"data": x})            # or m.run([x]): outputs, in the model's order
+    m.benchmark([x], repeat=5, number=10)
+    m.export("model.tar")
+
+`xtc.compile` builds one (tools/compiler.py), `xtc.load` reads one back
+(runtime/artifact.py). Inputs are checked (names, count, shapes, dtypes)
+before native code runs; each run returns new arrays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, is_aligned
+
+
+class InputError(ValueError):
+    """Inputs that do not match the model (names, count, shape, dtype)."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype.name}
+
+    @staticmethod
+    def from_json(entry: Mapping[str, Any]) -> TensorSpec:
+        return TensorSpec(
+            str(entry["name"]), tuple(int(d) for d in entry["shape"]), np.dtype(str(entry["dtype"]))
+        )
+
+
+def check_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[np.ndarray]:
+    """The inputs as arrays in the model's order, or InputError naming what
+    is wrong: a missing, unknown or misnamed input, a wrong count, shape or
+    dtype. A mapping is by name; a sequence is in the model's order."""
+    takes = ", ".join(map(str, specs))
+    if isinstance(inputs, np.ndarray):
+        inputs = [inputs]
+    if isinstance(inputs, Mapping):
+        names = [s.name for s in specs]
+        missing = [n for n in names if n not in inputs]
+        unknown = [str(n) for n in inputs if n not in names]
+        if missing or unknown:
+            parts = [f"missing input {n!r}" for n in missing]
+            parts += [f"{n!r} is not an input of the model" for n in unknown]
+            raise InputError(f"{'; '.join(parts)} (the model takes {takes})")
+        values = [inputs[n] for n in names]
+    elif isinstance(inputs, Sequence) and not isinstance(inputs, str | bytes):
+        values = list(inputs)
+        if len(values) != len(specs):
+            raise InputError(f"the model takes {len(specs)} inputs ({takes}), got {len(values)}")
+    else:
+        raise InputError(
+            f"inputs must be a dict of arrays by name or a list in order, not "
+            f"{type(inputs).__name__} (the model takes {takes})"
+        )
+    arrays: list[np.ndarray] = []
+    for spec, value in zip(specs, values, strict=True):
+        try:
+            array = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - any conversion failure is the user's input
+            raise InputError(f"input {spec.name!r} is not an array: {e}") from None
+        if array.dtype != spec.dtype:
+            raise InputError(
+                f"input {spec.name!r} has dtype {array.dtype.name}, the model takes "
+                f"{spec.dtype.name} (convert with .astype(np.{spec.dtype.name}))"
+            )
+        if tuple(array.shape) != spec.shape:
+            raise InputError(
+                f"input {spec.name!r} has shape {list(array.shape)}, the model takes "
+                f"{list(spec.shape)}"
+            )
+        arrays.append(array)
+    return arrays
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Milliseconds per run: each of `runs_ms` is the mean of `number`
+    consecutive runs (like TVM's time_evaluator), statistics over them."""
+
+    runs_ms: tuple[float, ...]
+    number: int
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.runs_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.runs_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.runs_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.runs_ms)
+
+    @property
+    def std_ms(self) -> float:
+        return statistics.pstdev(self.runs_ms)
+
+    def table(self) -> str:
+        """The summary `xtc run --print-time` prints (tvmc's layout)."""
+        heads = ["mean (ms)", "median (ms)", "max (ms)", "min (ms)", "std (ms)"]
+        values = [self.mean_ms, self.median_ms, self.max_ms, self.min_ms, self.std_ms]
+        return (
+            "Execution time summary:\n"
+            + " ".join(f"{h:>12}" for h in heads)
+            + "\n"
+            + " ".join(f"{v:>12.4f}" for v in values)
+            + "\n"
+        )
+
+
+@dataclass
+class CompiledModel:
+    """A model's native library loaded in this process (see module doc).
+    `directory` holds model.so, manifest.json and model.h; it lives as long
+    as this object (`owner` removes it)."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    input_specs: list[TensorSpec]
+    output_specs: list[TensorSpec]
+    owner: Any = None
+    _library: ctypes.CDLL | None = field(default=None, repr=False)
+
+    @property
+    def library(self) -> ctypes.CDLL:
+        if self._library is None:
+            self._library = ctypes.CDLL(str(self.directory / self.manifest["library"]))
+            self._library.xtc_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            self._library.xtc_run.restype = ctypes.c_int32
+        return self._library
+
+    def run(self, inputs: Any) -> list[np.ndarray]:
+        """The outputs for `inputs` (a dict by name, or a list in the
+        model's input order), as new arrays in the model's output order."""
+        arrays = [
+            a if is_aligned(a) else aligned_copy(a) for a in check_inputs(self.input_specs, inputs)
+        ]
+        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
+        self._call(arrays, outputs)
+        return outputs
+
+    def benchmark(
+        self, inputs: Any, repeat: int = 5, number: int = 10, warmup: int = 1
+    ) -> BenchmarkResult:
+        """Times `repeat` blocks of `number` runs after `warmup` runs."""
+        if repeat < 1 or number < 1 or warmup < 0:
+            raise ValueError("repeat and number must be at least 1, warmup at least 0")
+        arrays = [aligned_copy(a) for a in check_inputs(self.input_specs, inputs)]
+        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
+        run = self._caller(arrays, outputs)
+        for _ in range(warmup):
+            run()
+        runs: list[float] = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                run()
+            runs.append((time.perf_counter() - start) * 1000.0 / number)
+        return BenchmarkResult(tuple(runs), number)
+
+    def export(self, path: str | Path) -> Path:
+        """Writes the artifact (model.tar: library, manifest, header)."""
+        from xtc.runtime.artifact import export_artifact
+
+        return export_artifact(self, Path(path))
+
+    def _call(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        self._caller(arrays, outputs)()
+
+    def _caller(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]):  # noqa: ANN202
+        function = self.library.xtc_run
+        ins = (ctypes.c_void_p * max(1, len(arrays)))(*(a.ctypes.data for a in arrays))
+        outs = (ctypes.c_void_p * max(1, len(outputs)))(*(a.ctypes.data for a in outputs))
+
+        def run() -> None:
+            status = function(ins, outs)
+            if status != 0:
+                raise RuntimeError(f"xtc_run failed with status {status}")
+
+        return run

@@ -1,0 +1,180 @@
+"""`xtc compile` and `xtc run`, the command line a script relies on: the
+artifact they write and read, the stage dumps, the timing and top-N tables,
+the exit statuses and one-line errors."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import xtc
+from xtc.tools.cli import main
+from xtc.tools.compiler import pipeline
+from xtc.tools.model_builders import resnet_like
+
+
+def xtc_cli(*argv: str | Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Runs `xtc argv...` in this process: (exit status, stdout, stderr)."""
+    with pytest.raises(SystemExit) as stop:
+        main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return int(stop.value.code or 0), out, err
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("cli")
+    onnx.save(resnet_like(), directory / "resnet.onnx")
+    main_args = [
+        "compile",
+        str(directory / "resnet.onnx"),
+        "-o",
+        str(directory / "resnet.tar"),
+        "--dump-ir",
+        "graph,te,tir,llvm,asm",
+    ]
+    with pytest.raises(SystemExit) as stop:
+        main(main_args)
+    assert stop.value.code == 0
+    return directory / "resnet.tar"
+
+
+def test_compile_writes_the_artifact_and_the_dumps(artifact: Path) -> None:
+    model = xtc.load(artifact)
+    assert model.input_specs[0].name == "data"
+    dumps = {
+        suffix: artifact.with_name(artifact.name + suffix).read_text()
+        for suffix in (".graph.mlir", ".te.mlir", ".tir.mlir", ".ll", ".s")
+    }
+    assert "graph.conv2d" in dumps[".graph.mlir"]
+    assert "graph.batch_norm" not in dumps[".graph.mlir"]  # folded at -O3
+    assert "te.compute" in dumps[".te.mlir"]
+    assert "tir.for" in dumps[".tir.mlir"] and "memref.view" in dumps[".tir.mlir"]
+    assert re.search(r"define .*i32 @xtc_run\(ptr", dumps[".ll"])
+    assert "xtc_run:" in dumps[".s"]
+
+
+def test_print_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    onnx.save(resnet_like(widths=(4, 8), image=16), tmp_path / "m.onnx")
+    status, out, err = xtc_cli(
+        "compile",
+        tmp_path / "m.onnx",
+        "-O1",
+        "--print-pipeline",
+        "-o",
+        tmp_path / "m.tar",
+        capsys=capsys,
+    )
+    assert status == 0
+    assert out.strip() == pipeline(1)
+    assert "compiled" in err and "without reuse" in err
+    assert xtc.load(tmp_path / "m.tar").manifest["opt_level"] == 1
+
+
+def test_run_with_inputs_and_outputs_files(
+    artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", data=x)
+    status, _, err = xtc_cli(
+        "run",
+        artifact,
+        "--inputs",
+        tmp_path / "in.npz",
+        "--output",
+        tmp_path / "out.npz",
+        capsys=capsys,
+    )
+    assert status == 0, err
+    model = xtc.load(artifact)
+    with np.load(tmp_path / "out.npz") as out:
+        assert out.files == [model.output_specs[0].name]
+        np.testing.assert_array_equal(out[out.files[0]], model.run([x])[0])
+
+
+def test_run_print_top_and_time(artifact: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = xtc_cli(
+        "run",
+        artifact,
+        "--fill-mode",
+        "ones",
+        "--print-top",
+        "3",
+        "--print-time",
+        "--repeat",
+        "2",
+        "--number",
+        "1",
+        capsys=capsys,
+    )
+    assert status == 0
+    lines = out.splitlines()
+    expected = xtc.load(artifact).run([np.ones((1, 3, 32, 32), np.float32)])[0].ravel()
+    top = np.argsort(-expected, kind="stable")[:3]
+    assert lines[0].startswith("top 3 of output")
+    assert [int(line.split()[1]) for line in lines[2:5]] == list(top)
+    assert [float(line.split()[2]) for line in lines[2:5]] == pytest.approx(expected[top], rel=1e-5)
+    assert lines[5] == "Execution time summary:"
+    assert len(lines[7].split()) == 5
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "{dir}/missing.tar"], "missing.tar: no such file"),
+        (["run", "{dir}/resnet.onnx"], "not an xtc model"),
+        (["run", "{artifact}", "--inputs", "{dir}/resnet.onnx"], "not a numpy .npz file"),
+        (["run", "{artifact}", "--inputs", "{dir}/wrong.npz"], "'image' is not an input"),
+        (["compile", "{dir}/missing.onnx"], "missing.onnx"),
+        (["compile", "{artifact}"], "not an ONNX model"),
+        (["compile", "{dir}/resnet.onnx", "--target", "cuda"], "unknown target 'cuda'"),
+        (["compile", "{dir}/resnet.onnx", "--dump-ir", "bytecode"], "unknown IR stage bytecode"),
+        (["compile", "{dir}/resnet.onnx", "-o", "{dir}/no/such/dir/m.tar"], "cannot write"),
+    ],
+)
+def test_errors_are_one_line_and_exit_1(
+    argv: list[str], message: str, artifact: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = artifact.parent
+    np.savez(directory / "wrong.npz", image=np.zeros((1, 3, 32, 32), np.float32))
+    args = [a.format(dir=directory, artifact=artifact) for a in argv]
+    status, _, err = xtc_cli(*args, capsys=capsys)
+    assert status == 1
+    assert err.startswith("xtc: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["run"], ["compile", "m.onnx", "-O7"], ["run", "m.tar", "--repeat", "0"]]
+)
+def test_bad_command_lines_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = xtc_cli(*argv, capsys=capsys)
+    assert status == 2 and "usage: xtc" in err
+
+
+def test_the_installed_command_runs_end_to_end(artifact: Path) -> None:
+    """The console script itself, in a subprocess: what a shell script sees."""
+    command = Path(sys.executable).parent / "xtc"
+    env = {**os.environ, "PATH": f"{command.parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["xtc", "run", str(artifact), "--print-top", "5"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.strip().splitlines()) == 7
+    bad = subprocess.run(
+        ["xtc", "run", str(artifact.with_name("nope.tar"))],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 1 and bad.stderr.startswith("xtc: error:")

@@ -1,0 +1,197 @@
+"""`xtc.compile`, the one way to compile and run a model: whole
+architectures against onnxruntime, every opt level, the memory plan and the
+manifest it reports, inputs refused before native code runs, bad requests."""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import xtc
+from xtc.runtime.model import InputError
+from xtc.tools.compiler import CompileError, pipeline
+from xtc.tools.model_builders import bert_encoder, resnet_like
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return list(session.run(None, inputs))
+
+
+def assert_close_to_scale(got: np.ndarray, expected: np.ndarray, rtol: float = 1e-4) -> None:
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * float(np.abs(expected).max()))
+
+
+@pytest.fixture(scope="module")
+def resnet() -> tuple[onnx.ModelProto, xtc.CompiledModel]:
+    model = resnet_like()
+    return model, xtc.compile(model)
+
+
+def image(seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((1, 3, 32, 32)).astype(np.float32)
+
+
+def test_resnet_like_matches_onnxruntime(resnet: tuple[onnx.ModelProto, xtc.CompiledModel]) -> None:
+    model, compiled = resnet
+    x = image()
+    (expected,) = onnxruntime_outputs(model, {"data": x})
+    (got,) = compiled.run({"data": x})
+    assert_close_to_scale(got, expected)
+    # A list in input order works too; a second run gives the same answer
+    # (nothing is left over in the arena), into new arrays.
+    (again,) = compiled.run([x])
+    np.testing.assert_array_equal(again, got)
+    assert again is not got
+
+
+def test_bert_encoder_matches_onnxruntime() -> None:
+    model = bert_encoder(layers=2)
+    rng = np.random.default_rng(1)
+    mask = np.ones((1, 16), np.int64)
+    mask[0, 10:] = 0
+    inputs = {"input": rng.standard_normal((1, 16, 32)).astype(np.float32), "mask": mask}
+    (expected,) = onnxruntime_outputs(model, inputs)
+    compiled = xtc.compile(model)
+    (got,) = compiled.run(inputs)
+    assert_close_to_scale(got, expected)
+    assert [s.name for s in compiled.input_specs] == ["input", "mask"]
+    assert compiled.input_specs[1].dtype == np.int64
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2])
+def test_every_opt_level_gives_the_same_answer(
+    opt_level: int, resnet: tuple[onnx.ModelProto, xtc.CompiledModel]
+) -> None:
+    model, reference = resnet
+    x = image(2)
+    compiled = xtc.compile(model, opt_level=opt_level)
+    assert_close_to_scale(compiled.run([x])[0], reference.run([x])[0], rtol=1e-5)
+    assert compiled.manifest["pipeline"] == pipeline(opt_level)
+    assert compiled.manifest["opt_level"] == opt_level
+
+
+def test_pipeline_strings() -> None:
+    lowerings = "convert-graph-to-te,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
+    assert pipeline(0) == lowerings
+    assert pipeline(3) == f"graph-simplify-inference,graph-fold-constants,dce,{lowerings}"
+
+
+def test_manifest_describes_the_model(resnet: tuple[onnx.ModelProto, xtc.CompiledModel]) -> None:
+    _, compiled = resnet
+    manifest = compiled.manifest
+    assert manifest["xtc_version"] == xtc.__version__
+    assert manifest["inputs"] == [{"name": "data", "shape": [1, 3, 32, 32], "dtype": "float32"}]
+    assert manifest["outputs"][0]["shape"] == [1, 10]
+    assert manifest["target"]["name"] == "llvm"
+    # The memory plan reuses memory: the arena is smaller than the buffers.
+    assert 0 < manifest["arena_bytes"] < manifest["unplanned_bytes"]
+    # Every weight is in the library: conv weights (folded with the batch
+    # norms), the fc weights and bias.
+    n_weights = sum(
+        t.size
+        for t in (
+            np.asarray(onnx.numpy_helper.to_array(w))
+            for w in resnet[0].graph.initializer
+            if "bn" not in w.name
+        )
+    )
+    assert manifest["weights_bytes"] >= 4 * n_weights
+
+
+def test_compile_from_a_path(tmp_path: Path) -> None:
+    model = resnet_like(widths=(4, 8), image=16)
+    onnx.save(model, tmp_path / "small.onnx")
+    compiled = xtc.compile(str(tmp_path / "small.onnx"))
+    assert compiled.manifest["name"] == "small"
+    x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    assert_close_to_scale(compiled.run([x])[0], onnxruntime_outputs(model, {"data": x})[0])
+
+
+def test_symbolic_inputs_take_input_shapes() -> None:
+    model = resnet_like(widths=(4, 8), image=16, batch="N")
+    compiled = xtc.compile(model, input_shapes={"data": [2, 3, 16, 16]})
+    assert compiled.input_specs[0].shape == (2, 3, 16, 16)
+    x = np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    assert_close_to_scale(compiled.run([x])[0], onnxruntime_outputs(model, {"data": x})[0])
+
+
+def test_unaligned_and_strided_inputs_are_copied(
+    resnet: tuple[onnx.ModelProto, xtc.CompiledModel],
+) -> None:
+    _, compiled = resnet
+    x = image(5)
+    raw = np.empty(x.size + 1, np.float32)
+    unaligned = raw[1:].reshape(x.shape)
+    unaligned[...] = x
+    transposed = np.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    expected = compiled.run([x])[0]
+    np.testing.assert_array_equal(compiled.run([unaligned])[0], expected)
+    np.testing.assert_array_equal(compiled.run([transposed])[0], expected)
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ({"image": image()}, r"missing input 'data'; 'image' is not an input of the model"),
+        ({"data": image(), "extra": image()}, "'extra' is not an input of the model"),
+        ([image(), image()], "the model takes 1 inputs"),
+        ([], "the model takes 1 inputs"),
+        ({"data": np.zeros((1, 3, 16, 16), np.float32)}, r"has shape \[1, 3, 16, 16\]"),
+        ({"data": image().astype(np.float64)}, "has dtype float64, the model takes float32"),
+        ({"data": [[1.0]]}, "has dtype float64"),
+        ("data", "inputs must be a dict"),
+        (42, "inputs must be a dict"),
+    ],
+)
+def test_wrong_inputs_are_refused_before_native_code_runs(
+    inputs: object, message: str, resnet: tuple[onnx.ModelProto, xtc.CompiledModel]
+) -> None:
+    with pytest.raises(InputError, match=message):
+        resnet[1].run(inputs)
+
+
+def test_benchmark_statistics(resnet: tuple[onnx.ModelProto, xtc.CompiledModel]) -> None:
+    result = resnet[1].benchmark([image()], repeat=4, number=3)
+    assert len(result.runs_ms) == 4 and result.number == 3
+    assert 0 < result.min_ms <= result.median_ms <= result.max_ms
+    assert result.min_ms <= result.mean_ms <= result.max_ms
+    table = result.table().splitlines()
+    assert table[0] == "Execution time summary:"
+    assert table[1].split() == [
+        "mean",
+        "(ms)",
+        "median",
+        "(ms)",
+        "max",
+        "(ms)",
+        "min",
+        "(ms)",
+        "std",
+        "(ms)",
+    ]
+    assert len(table[2].split()) == 5
+    with pytest.raises(ValueError, match="at least 1"):
+        resnet[1].benchmark([image()], repeat=0)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"target": "cuda"}, "unknown target 'cuda'"),
+        ({"opt_level": 4}, "opt_level must be 0, 1, 2 or 3"),
+        ({"tuning_records": "/nonexistent/records.json"}, "no such file"),
+    ],
+)
+def test_bad_requests_are_refused(options: dict[str, object], message: str) -> None:
+    with pytest.raises(CompileError, match=message):
+        xtc.compile(resnet_like(), **options)  # type: ignore[arg-type]
+
+
+def test_tuning_records_are_refused_until_there_is_a_tuner(tmp_path: Path) -> None:
+    records = tmp_path / "records.json"
+    records.write_text("[]")
+    with pytest.raises(CompileError, match="no tuner yet"):
+        xtc.compile(resnet_like(), tuning_records=records)

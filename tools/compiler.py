@@ -1,0 +1,239 @@
+"""`xtc.compile`: an ONNX model to a loaded native library, the one way.
+
+    m = xtc.compile("model.onnx", target="llvm", input_shapes=None, opt_level=3)
+    m.run({"data": x}); m.benchmark([x]); m.export("model.tar")
+
+The stages are the ladder of DESIGN.md: import to `graph`, the graph passes
+(at -O1 and above), the lowerings to `te`, `tir` (with the static memory
+plan) and `llvm`, then LLVM at -O`opt_level` into one shared library
+(runtime/library.py). `pipeline(opt_level)` is the `xtc-opt -p` string of
+the passes, so any stage can be replayed by hand (`xtc compile
+--print-pipeline`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import onnx
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp
+
+from xtc import __version__
+from xtc.runtime.model import CompiledModel, TensorSpec
+
+TARGETS = ("llvm",)
+GRAPH_PASSES = ("graph-simplify-inference", "graph-fold-constants", "dce")
+LOWERINGS = ("convert-graph-to-te", "convert-te-to-tir", "tir-plan-memory", "convert-tir-to-llvm")
+STAGE_AFTER = {"dce": "graph", "convert-graph-to-te": "te", "tir-plan-memory": "tir"}
+"""The --dump-ir stage each pass completes."""
+DUMP_STAGES = ("graph", "te", "tir", "llvm", "asm")
+
+Progress = Callable[[str, int, int], None]
+"""progress(step name, steps done, steps in all)."""
+Dump = Callable[[str, str], None]
+"""dump(stage, text) for each stage asked for."""
+
+
+class CompileError(Exception):
+    """A compile request xtc refuses (bad target, opt level, option)."""
+
+
+def pipeline(opt_level: int = 3) -> str:
+    """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p` string."""
+    passes = (GRAPH_PASSES if opt_level >= 1 else ()) + LOWERINGS
+    return ",".join(passes)
+
+
+def compile_model(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    target: str = "llvm",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    opt_level: int = 3,
+    tuning_records: str | os.PathLike[str] | None = None,
+    *,
+    progress: Progress | None = None,
+    dump: Dump | None = None,
+    dump_stages: Sequence[str] = (),
+) -> CompiledModel:
+    """Compiles `model` (an onnx.ModelProto or a path) for `target` and
+    loads it (see the module doc)."""
+    from xtc.frontend.onnx import import_model
+
+    _check_request(target, opt_level, tuning_records, dump_stages)
+    if progress is not None:
+        progress("import", 0, _steps(opt_level))
+    module = import_model(model, input_shapes)
+    return compile_graph(
+        module,
+        target,
+        opt_level,
+        name=_model_name(model),
+        progress=progress,
+        dump=dump,
+        dump_stages=dump_stages,
+        imported=True,
+    )
+
+
+def _steps(opt_level: int) -> int:
+    return 2 + len(pipeline(opt_level).split(","))
+
+
+def compile_graph(
+    module: ModuleOp,
+    target: str = "llvm",
+    opt_level: int = 3,
+    *,
+    name: str = "model",
+    progress: Progress | None = None,
+    dump: Dump | None = None,
+    dump_stages: Sequence[str] = (),
+    imported: bool = False,
+) -> CompiledModel:
+    """Compiles a graph-level module (its `@main`, or its only function) and
+    loads it; `module` itself is left as it is."""
+    from xtc import interp
+    from xtc.runtime.artifact import open_model as open_compiled
+    from xtc.runtime.artifact import sha256_of, write_manifest
+    from xtc.runtime.library import build_library
+    from xtc.tools.pipelines import apply_pipeline
+    from xtc.tools.textual_ir import module_to_text
+
+    if not imported:
+        _check_request(target, opt_level, None, dump_stages)
+    module = module.clone()
+    entry = interp.entry_function(module).sym_name.data
+    inputs, outputs = tensor_specs(module)
+    passes = pipeline(opt_level).split(",")
+    steps = _steps(opt_level)
+    report = progress or (lambda name, done, total: None)
+    arena: dict[str, int] = {}
+    for done, name_of_pass in enumerate(passes, start=1):
+        report(name_of_pass, done, steps)
+        apply_pipeline(module, name_of_pass)
+        if name_of_pass == "tir-plan-memory":
+            arena = _arena_sizes(module, entry)
+        stage = STAGE_AFTER.get(name_of_pass)
+        if stage in dump_stages and dump is not None:
+            dump(stage, module_to_text(module))
+    if opt_level == 0 and "graph" in dump_stages and dump is not None:
+        dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
+    report("llvm", steps - 1, steps)
+    owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
+    directory = Path(owner.name)
+    try:
+        started = time.perf_counter()
+        info = build_library(
+            module, directory, opt_level, keep_assembly="asm" in dump_stages, entry=entry
+        )
+        if dump is not None and "llvm" in dump_stages:
+            dump("llvm", info.optimized_ir)
+        if dump is not None and "asm" in dump_stages:
+            dump("asm", (directory / "model.s").read_text())
+            (directory / "model.s").unlink()
+        manifest: dict[str, Any] = {
+            "format": "xtc-model",
+            "format_version": 1,
+            "name": name,
+            "xtc_version": __version__,
+            "inputs": [s.to_json() for s in inputs],
+            "outputs": [s.to_json() for s in outputs],
+            "target": {
+                "name": target,
+                "triple": info.triple,
+                "cpu": info.cpu,
+                "features": info.features,
+            },
+            "opt_level": opt_level,
+            "pipeline": pipeline(opt_level),
+            "arena_bytes": arena.get("arena_bytes", 0),
+            "unplanned_bytes": arena.get("unplanned_bytes", 0),
+            "weights_bytes": info.weights_bytes,
+            "library": info.path.name,
+            "library_sha256": sha256_of(info.path),
+            "llvm_seconds": round(time.perf_counter() - started, 3),
+        }
+        write_manifest(directory, manifest)
+        report("done", steps, steps)
+        return open_compiled(directory, manifest, owner)
+    except BaseException:
+        owner.cleanup()
+        raise
+
+
+def tensor_specs(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
+    """The graph-level model's inputs and outputs (names from `graph.name`)."""
+    from xtc import interp
+
+    main = interp.entry_function(module)
+    names = interp.input_names(main)
+    inputs = [_spec(n, t) for n, t in zip(names, main.function_type.inputs.data, strict=True)]
+    outputs = [
+        _spec(_result_name(main, i), t) for i, t in enumerate(main.function_type.outputs.data)
+    ]
+    return inputs, outputs
+
+
+def _spec(name: str, t: Any) -> TensorSpec:
+    from xtc.dialects.graph.constant import numpy_dtype
+
+    if not isinstance(t, TensorType):
+        raise CompileError(f"the model's {name!r} is a {t}, not a tensor")
+    return TensorSpec(name, tuple(t.get_shape()), numpy_dtype(t.get_element_type()))
+
+
+def _result_name(main: FuncOp, index: int) -> str:
+    attrs = main.res_attrs.data[index].data if main.res_attrs else {}
+    name = attrs.get("graph.name")
+    return name.data if isinstance(name, StringAttr) else f"output{index}"
+
+
+def _arena_sizes(module: ModuleOp, entry: str) -> dict[str, int]:
+    from xtc import interp
+
+    main = interp.entry_function(module, entry)
+    sizes: dict[str, int] = {}
+    for key in ("arena_bytes", "unplanned_bytes"):
+        value = main.attributes.get(f"tir.{key}")
+        if isinstance(value, IntegerAttr):
+            sizes[key] = value.value.data
+    return sizes
+
+
+def _model_name(model: Any) -> str:
+    if isinstance(model, onnx.ModelProto):
+        return model.graph.name or "model"
+    return Path(os.fspath(model)).stem
+
+
+def _check_request(
+    target: str,
+    opt_level: int,
+    tuning_records: str | os.PathLike[str] | None,
+    dump_stages: Sequence[str],
+) -> None:
+    if target not in TARGETS:
+        raise CompileError(
+            f"unknown target {target!r}: xtc compiles for {', '.join(TARGETS)} (this CPU)"
+        )
+    if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    unknown = [s for s in dump_stages if s not in DUMP_STAGES]
+    if unknown:
+        raise CompileError(
+            f"unknown IR stage {', '.join(unknown)}: choose among {', '.join(DUMP_STAGES)}"
+        )
+    if tuning_records is not None:
+        path = Path(tuning_records)
+        if not path.is_file():
+            raise CompileError(f"tuning records {path}: no such file")
+        raise CompileError(
+            f"tuning records {path}: xtc has no tuner yet, so it cannot apply records; "
+            "compile without --tuning-records"
+        )
