@@ -1,20 +1,24 @@
-"""convert-graph-to-te: every graph op becomes a call of a te kernel built by
-its compute rule (ops/)."""
+"""convert-graph-to-te: every graph op, and every call of a fused group
+(a `graph.primitive` function), becomes a call of a te kernel built by the
+compute rules (ops/)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
@@ -22,7 +26,11 @@ from xdsl.utils.exceptions import PassFailedException
 from xtc.dialects.graph.base import GraphOp, type_str
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.ops import ComputeRule, load_compute_rules
-from xtc.ops.te_builder import KernelBuilder
+from xtc.ops.te_builder import KernelBuilder, Tensor
+from xtc.passes.graph_fuse_ops import is_primitive
+
+OPS_ATTR = "te.ops"
+"""Kernel attribute: the names of the graph ops it computes, in order."""
 
 
 def is_converted(op: Operation) -> bool:
@@ -38,6 +46,46 @@ def kernel_key(op: GraphOp) -> Hashable:
         tuple(op.result_types),
         tuple(sorted(op.properties.items())),
     )
+
+
+def fused_kernel_key(primitive: FuncOp) -> Hashable:
+    """Primitive functions with equal keys compute the same function of their
+    arguments: the same ops (class, types, properties), wired the same way."""
+    block = primitive.body.block
+    source: dict[SSAValue, tuple[str, int, int]] = {
+        arg: ("arg", i, 0) for i, arg in enumerate(block.args)
+    }
+    entries: list[Hashable] = [tuple(block.arg_types)]
+    for position, op in enumerate(block.ops):
+        entries.append(
+            (
+                kernel_key(op) if isinstance(op, GraphOp) else op.name,
+                tuple(source[v] for v in op.operands),
+            )
+        )
+        for index, result in enumerate(op.results):
+            source[result] = ("op", position, index)
+    return tuple(entries)
+
+
+def check_primitive(primitive: FuncOp, primitives: dict[str, FuncOp]) -> None:
+    """A primitive function holds graph ops and a func.return, nothing else."""
+    if primitive.is_declaration:
+        raise PassFailedException(
+            f"convert-graph-to-te: the primitive function @{primitive.sym_name.data} has no body"
+        )
+    for op in primitive.body.block.ops:
+        if isinstance(op, GraphOp) or (
+            isinstance(op, ReturnOp) and op is primitive.body.block.last_op
+        ):
+            continue
+        what = op.name
+        if isinstance(op, CallOp) and op.callee.string_value() in primitives:
+            what = f"a call of the primitive function @{op.callee.string_value()}"
+        raise PassFailedException(
+            f"convert-graph-to-te: the primitive function @{primitive.sym_name.data} "
+            f"holds {what}; it may hold only graph ops and a func.return"
+        )
 
 
 def refuse_ops_without_rules(module: ModuleOp, rules: dict[type[GraphOp], ComputeRule]) -> None:
@@ -73,7 +121,21 @@ class KernelLibrary:
         name = self.names.get(key)
         if name is None:
             name = self._fresh_name(op.name.removeprefix("graph."))
-            kernel = self._build(name, op)
+            kernel = self._build(name, [op], list(op.operand_types), None)
+            rewriter.insert(kernel, InsertPoint.at_end(self.module.body.block))
+            self.names[key] = name
+        return name
+
+    def fused_kernel_for(self, primitive: FuncOp, rewriter: PatternRewriter) -> str:
+        """The one kernel of all the ops of a `graph.primitive` function."""
+        key = fused_kernel_key(primitive)
+        name = self.names.get(key)
+        if name is None:
+            base = primitive.sym_name.data.rstrip("0123456789").removesuffix("_")
+            name = self._fresh_name(base or "fused")
+            block = primitive.body.block
+            ops = [op for op in block.ops if isinstance(op, GraphOp)]
+            kernel = self._build(name, ops, list(block.arg_types), block)
             rewriter.insert(kernel, InsertPoint.at_end(self.module.body.block))
             self.names[key] = name
         return name
@@ -86,16 +148,43 @@ class KernelLibrary:
         self.taken.add(name)
         return name
 
-    def _build(self, name: str, op: GraphOp) -> FuncOp:
-        k = KernelBuilder(name, list(op.operand_types))
-        try:
-            outputs = self.rules[type(op)](k, op, k.inputs)
-        except NotImplementedError as e:
-            operands = ", ".join(type_str(t) for t in op.operand_types)
-            raise PassFailedException(
-                f"convert-graph-to-te: cannot lower {op.name} ({operands}): {e}"
-            ) from e
+    def _build(
+        self, name: str, ops: list[GraphOp], input_types: list[Attribute], body: Block | None
+    ) -> FuncOp:
+        """The kernel computing `ops` in order: the only op's results, or
+        what `body` (a primitive function's) returns."""
+        k = KernelBuilder(name, input_types)
+        tensors: dict[SSAValue, Tensor] = {}
+        if body is not None:
+            tensors = dict(zip(body.args, k.inputs, strict=True))
+        for op in ops:
+            operands = [tensors[v] for v in op.operands] if body is not None else k.inputs
+            for result, output in zip(op.results, self._apply_rule(k, op, operands), strict=True):
+                tensors[result] = output
+        if body is None:
+            outputs = [tensors[r] for r in ops[0].results]
+        else:
+            outputs = [tensors[v] for v in cast(ReturnOp, body.last_op).arguments]
         kernel = k.finish(outputs)
+        names = [StringAttr(op.name) for op in ops if not isinstance(op, ConstantOp)]
+        kernel.attributes[OPS_ATTR] = ArrayAttr(names)
+        return kernel
+
+    def _apply_rule(self, k: KernelBuilder, op: GraphOp, operands: list[Tensor]) -> list[Tensor]:
+        """The te tensors of the op's results, emitted by its compute rule (a
+        constant is emitted as it is)."""
+        if isinstance(op, ConstantOp):
+            constant = op.clone()
+            if constant.parent is None:  # the kernel builder inserts new ops itself
+                k.block.add_op(constant)
+            return [Tensor(constant.output)]
+        try:
+            outputs = self.rules[type(op)](k, op, operands)
+        except NotImplementedError as e:
+            types = ", ".join(type_str(t) for t in op.operand_types)
+            raise PassFailedException(
+                f"convert-graph-to-te: cannot lower {op.name} ({types}): {e}"
+            ) from e
         produced = [o.value.type for o in outputs]
         if produced != list(op.result_types):
             raise AssertionError(
@@ -104,7 +193,7 @@ class KernelLibrary:
                 + " for results "
                 + ", ".join(type_str(t) for t in op.result_types)
             )
-        return kernel
+        return outputs
 
 
 @dataclass
@@ -120,18 +209,58 @@ class GraphOpToKernelCall(RewritePattern):
         rewriter.replace(op, CallOp(callee, list(op.operands), list(op.result_types)))
 
 
+@dataclass
+class PrimitiveCallToKernelCall(RewritePattern):
+    """func.call @fused_...(operands) of a graph.primitive function ->
+    func.call @fused_..._<n>(operands) of its one kernel."""
+
+    kernels: KernelLibrary
+    primitives: dict[str, FuncOp]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CallOp, rewriter: PatternRewriter) -> None:
+        primitive = self.primitives.get(op.callee.string_value())
+        if primitive is None:
+            return
+        callee = self.kernels.fused_kernel_for(primitive, rewriter)
+        rewriter.replace(op, CallOp(callee, list(op.arguments), list(op.result_types)))
+
+
+def take_primitives(module: ModuleOp) -> dict[str, FuncOp]:
+    """The module's graph.primitive functions, checked and detached from it
+    (their calls become kernel calls; their names are free again)."""
+    primitives = {
+        f.sym_name.data: f
+        for f in module.body.block.ops
+        if isinstance(f, FuncOp) and is_primitive(f)
+    }
+    for primitive in primitives.values():
+        check_primitive(primitive, primitives)
+    for primitive in primitives.values():
+        primitive.detach()
+    return primitives
+
+
 @dataclass(frozen=True)
 class ConvertGraphToTe(ModulePass):
     """Lowers graph ops to te kernels.
 
     Expects: a module of functions over tensors holding graph ops (any op with
     a compute rule in ops/; an op without one is refused with a diagnostic
-    that names it). Produces: every graph op except `graph.constant` replaced
-    by a `func.call` of a private kernel `func.func private @<op>_<n>(tensors)
-    -> tensors` whose body is `te.compute` ops and a `func.return`; ops of
-    the same class with the same operand types and properties share one
-    kernel. The functions keep their signatures and attributes, and the
-    constants stay where they are.
+    that names it), and maybe calls of `graph.primitive` functions (fused
+    groups, from graph-fuse-ops) holding only graph ops and a `func.return`.
+    Produces: every graph op except `graph.constant` replaced by a
+    `func.call` of a private kernel `func.func private @<op>_<n>(tensors) ->
+    tensors` whose body is `te.compute` ops and a `func.return`; ops of the
+    same class with the same operand types and properties share one kernel.
+    A call of a primitive function calls ONE kernel `@<function name less its
+    _<n>>_<m>` holding the te.computes of all its ops, in order, and
+    returning what the function returns; primitive functions with the same
+    ops (class, types, properties) wired the same way share one kernel, and
+    the primitive functions are removed. Every kernel has the attribute
+    `te.ops`: the names of the graph ops it computes, in order (`["graph.
+    conv2d", "graph.bias_add", "graph.relu"]`). The functions keep their
+    signatures and attributes, and the constants stay where they are.
     """
 
     name = "convert-graph-to-te"
@@ -139,7 +268,9 @@ class ConvertGraphToTe(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rules = load_compute_rules()
         refuse_ops_without_rules(op, rules)
+        primitives = take_primitives(op)
         kernels = KernelLibrary(op, rules)
-        PatternRewriteWalker(GraphOpToKernelCall(kernels), apply_recursively=False).rewrite_module(
-            op
-        )
+        patterns = [GraphOpToKernelCall(kernels), PrimitiveCallToKernelCall(kernels, primitives)]
+        # dce off: a dead op still gets its kernel, as without fusion.
+        applier = GreedyRewritePatternApplier(list[RewritePattern](patterns), dce_enabled=False)
+        PatternRewriteWalker(applier, apply_recursively=False).rewrite_module(op)

@@ -177,6 +177,7 @@ class _FunctionLowering:
     values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     destinations: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     intermediates: list[SSAValue] = field(default_factory=list[SSAValue])
+    loop_names: set[str] = field(default_factory=set[str])
     outputs: Sequence[SSAValue] = ()
 
     def lower(self) -> FuncOp:
@@ -284,10 +285,18 @@ class _FunctionLowering:
     def _nest(
         self, builder: Builder, extents: Sequence[int], prefix: str, indices: Sequence[SSAValue]
     ) -> Builder:
-        """for prefix0, prefix1, ... over `extents`; the builder of the body."""
+        """for prefix0, prefix1, ... over `extents`; the builder of the body.
+        Names stay unique in the function (schedules name loops): a name
+        already taken gets the number of the nest, `i0_1`, `r0_2`, ..."""
         for d, (extent, index) in enumerate(zip(extents, indices, strict=True)):
-            loop = builder.insert(ForOp(0, extent, f"{prefix}{d}"))
-            loop.induction_variable.name_hint = f"{prefix}{d}"
+            name = f"{prefix}{d}"
+            n = 0
+            while name in self.loop_names:
+                n += 1
+                name = f"{prefix}{d}_{n}"
+            self.loop_names.add(name)
+            loop = builder.insert(ForOp(0, extent, name))
+            loop.induction_variable.name_hint = name
             self.values[index] = loop.induction_variable
             builder = Builder(InsertPoint.at_end(loop.body.block))
         return builder

@@ -1110,19 +1110,28 @@ class ConvertTirToLLVM(ModulePass):
 
     Produces: `llvm` ops only. Every function is an `llvm.func` whose memref
     arguments are `!llvm.ptr` (C ABI: `void main(float* in0, ..., float* out0)`);
-    private functions get internal linkage. Loops are blocks and branches
-    (every loop kind runs serially). A load or store is a GEP with the static
-    strides folded; alloc is `aligned_alloc` (64 bytes) and dealloc `free`;
+    private functions get internal linkage. Loops are blocks and branches;
+    first, though, unrolled loops become copies of their body and vectorized
+    loops vector code (lowering/vectorize_loops.py). A load or store is a
+    GEP with the static strides folded; alloc is `aligned_alloc` (64 bytes) and dealloc `free`;
     alloca is an `llvm.alloca` hoisted to the entry block; a view is a GEP of
     i8 by its byte shift on its source's pointer; memref.copy is
     `llvm.memcpy`; globals are `llvm.mlir.global`s holding their dense or
     dense_resource data. Math goes to LLVM intrinsics or libm calls. Integer
-    division by zero gives 0 instead of trapping.
+    division by zero gives 0 instead of trapping. Parallel loops come out
+    first: each becomes a function `@<func>_parallel_<n>` that libgomp's
+    `GOMP_parallel` runs on a team of `@xtc_num_threads` threads
+    (lowering/outline_parallel.py).
     """
 
     name = "convert-tir-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from xtc.lowering.outline_parallel import outline_parallel_loops  # imports this module
+        from xtc.lowering.vectorize_loops import lower_unrolled_and_vectorized_loops
+
+        outline_parallel_loops(op)
+        lower_unrolled_and_vectorized_loops(op)
         PatternRewriteWalker(LowerTirFor()).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([IfLowering(), ForLowering()])

@@ -19,7 +19,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xtc.dialects.graph.base import get_float, get_int, int_attr, shape_of
+from xtc.dialects.graph.base import get_float, get_int, get_str, int_attr, shape_of
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import AddOp, DropoutOp, IdentityOp, MulOp
 from xtc.dialects.graph.nn import BatchNormOp, BiasAddOp, Conv2dOp, DenseOp
@@ -110,7 +110,8 @@ class FoldBatchNormIntoConv2d(RewritePattern):
         if not isinstance(conv, Conv2dOp) or (weight := constant_value(conv.operands[1])) is None:
             return
         scale, shift = folded
-        new_weight = weight * scale.reshape(-1, 1, 1, 1)
+        output_axis = 3 if get_str(conv.properties, "kernel_layout", "OIHW") == "IHWO" else 0
+        new_weight = weight * np.expand_dims(scale, [a for a in range(4) if a != output_axis])
         new_bias = (0.0 if bias is None else bias) * scale + shift
         replace_with_folded(rewriter, bn, conv, new_weight.astype(weight.dtype), new_bias, 1, dead)
 

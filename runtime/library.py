@@ -6,6 +6,7 @@ writes `directory/model.so`. The library exports
 
     int32_t xtc_run(const void *const *inputs, void *const *outputs);
     int32_t xtc_abi_version(void);
+    int32_t xtc_set_num_threads(int32_t n);
 
 `xtc_run` calls the model function (`@main`, renamed `xtc_main` and kept
 internal, so a C program may have its own `main`) on the pointers in the two
@@ -13,6 +14,10 @@ arrays: one native call per inference. The weights (every `llvm.mlir.global`
 holding data) are not written as LLVM IR text: they go, 64-byte aligned, into
 one binary file that the assembler includes (`.incbin`) in the library's
 read-only data, so large models compile fast and load with one `mmap`.
+`xtc_set_num_threads` sets how many threads the model's parallel loops ask
+libgomp for (0, the default: libgomp's own default, OMP_NUM_THREADS or all
+cores; a negative n counts as 0) and returns the count set before; a library
+with parallel loops links libgomp, whose one thread pool serves the process.
 
 The code is optimized like the JIT's (runtime/llvm_jit.py) at `opt_level`,
 emitted as a position-independent object for the host CPU, and linked with
@@ -32,6 +37,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
 from xtc.runtime.llvm_ir import global_bytes, translate_module
+from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
 
 OUTPUT_ATTR = "graph.output"
 """The argument attribute of the model's outputs (as dialects/tir.py names it)."""
@@ -76,8 +82,9 @@ def build_library(
     module = module.clone()
     n_inputs, n_outputs = _rename_model_function(module, entry)
     blob = _move_weights_out(module)
+    has_thread_count = _hide_thread_count(module)
     ir_module = translate_module(module, declared=blob.names)
-    text = str(ir_module) + _entry_points(n_inputs, n_outputs)
+    text = str(ir_module) + _entry_points(n_inputs, n_outputs, has_thread_count)
     machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
     ref = llvm_binding.parse_assembly(text)
     ref.triple = machine.triple
@@ -91,7 +98,8 @@ def build_library(
     (directory / "weights.bin").write_bytes(blob.data)
     (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
     path = directory / LIBRARY_NAME
-    _link(compiler, [directory / "model.o", directory / "weights.s"], path)
+    libraries = ["-lgomp"] if uses_libgomp(module) else []
+    _link(compiler, [directory / "model.o", directory / "weights.s"], path, libraries)
     for scratch in ("model.o", "weights.bin", "weights.s"):
         (directory / scratch).unlink()
     return LibraryInfo(path, machine.triple, host_cpu(), host_features(), len(blob.data), str(ref))
@@ -157,9 +165,21 @@ def _move_weights_out(module: ModuleOp) -> _Blob:
     return _Blob(b"".join(chunks), tuple(renames.values()), tuple(offsets), tuple(sizes))
 
 
-def _entry_points(n_inputs: int, n_outputs: int) -> str:
+def _hide_thread_count(module: ModuleOp) -> bool:
+    """Makes the module's `@xtc_num_threads` (parallel loops' team size)
+    internal, so that each library loaded in a process has its own; whether
+    the module has one."""
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp) and op.sym_name.data == NUM_THREADS_GLOBAL:
+            op.linkage = llvm.LinkageAttr("internal")
+            return True
+    return False
+
+
+def _entry_points(n_inputs: int, n_outputs: int, has_thread_count: bool = False) -> str:
     """LLVM IR of `xtc_run` (reads the two pointer arrays, calls the model,
-    returns 0) and `xtc_abi_version`."""
+    returns 0), `xtc_abi_version` and `xtc_set_num_threads` (defining
+    `@xtc_num_threads` when the module has no parallel loop to define it)."""
     lines = ["", "define i32 @xtc_run(ptr %inputs, ptr %outputs) {", "entry:"]
     args: list[str] = []
     for array, count, stem in (("%inputs", n_inputs, "in"), ("%outputs", n_outputs, "out")):
@@ -175,6 +195,19 @@ def _entry_points(n_inputs: int, n_outputs: int) -> str:
     lines.append("entry:")
     lines.append(f"  ret i32 {ABI_VERSION}")
     lines.append("}")
+    if not has_thread_count:
+        lines += ["", f"@{NUM_THREADS_GLOBAL} = internal global i32 0, align 4"]
+    lines += [
+        "",
+        "define i32 @xtc_set_num_threads(i32 %n) {",
+        "entry:",
+        f"  %previous = load i32, ptr @{NUM_THREADS_GLOBAL}, align 4",
+        "  %negative = icmp slt i32 %n, 0",
+        "  %count = select i1 %negative, i32 0, i32 %n",
+        f"  store i32 %count, ptr @{NUM_THREADS_GLOBAL}, align 4",
+        "  ret i32 %previous",
+        "}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -204,8 +237,15 @@ def _weights_assembly(blob: _Blob, data_file: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _link(compiler: str, sources: list[Path], output: Path) -> None:
-    command = [compiler, "-shared", "-o", str(output), *map(str, sources), "-lm"]
+def _link(compiler: str, sources: list[Path], output: Path, libraries: list[str]) -> None:
+    command = [compiler, "-shared", "-o", str(output), *map(str, sources), *libraries, "-lm"]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise LibraryError(f"linking the model failed ({' '.join(command)}):\n{result.stderr}")
+        hint = (
+            " (its parallel loops need libgomp, GCC's OpenMP runtime)"
+            if "-lgomp" in libraries
+            else ""
+        )
+        raise LibraryError(
+            f"linking the model failed{hint} ({' '.join(command)}):\n{result.stderr}"
+        )

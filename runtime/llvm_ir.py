@@ -6,7 +6,11 @@
   element type and fast for large weights; a global without data is
   zero-filled;
 - linkage and alignment: `llvm.func`s with internal linkage stay internal in
-  LLVM (so O3 may inline them and drop them); globals keep their alignment.
+  LLVM (so O3 may inline them and drop them); globals keep their alignment;
+- vector instructions the llvm dialect cannot write (lowering/vectorize_loops.py):
+  calls of the placeholder intrinsics `llvm.xtc.fcmp.<predicate>.<type>`,
+  `llvm.xtc.select.<type>` and `llvm.xtc.extractelement.<type>` become `fcmp`, `select`
+  and `extractelement` instructions.
 
 `xtc-opt -t llvm-ir` prints this text (`llvm-ir{optimize=true}`: after the
 O3 pipeline of runtime/llvm_jit.py).
@@ -61,12 +65,17 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
         llvm_module = convert_module(stripped, fallback_target_triple=None)
     except (NotImplementedError, KeyError) as e:
         raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
+    _expand_placeholders(llvm_module)
     for name in declared:
         variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
         variable.linkage = "external"
         variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
     for name, raw in data.items():
         variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
+        if variable.linkage == "external":
+            # A definition has LLVM's default linkage: llvmlite would print
+            # `external global ... <data>`, which LLVM refuses.
+            variable.linkage = ""
         variable.align = alignments.get(name)  # pyright: ignore[reportAttributeAccessIssue]
         # llvmlite declares these attributes as None (no stubs): set them anyway.
         initializer = ir.Constant(ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw))
@@ -76,6 +85,45 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
             if op.linkage.linkage.data in ("internal", "private"):
                 cast(ir.Function, llvm_module.get_global(op.sym_name.data)).linkage = "internal"
     return llvm_module
+
+
+PLACEHOLDER_PREFIX = "llvm.xtc."
+"""Functions whose calls stand for an LLVM instruction (see the module docstring)."""
+
+
+def _expand_placeholders(llvm_module: ir.Module) -> None:
+    """Puts in place of each call of a placeholder intrinsic its instruction,
+    under the call's name (the uses print the name, so they need no change),
+    and drops the placeholders' declarations."""
+    placeholders = [f for f in llvm_module.functions if f.name.startswith(PLACEHOLDER_PREFIX)]
+    if not placeholders:
+        return
+    for function in llvm_module.functions:
+        for block in function.blocks:
+            for position, instruction in enumerate(block.instructions):
+                if not isinstance(instruction, ir.CallInstr):
+                    continue
+                name = instruction.callee.name
+                if name.startswith(PLACEHOLDER_PREFIX):
+                    replacement = _placeholder_instruction(block, name, list(instruction.args))
+                    replacement._name = instruction.name  # pyright: ignore[reportPrivateUsage]
+                    block.instructions[position] = replacement
+    for placeholder in placeholders:
+        del llvm_module.globals[placeholder.name]
+
+
+def _placeholder_instruction(block: ir.Block, name: str, args: list[ir.Value]) -> ir.Instruction:
+    """The instruction a call of the placeholder `name` stands for."""
+    parts = name[len(PLACEHOLDER_PREFIX) :].split(".")
+    match parts, args:
+        case ["fcmp", predicate, *_], [lhs, rhs] if predicate in ir.instructions.FCMPInstr.VALID_OP:
+            return ir.instructions.FCMPInstr(block, predicate, lhs, rhs)
+        case ["select", *_], [condition, lhs, rhs]:
+            return ir.instructions.SelectInstr(block, condition, lhs, rhs)
+        case ["extractelement", *_], [vector, index]:
+            return ir.instructions.ExtractElement(block, vector, index)
+        case _:
+            raise LLVMIRError(f"unknown placeholder intrinsic @{name} of {len(args)} arguments")
 
 
 def global_bytes(op: llvm.GlobalOp) -> bytes:

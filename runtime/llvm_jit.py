@@ -11,7 +11,12 @@ compiled in process. Arguments are passed as the data pointers of numpy
 arrays, which must be C-contiguous and 64-byte aligned (the generated code
 may use aligned vector accesses): `aligned_empty` and `aligned_copy` make
 such arrays. The C functions the code calls (libm's erf, tanh, ...;
-aligned_alloc, free) resolve in the Python process.
+aligned_alloc, free) resolve in the Python process; a module with parallel
+loops also calls libgomp (GOMP_parallel, omp_get_thread_num, ...), loaded
+into the process the first time one is compiled. Its parallel loops use
+XTC_NUM_THREADS threads when that is set (`JitModule.set_num_threads`
+changes it), else libgomp's default (OMP_NUM_THREADS, or all cores); one
+libgomp pool serves the whole process.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
@@ -35,6 +41,11 @@ ALIGNMENT = 64
 
 _SYMBOLS_FROM_LIBM = ("erff", "erf", "tanhf", "expm1f", "log1pf", "cbrtf", "asinhf")
 _SYMBOLS_FROM_LIBC = ("aligned_alloc", "free", "memcpy", "memset")
+_LIBGOMP_PREFIXES = ("GOMP_", "omp_")
+NUM_THREADS_VARIABLE = "XTC_NUM_THREADS"
+NUM_THREADS_GLOBAL = "xtc_num_threads"
+"""The i32 global of a module with parallel loops holding their team size
+(see xtc.lowering.outline_parallel)."""
 
 
 # ------------------------------------------------------------------ arrays
@@ -125,6 +136,52 @@ def _make_c_symbols_visible() -> None:
         llvm_binding.load_library_permanently(path)
 
 
+def uses_libgomp(module: ModuleOp) -> bool:
+    """Whether an llvm-level module calls libgomp (it has parallel loops)."""
+    return any(
+        isinstance(op, llvm.FuncOp)
+        and not op.body.blocks
+        and op.sym_name.data.startswith(_LIBGOMP_PREFIXES)
+        for op in module.ops
+    )
+
+
+def _make_libgomp_visible() -> None:
+    """Loads libgomp into the process (once) for the JIT to resolve
+    GOMP_parallel and omp_*; a clear error when it is not installed."""
+    if llvm_binding.address_of_symbol("GOMP_parallel"):
+        return
+    path = ctypes.util.find_library("gomp")
+    if path is None:
+        raise RuntimeError(
+            "libgomp not found: the module has parallel loops, which run on libgomp "
+            "(GCC's OpenMP runtime; install it, e.g. `apt install libgomp1`)"
+        )
+    try:
+        llvm_binding.load_library_permanently(path)
+    except RuntimeError as e:
+        raise RuntimeError(f"libgomp ({path}) cannot be loaded: {e}") from None
+
+
+class ThreadCountError(ValueError):
+    """XTC_NUM_THREADS is set to something other than a positive integer."""
+
+
+def num_threads_from_environment() -> int | None:
+    """XTC_NUM_THREADS as a thread count; None when it is not set. Refuses
+    (ThreadCountError, a ValueError naming the variable) anything but a
+    positive integer."""
+    text = os.environ.get(NUM_THREADS_VARIABLE)
+    if text is None:
+        return None
+    if not text.strip().isdecimal() or int(text) < 1:
+        raise ThreadCountError(
+            f"{NUM_THREADS_VARIABLE} must be a positive integer (the number of threads "
+            f"parallel loops use), got {text!r}"
+        )
+    return int(text)
+
+
 def _parse_for_host(module: ModuleOp) -> llvm_binding.ModuleRef:
     machine = host_target_machine()
     ref = llvm_binding.parse_assembly(llvm_ir(module))
@@ -193,6 +250,20 @@ class JitModule:
         """The LLVM IR that was compiled (after O3)."""
         return str(self._ref)
 
+    def set_num_threads(self, count: int) -> int:
+        """Makes the module's parallel loops ask for `count` threads (0:
+        libgomp's default) and returns the count asked for before; a module
+        without parallel loops ignores it (and returns 0)."""
+        if count < 0:
+            raise ValueError(f"a thread count is at least 0, got {count}")
+        address = self._engine.get_global_value_address(NUM_THREADS_GLOBAL)
+        if not address:
+            return 0
+        slot = ctypes.c_int32.from_address(address)
+        previous = slot.value
+        slot.value = count
+        return previous
+
     def address(self, name: str) -> int:
         """The address of function `name`, 0 if it is not in the code."""
         return self._engine.get_function_address(name)
@@ -238,12 +309,19 @@ class JitModule:
 
 
 def compile_module(module: ModuleOp) -> JitModule:
-    """JIT-compiles an llvm-level module (after convert-tir-to-llvm)."""
+    """JIT-compiles an llvm-level module (after convert-tir-to-llvm); its
+    parallel loops use XTC_NUM_THREADS threads when that is set."""
+    threads = num_threads_from_environment()
     ref = _parse_for_host(module)
     optimize(ref)
+    if uses_libgomp(module):
+        _make_libgomp_visible()
     engine = llvm_binding.create_mcjit_compiler(ref, new_host_target_machine())
     engine.finalize_object()
-    return JitModule(engine, ref, _exported_signatures(module))
+    jit = JitModule(engine, ref, _exported_signatures(module))
+    if threads is not None:
+        jit.set_num_threads(threads)
+    return jit
 
 
 def _exported_signatures(module: ModuleOp) -> dict[str, NativeSignature]:

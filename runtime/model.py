@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, is_aligned
+from xtc.runtime.llvm_jit import (
+    aligned_copy,
+    aligned_empty,
+    is_aligned,
+    num_threads_from_environment,
+)
 
 
 class InputError(ValueError):
@@ -149,11 +154,31 @@ class CompiledModel:
 
     @property
     def library(self) -> ctypes.CDLL:
+        """The loaded library; on loading, its parallel loops are set to
+        XTC_NUM_THREADS threads when that is set (ValueError unless it is a
+        positive integer)."""
         if self._library is None:
-            self._library = ctypes.CDLL(str(self.directory / self.manifest["library"]))
-            self._library.xtc_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            self._library.xtc_run.restype = ctypes.c_int32
+            threads = num_threads_from_environment()
+            library = ctypes.CDLL(str(self.directory / self.manifest["library"]))
+            library.xtc_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            library.xtc_run.restype = ctypes.c_int32
+            self._library = library
+            if threads is not None:
+                self.set_num_threads(threads)
         return self._library
+
+    def set_num_threads(self, count: int) -> int:
+        """Makes the model's parallel loops use `count` threads (0: libgomp's
+        default, all cores or OMP_NUM_THREADS); returns the previous count.
+        A library built before xtc_set_num_threads existed ignores it."""
+        if count < 0:
+            raise ValueError(f"a thread count is at least 0, got {count}")
+        setter = getattr(self.library, "xtc_set_num_threads", None)
+        if setter is None:
+            return 0
+        setter.argtypes = [ctypes.c_int32]
+        setter.restype = ctypes.c_int32
+        return int(setter(count))
 
     def run(self, inputs: Any) -> list[np.ndarray]:
         """The outputs for `inputs` (a dict by name, or a list in the

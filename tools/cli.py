@@ -43,10 +43,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from xtc.frontend.onnx import parse_input_shapes
-    from xtc.tools.compiler import compile_model, pipeline
+    from xtc.tools.compiler import compile_model
 
-    if args.print_pipeline:
-        print(pipeline(args.opt_level))
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
@@ -73,6 +71,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         bar.close()
     model.export(output)
     manifest = model.manifest
+    if args.print_pipeline:
+        print(manifest["pipeline"])
     print(
         f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
         f"(weights {_mib(manifest['weights_bytes'])}; arena {_mib(manifest['arena_bytes'])}, "
@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     compiler.add_argument(
         "--print-pipeline",
         action="store_true",
-        help="print the pass pipeline (an xtc-opt -p string) on stdout",
+        help="print the pass pipeline that built the model, the kernels' schedules "
+        "included (an xtc-opt -p string), on stdout",
     )
     compiler.add_argument(
         "--dump-ir",
@@ -328,6 +329,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.frontend.onnx import OnnxImportError
     from xtc.runtime.artifact import ArtifactError
     from xtc.runtime.library import LibraryError
+    from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
     from xtc.tools.compiler import CompileError
 
@@ -337,6 +339,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         LibraryError,
         ArtifactError,
         InputError,
+        ThreadCountError,
         DiagnosticException,
         VerifyException,
         OSError,

@@ -28,10 +28,32 @@ from xtc import __version__
 from xtc.runtime.model import CompiledModel, TensorSpec
 
 TARGETS = ("llvm",)
-GRAPH_PASSES = ("graph-simplify-inference", "graph-fold-constants", "dce")
+GRAPH_PASSES = (
+    "graph-simplify-inference",
+    "graph-alter-layout",
+    "graph-fold-constants",
+    "dce",
+    "graph-fuse-ops",
+)
+FUSED_LOWERINGS = ("convert-graph-to-te", "te-inline")
+"""From -O1 on: fused groups become one kernel, their epilogues inlined."""
+SCHEDULE_LEVEL = 2
+"""From -O2 on, each kernel gets its default schedule (ops/schedules.py)
+right after convert-te-to-tir; the manifest's pipeline lists its steps."""
 LOWERINGS = ("convert-graph-to-te", "convert-te-to-tir", "tir-plan-memory", "convert-tir-to-llvm")
-STAGE_AFTER = {"dce": "graph", "convert-graph-to-te": "te", "tir-plan-memory": "tir"}
-"""The --dump-ir stage each pass completes."""
+def _dump_points(passes: Sequence[str]) -> dict[str, str]:
+    """The pass after which each --dump-ir stage is complete: graph after
+    the last graph pass, te after the last te pass, tir before LLVM."""
+    points: dict[str, str] = {}
+    for name in passes:
+        if name.startswith("graph-") or name == "dce":
+            points[name] = "graph"
+        elif name in ("convert-graph-to-te", "te-inline"):
+            points[name] = "te"
+        elif name == "tir-plan-memory":
+            points[name] = "tir"
+    last = {stage: name for name, stage in points.items()}
+    return {name: stage for stage, name in last.items()}
 DUMP_STAGES = ("graph", "te", "tir", "llvm", "asm")
 
 Progress = Callable[[str, int, int], None]
@@ -45,9 +67,12 @@ class CompileError(Exception):
 
 
 def pipeline(opt_level: int = 3) -> str:
-    """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p` string."""
-    passes = (GRAPH_PASSES if opt_level >= 1 else ()) + LOWERINGS
-    return ",".join(passes)
+    """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p`
+    string, less the kernels' schedules (from -O2 on, after
+    convert-te-to-tir: the compiled model's manifest has the whole)."""
+    if opt_level == 0:
+        return ",".join(LOWERINGS)
+    return ",".join(GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:])
 
 
 def compile_model(
@@ -114,12 +139,17 @@ def compile_graph(
     steps = _steps(opt_level)
     report = progress or (lambda name, done, total: None)
     arena: dict[str, int] = {}
+    replay: list[str] = []
+    dump_points = _dump_points(passes)
     for done, name_of_pass in enumerate(passes, start=1):
         report(name_of_pass, done, steps)
         apply_pipeline(module, name_of_pass)
+        replay.append(name_of_pass)
+        if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
+            replay += schedule_kernels(module, entry)
         if name_of_pass == "tir-plan-memory":
             arena = _arena_sizes(module, entry)
-        stage = STAGE_AFTER.get(name_of_pass)
+        stage = dump_points.get(name_of_pass)
         if stage in dump_stages and dump is not None:
             dump(stage, module_to_text(module))
     if opt_level == 0 and "graph" in dump_stages and dump is not None:
@@ -151,7 +181,7 @@ def compile_graph(
                 "features": info.features,
             },
             "opt_level": opt_level,
-            "pipeline": pipeline(opt_level),
+            "pipeline": ",".join(replay),
             "arena_bytes": arena.get("arena_bytes", 0),
             "unplanned_bytes": arena.get("unplanned_bytes", 0),
             "weights_bytes": info.weights_bytes,
@@ -237,3 +267,38 @@ def _check_request(
             f"tuning records {path}: xtc has no tuner yet, so it cannot apply records; "
             "compile without --tuning-records"
         )
+
+
+def schedule_kernels(module: ModuleOp, entry: str) -> list[str]:
+    """Applies each kernel's default schedule (ops/schedules.py) on a module
+    of its own (small to verify); a step a primitive refuses ends that
+    nest's recipe and leaves the kernel as the steps before left it. Returns
+    the steps applied, in order: the schedule part of the pipeline."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from xtc.ops.schedules import default_schedule
+    from xtc.tools.pipelines import apply_pipeline
+
+    applied: list[str] = []
+    for kernel in list(module.ops):
+        if not isinstance(kernel, FuncOp) or kernel.sym_name.data == entry:
+            continue
+        recipes = default_schedule(kernel)
+        if not recipes:
+            continue
+        scratch = ModuleOp([kernel.clone()])
+        for recipe in recipes:
+            for step in recipe:
+                attempt = scratch.clone()
+                try:
+                    apply_pipeline(attempt, step)
+                except DiagnosticException:
+                    break
+                scratch = attempt
+                applied.append(step)
+        scheduled = scratch.body.block.first_op
+        assert isinstance(scheduled, FuncOp)
+        scheduled.detach()
+        module.body.block.insert_op_before(scheduled, kernel)
+        module.body.block.erase_op(kernel)
+    return applied

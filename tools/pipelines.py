@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
 
 from xtc.tools.textual_ir import make_context
 
 
+@functools.cache
+def _all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every registered pass (reading the entry points once: it is slow)."""
+    return dict(Universe.get_multiverse().all_passes)
+
+
 def parse_pipeline(spec: str) -> PassPipeline:
     """`"graph-simplify-inference,graph-fold-constants,dce"` as a pipeline."""
-    return PassPipeline.parse_spec(Universe.get_multiverse().all_passes, spec)
+    return PassPipeline.parse_spec(_all_passes(), spec)
 
 
 def apply_pipeline(module: ModuleOp, spec: str) -> ModuleOp:
@@ -19,3 +28,21 @@ def apply_pipeline(module: ModuleOp, spec: str) -> ModuleOp:
     parse_pipeline(spec).apply(make_context(), module)
     module.verify()
     return module
+
+
+def pipeline_steps(spec: str) -> list[str]:
+    """The passes of an `xtc-opt -p` string, each with its options
+    (`a,b{x=1,2},c` -> ["a", "b{x=1,2}", "c"]: commas inside braces stay)."""
+    steps: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(spec):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            steps.append(spec[start:i])
+            start = i + 1
+    if spec[start:]:
+        steps.append(spec[start:])
+    return steps

@@ -34,6 +34,24 @@ def get_graph_fold_constants() -> type[ModulePass]:
     return GraphFoldConstants
 
 
+def get_graph_fuse_ops() -> type[ModulePass]:
+    from xtc.passes.graph_fuse_ops import GraphFuseOps
+
+    return GraphFuseOps
+
+
+def get_te_inline() -> type[ModulePass]:
+    from xtc.passes.te_inline import TeInline
+
+    return TeInline
+
+
+def get_graph_alter_layout() -> type[ModulePass]:
+    from xtc.passes.graph_alter_layout import GraphAlterLayout
+
+    return GraphAlterLayout
+
+
 def get_graph_simplify_inference() -> type[ModulePass]:
     from xtc.passes.graph_simplify_inference import GraphSimplifyInference
 
@@ -44,6 +62,54 @@ def get_tir_plan_memory() -> type[ModulePass]:
     from xtc.passes.tir_plan_memory import TirPlanMemory
 
     return TirPlanMemory
+
+
+def get_tir_split() -> type[ModulePass]:
+    from xtc.passes.tir_split import TirSplit
+
+    return TirSplit
+
+
+def get_tir_reorder() -> type[ModulePass]:
+    from xtc.passes.tir_reorder import TirReorder
+
+    return TirReorder
+
+
+def get_tir_fuse() -> type[ModulePass]:
+    from xtc.passes.tir_fuse import TirFuse
+
+    return TirFuse
+
+
+def get_tir_unroll() -> type[ModulePass]:
+    from xtc.passes.tir_unroll import TirUnroll
+
+    return TirUnroll
+
+
+def get_tir_vectorize() -> type[ModulePass]:
+    from xtc.passes.tir_vectorize import TirVectorize
+
+    return TirVectorize
+
+
+def get_tir_parallel() -> type[ModulePass]:
+    from xtc.passes.tir_parallel import TirParallel
+
+    return TirParallel
+
+
+def get_tir_cache_write() -> type[ModulePass]:
+    from xtc.passes.tir_cache_write import TirCacheWrite
+
+    return TirCacheWrite
+
+
+def get_tir_cache_read() -> type[ModulePass]:
+    from xtc.passes.tir_cache_read import TirCacheRead
+
+    return TirCacheRead
 
 
 def get_convert_te_to_tir() -> type[ModulePass]:
@@ -75,10 +141,21 @@ XTC_DIALECTS = {"graph": get_graph_dialect, "te": get_te_dialect, "tir": get_tir
 XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,
     "graph-simplify-inference": get_graph_simplify_inference,
+    "graph-alter-layout": get_graph_alter_layout,
+    "graph-fuse-ops": get_graph_fuse_ops,
+    "te-inline": get_te_inline,
     "convert-graph-to-te": get_convert_graph_to_te,
     "convert-te-to-tir": get_convert_te_to_tir,
     "convert-tir-to-llvm": get_convert_tir_to_llvm,
     "tir-plan-memory": get_tir_plan_memory,
+    "tir-split": get_tir_split,
+    "tir-reorder": get_tir_reorder,
+    "tir-fuse": get_tir_fuse,
+    "tir-unroll": get_tir_unroll,
+    "tir-vectorize": get_tir_vectorize,
+    "tir-cache-write": get_tir_cache_write,
+    "tir-cache-read": get_tir_cache_read,
+    "tir-parallel": get_tir_parallel,
 }
 
 XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}

@@ -246,10 +246,25 @@ def _check_channel_vector(
 # Convolutions.
 
 
+KERNEL_LAYOUTS = ("OIHW", "IHWO")
+"""graph.conv2d's weight layouts: ONNX's, and output channels innermost."""
+
+
+def conv2d_weight_oihw(weight_shape: Sequence[int], layout: str) -> tuple[int, int, int, int]:
+    """(O, C/groups, KH, KW) of a conv2d weight of `layout`."""
+    if layout == "IHWO":
+        cg, kh, kw, o = weight_shape
+        return o, cg, kh, kw
+    o, cg, kh, kw = weight_shape
+    return o, cg, kh, kw
+
+
 @irdl_op_definition
 class Conv2dOp(GraphOp):
     """2-D convolution (cross-correlation) as ONNX Conv without bias:
-    input N×C×H×W, weight O×(C/groups)×KH×KW -> N×O×OH×OW."""
+    input N×C×H×W, weight O×(C/groups)×KH×KW -> N×O×OH×OW. With
+    `kernel_layout = "IHWO"` the weight is (C/groups)×KH×KW×O instead (what
+    graph-alter-layout makes, so that output channels are contiguous)."""
 
     name = "graph.conv2d"
 
@@ -261,6 +276,7 @@ class Conv2dOp(GraphOp):
     padding = opt_prop_def(_I64_ARRAY)
     dilation = opt_prop_def(_I64_ARRAY)
     groups = opt_prop_def(IntegerAttr[I64])
+    kernel_layout = opt_prop_def(StringAttr)
 
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
 
@@ -268,7 +284,11 @@ class Conv2dOp(GraphOp):
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x, w = operand_types
         n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
-        o, cg, kh, kw = _of_rank(cls.name, w, "weight", 4, "O×C/groups×KH×KW")
+        layout = get_str(props, "kernel_layout", "OIHW", KERNEL_LAYOUTS)
+        if layout == "IHWO":
+            cg, kh, kw, o = _of_rank(cls.name, w, "weight", 4, "C/groups×KH×KW×O")
+        else:
+            o, cg, kh, kw = _of_rank(cls.name, w, "weight", 4, "O×C/groups×KH×KW")
         element_type = same_element_type(cls.name, x, w)
         groups = _positive_int_prop(cls.name, props, "groups", 1)
         window = _window_props(cls.name, props, (kh, kw))

@@ -1,6 +1,7 @@
 // RUN: xtc-opt %s -p convert-graph-to-te | filecheck %s
 // RUN: xtc-opt %s -p convert-graph-to-te | xtc-opt | filecheck %s
 // RUN: xtc-opt %s -p convert-graph-to-te --print-op-generic | xtc-opt | filecheck %s
+// RUN: xtc-opt %s -p convert-graph-to-te | filecheck %s --check-prefix=GONE
 
 // Each graph op becomes a call; identical ops (class, operand types,
 // properties) share one kernel; @main keeps its signature, its attributes and
@@ -63,10 +64,53 @@ func.func @reductions(%a: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x1xi64>) {
   func.return %m, %i : tensor<2xf32>, tensor<2x1xi64>
 }
 
-// The kernels follow, in the order they were first needed.
+// A call of a graph.primitive function (a fused group, from graph-fuse-ops)
+// calls one kernel computing all its ops; primitive functions with the same
+// ops wired the same way share it (@fused_relu_add_2 and _3 read their
+// arguments the other way round: two kernels). The primitive functions are gone.
+// CHECK-LABEL: func.func @fused(
+// CHECK-NEXT:    %[[Y:.*]] = func.call @fused_conv2d_bias_add_relu_0(%x, %w, %b) : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %[[Z:.*]] = func.call @fused_conv2d_bias_add_relu_0(%[[Y]], %w, %b)
+// CHECK-NEXT:    %[[S:.*]] = func.call @fused_relu_add_0(%[[Z]], %[[Y]])
+// CHECK-NEXT:    %[[T:.*]] = func.call @fused_relu_add_1(%[[Y]], %[[Z]])
+// CHECK-NEXT:    func.return %[[S]], %[[T]]
+// GONE-NOT:    graph.primitive
+// GONE-NOT:    = graph.relu
+func.func @fused(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %b: tensor<2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %y = func.call @fused_conv2d_bias_add_relu_0(%x, %w, %b) : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %z = func.call @fused_conv2d_bias_add_relu_1(%y, %w, %b) : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %s = func.call @fused_relu_add_2(%z, %y) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %t = func.call @fused_relu_add_3(%y, %z) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %s, %t : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+func.func private @fused_conv2d_bias_add_relu_0(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %b: tensor<2xf32>) -> tensor<1x2x4x4xf32> attributes {graph.primitive} {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %y = graph.bias_add %c, %b {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.relu %y : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r : tensor<1x2x4x4xf32>
+}
+func.func private @fused_conv2d_bias_add_relu_1(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %b: tensor<2xf32>) -> tensor<1x2x4x4xf32> attributes {graph.primitive} {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %y = graph.bias_add %c, %b {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %r = graph.relu %y : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %r : tensor<1x2x4x4xf32>
+}
+func.func private @fused_relu_add_2(%p: tensor<1x2x4x4xf32>, %q: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {graph.primitive} {
+  %r = graph.relu %p : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.add %r, %q : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %a : tensor<1x2x4x4xf32>
+}
+func.func private @fused_relu_add_3(%p: tensor<1x2x4x4xf32>, %q: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {graph.primitive} {
+  %r = graph.relu %q : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = graph.add %r, %p : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %a : tensor<1x2x4x4xf32>
+}
+
+// The kernels follow, in the order they were first needed; each names the
+// graph ops it computes in `te.ops`.
 
 // A broadcast operand is read at index 0 on its size-1 (or missing) axes.
-// CHECK-LABEL: func.func private @add_0(%0: tensor<2x3xf32>, %1: tensor<3xf32>) -> tensor<2x3xf32> {
+// CHECK-LABEL: func.func private @add_0(%0: tensor<2x3xf32>, %1: tensor<3xf32>) -> tensor<2x3xf32> attributes {te.ops = ["graph.add"]} {
 // CHECK-NEXT:    %[[C:.*]] = te.compute : tensor<2x3xf32> {
 // CHECK-NEXT:    ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK-NEXT:      %[[A:.*]] = tensor.extract %0[%[[I]], %[[J]]] : tensor<2x3xf32>
@@ -77,7 +121,7 @@ func.func @reductions(%a: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x1xi64>) {
 // CHECK-NEXT:    func.return %[[C]] : tensor<2x3xf32>
 // CHECK-NEXT:  }
 
-// CHECK-LABEL: func.func private @add_1(%0: tensor<2x3xf32>, %1: tensor<2x3xf32>) -> tensor<2x3xf32> {
+// CHECK-LABEL: func.func private @add_1(%0: tensor<2x3xf32>, %1: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {te.ops = ["graph.add"]} {
 
 // CHECK-LABEL: func.func private @leaky_relu_0(
 // CHECK:         arith.constant 5.000000e-01 : f32
@@ -88,7 +132,7 @@ func.func @reductions(%a: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x1xi64>) {
 // CHECK:         arith.maximumf
 
 // Integer division never traps: 0 and -1 divisors are replaced, then selected.
-// CHECK-LABEL: func.func private @div_0(%0: tensor<4xi32>, %1: tensor<4xi32>) -> tensor<4xi32> {
+// CHECK-LABEL: func.func private @div_0(%0: tensor<4xi32>, %1: tensor<4xi32>) -> tensor<4xi32> attributes {te.ops = ["graph.div"]} {
 // CHECK:         %[[ZERO:.*]] = arith.cmpi eq, %[[Y:.*]], %{{.*}} : i32
 // CHECK:         %[[MINUS:.*]] = arith.cmpi eq, %[[Y]], %{{.*}} : i32
 // CHECK:         %[[BAD:.*]] = arith.ori %[[ZERO]], %[[MINUS]] : i1
@@ -109,18 +153,47 @@ func.func @reductions(%a: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x1xi64>) {
 // CHECK:         %[[FIRST:.*]] = tensor.extract %0[%{{.*}}, %[[CLAMPED]]]
 // CHECK:         arith.select %[[FIRST_AXIS]], %[[FIRST]], %[[SECOND]] : f32
 
-// CHECK-LABEL: func.func private @split_0(%0: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>) {
+// CHECK-LABEL: func.func private @split_0(%0: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>) attributes {te.ops = ["graph.split"]} {
 // CHECK:         te.compute : tensor<2x1xf32>
 // CHECK:         te.compute : tensor<2x2xf32>
 // CHECK:         func.return %{{.*}}, %{{.*}} : tensor<2x1xf32>, tensor<2x2xf32>
 
-// CHECK-LABEL: func.func private @reduce_mean_0(%0: tensor<2x3xf32>) -> tensor<2xf32> {
+// CHECK-LABEL: func.func private @reduce_mean_0(%0: tensor<2x3xf32>) -> tensor<2xf32> attributes {te.ops = ["graph.reduce_mean"]} {
 // CHECK:         %[[TOTAL:.*]] = te.reduce {kind = "sum", extents = array<i64: 3>} : f32 {
 // CHECK:         arith.divf %[[TOTAL]], %{{.*}} : f32
 
 // argmax: the maximum, then the first index holding it (a NaN's index first).
-// CHECK-LABEL: func.func private @argmax_0(%0: tensor<2x3xf32>) -> tensor<2x1xi64> {
+// CHECK-LABEL: func.func private @argmax_0(%0: tensor<2x3xf32>) -> tensor<2x1xi64> attributes {te.ops = ["graph.argmax"]} {
 // CHECK:         %[[MAX:.*]] = te.reduce {kind = "max", extents = array<i64: 3>} : f32 {
 // CHECK:         te.reduce {kind = "min", extents = array<i64: 3>} : i64 {
 // CHECK:           arith.cmpf oeq, %{{.*}}, %[[MAX]] : f32
 // CHECK:           arith.cmpf uno
+
+// The fused kernel: each op's te.computes in order (conv2d's padding stage and
+// reduction, bias_add, relu), returning the group's output; te.ops names the ops.
+// CHECK-LABEL: func.func private @fused_conv2d_bias_add_relu_0(%0: tensor<1x2x4x4xf32>, %1: tensor<2x2x3x3xf32>, %2: tensor<2xf32>) -> tensor<1x2x4x4xf32> attributes {te.ops = ["graph.conv2d", "graph.bias_add", "graph.relu"]} {
+// CHECK-NEXT:    %[[PAD:.*]] = te.compute : tensor<1x2x6x6xf32> {
+// CHECK:         %[[CONV:.*]] = te.compute : tensor<1x2x4x4xf32> {
+// CHECK:           te.reduce {kind = "sum", extents = array<i64: 2, 3, 3>} : f32 {
+// CHECK:             tensor.extract %[[PAD]]
+// CHECK:         %[[BIAS:.*]] = te.compute : tensor<1x2x4x4xf32> {
+// CHECK:           tensor.extract %[[CONV]]
+// CHECK:           tensor.extract %2
+// CHECK:           arith.addf
+// CHECK:         %[[RELU:.*]] = te.compute : tensor<1x2x4x4xf32> {
+// CHECK:           tensor.extract %[[BIAS]]
+// CHECK:           arith.maximumf
+// CHECK:         func.return %[[RELU]] : tensor<1x2x4x4xf32>
+// CHECK-NEXT:  }
+
+// CHECK-LABEL: func.func private @fused_relu_add_0(%0: tensor<1x2x4x4xf32>, %1: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> attributes {te.ops = ["graph.relu", "graph.add"]} {
+// CHECK-NEXT:    %[[R:.*]] = te.compute
+// CHECK:           tensor.extract %0[
+// CHECK:         %[[A:.*]] = te.compute
+// CHECK:           tensor.extract %[[R]][
+// CHECK:           tensor.extract %1[
+// CHECK:         func.return %[[A]]
+// CHECK-LABEL: func.func private @fused_relu_add_1(
+// CHECK-NEXT:    te.compute
+// CHECK:           tensor.extract %1[
+// CHECK-NOT:   func.func

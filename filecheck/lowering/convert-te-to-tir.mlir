@@ -139,12 +139,13 @@ func.func private @add_0(%a: tensor<5xui8>, %b: tensor<5xui8>) -> tensor<5xui8> 
 // -----
 
 // Two computes: the first, an intermediate, gets an aligned memref.alloc
-// that is freed after the second reads it.
+// that is freed after the second reads it. Loop names stay unique in the
+// function (schedules name loops): the second nest's loop is i0_1.
 // CHECK-LABEL: func.func private @softplus_0(%x: memref<4xf32>, %out0: memref<4xf32> {graph.output = 0 : i64}) {
 // CHECK-NEXT:    %[[T:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT:    tir.for %[[I:.*]] = 0 to 4 step 1 {name = "i0", kind = "serial"} {
 // CHECK:           memref.store %{{.*}}, %[[T]][%[[I]]] : memref<4xf32>
-// CHECK:         tir.for %[[J:.*]] = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+// CHECK:         tir.for %[[J:.*]] = 0 to 4 step 1 {name = "i0_1", kind = "serial"} {
 // CHECK-NEXT:      %[[E:.*]] = memref.load %[[T]][%[[J]]] : memref<4xf32>
 // CHECK:           memref.store %{{.*}}, %out0[%[[J]]] : memref<4xf32>
 // CHECK:         memref.dealloc %[[T]] : memref<4xf32>

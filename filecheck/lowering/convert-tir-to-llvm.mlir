@@ -168,3 +168,234 @@ func.func @divide(%a: i32, %b: i32) -> i32 {
 func.func @dynamic(%m: memref<?xf32>) {
   func.return
 }
+
+// -----
+
+// A parallel loop is outlined into @<function>_parallel_<n>(ctx): at its
+// place the values its body uses from outside go into 8-byte slots of a
+// stack context (a pointer by ptrtoint, an index as it is, a float by its
+// bits), then GOMP_parallel runs the outlined function on libgomp's team of
+// @xtc_num_threads threads (0: libgomp's default). Each thread loads the
+// values back and runs its chunk [begin, end) of ceil(6 / team) iterations;
+// the accumulator's alloca moves with the body (one per thread), constants
+// are copied rather than passed.
+// CHECK-LABEL: llvm.func @scale(
+// CHECK:         %[[CTX:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK:       ^{{.*}}(%i: i64):
+// CHECK:         %[[X:.*]] = llvm.ptrtoint %x : !llvm.ptr to i64
+// CHECK-NEXT:    %[[S0:.*]] = llvm.getelementptr inbounds %[[CTX]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    llvm.store %[[X]], %[[S0]] {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK-NEXT:    %[[S1:.*]] = llvm.getelementptr inbounds %[[CTX]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    llvm.store %i, %[[S1]] {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %s : f32 to i32
+// CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[BITS]] : i32 to i64
+// CHECK-NEXT:    %[[S2:.*]] = llvm.getelementptr inbounds %[[CTX]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    llvm.store %[[WIDE]], %[[S2]] {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK-NEXT:    %[[FN:.*]] = llvm.mlir.addressof @scale_parallel_0 : !llvm.ptr
+// CHECK-NEXT:    %[[G:.*]] = llvm.mlir.addressof @xtc_num_threads : !llvm.ptr
+// CHECK:         %threads = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %threads, %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-LABEL: llvm.func internal @scale_parallel_0(%{{.*}}: !llvm.ptr {llvm.dereferenceable = 32 : i64}) {
+// CHECK:         llvm.alloca %{{.*}} x f32
+// CHECK:         %[[P:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> i64
+// CHECK-NEXT:    llvm.inttoptr %[[P]] : i64 to !llvm.ptr
+// CHECK:         %[[T:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK-NEXT:    %[[TEAM:.*]] = llvm.call @omp_get_num_threads() : () -> i32
+// CHECK:         %begin = llvm.mul %{{.*}}, %chunk : i64
+// CHECK:         %end = llvm.select
+// CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    llvm.br ^[[HEAD:.*]](%begin : i64)
+// CHECK-NEXT:  ^[[HEAD]](%j: i64):
+// CHECK-NEXT:    llvm.icmp "slt" %j, %end : i64
+// CHECK:         %w = llvm.fmul %v, %s_1 : f32
+// CHECK:         llvm.return
+// CHECK:       llvm.mlir.global external @xtc_num_threads() {{.*}} : !llvm.array<1 x i32>
+// CHECK:       llvm.func @omp_get_thread_num() -> i32
+// CHECK:       llvm.func @omp_get_num_threads() -> i32
+// CHECK:       llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
+
+// IR-LABEL: define void @"scale"(
+// IR:         call ccc void @"GOMP_parallel"({{.*}}@"scale_parallel_0", {{.*}}, i32 {{.*}}, i32 0)
+// IR-LABEL: define internal void @"scale_parallel_0"(
+// IR:         call ccc i32 @"omp_get_thread_num"()
+
+// After O3 the outlined function stays (its address is taken), and the
+// global stays writable (the runtime sets it).
+// O3-LABEL: define void @scale(
+// O3:         call void @GOMP_parallel(ptr nonnull @scale_parallel_0
+// O3:       define internal void @scale_parallel_0(
+func.func @scale(%x: memref<4x6xf32>, %y: memref<4x6xf32> {graph.output = 0 : i64}) {
+  %zero = arith.constant 0 : index
+  %s = memref.load %x[%zero, %zero] : memref<4x6xf32>
+  tir.for %i = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+    tir.for %j = 0 to 6 step 1 {name = "i1", kind = "parallel"} {
+      %acc = memref.alloca() : memref<f32>
+      %v = memref.load %x[%i, %j] : memref<4x6xf32>
+      %w = arith.mulf %v, %s : f32
+      memref.store %w, %acc[] : memref<f32>
+      %r = memref.load %acc[] : memref<f32>
+      memref.store %r, %y[%i, %j] : memref<4x6xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A register-blocked micro-kernel (a 4x16 tile of C, K = 32). Unrolled loops
+// become copies of their body with the iterator a constant; each vectorized
+// i1 loop becomes vector code: the zero fill is a vector store of a splat
+// constant; per r0 step, A's element (uniform across i1) is a scalar load
+// splatted, B's row (unit stride) a vector load, and the product goes into
+// the tile by a fused multiply-add. No loop is left but r0.
+// CHECK-LABEL: llvm.func @micro_kernel(
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<16xf32>) : vector<16xf32>
+// CHECK:         %[[Z0:.*]] = llvm.getelementptr %{{.*}}[0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
+// CHECK-NEXT:    llvm.store %[[ZERO]], %[[Z0]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-COUNT-3: llvm.store %{{.*}} : vector<16xf32>, !llvm.ptr
+// CHECK:       ^bb1(%r0: i64):
+// CHECK:       ^bb2:
+// CHECK-NOT:   {{^ *\^bb}}
+// CHECK:         %a = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK:         %b = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %c = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[A0:.*]] = llvm.insertelement %a, %[[U:.*]][%{{.*}} : i32] : vector<16xf32>
+// CHECK-NEXT:    %[[A:.*]] = llvm.shufflevector %[[A0]], %[[U]] [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xf32>
+// CHECK-NEXT:    %s = llvm.call_intrinsic "llvm.fmuladd.v16f32"(%[[A]], %b, %c) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.store %s, %{{.*}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.fmuladd.v16f32"
+// CHECK-NOT:   {{^ *\^bb}}
+// CHECK:         llvm.br ^bb1(
+// CHECK-NEXT:  ^bb3:
+// CHECK-NOT:     llvm.cond_br
+// CHECK:         llvm.return
+
+// IR-LABEL: define void @"micro_kernel"(
+// IR:         store <16 x float> <float {{.*}}0x0
+// IR:         load <16 x float>
+// IR:         shufflevector <16 x float>
+// IR:         call <16 x float> @"llvm.fmuladd.v16f32"(
+
+// After O3 the tile lives in four vector registers (no alloca, four vector
+// phis) and the only loop is r0's.
+// O3-LABEL: define void @micro_kernel(
+// O3-NOT:     alloca
+// O3:         phi i64
+// O3-COUNT-4: phi <16 x float>
+// O3-COUNT-4: call <16 x float> @llvm.fmuladd.v16f32(
+// O3-NOT:     phi
+// O3:         ret void
+func.func @micro_kernel(%A: memref<4x32xf32>, %B: memref<32x16xf32>, %C: memref<4x16xf32> {graph.output = 0 : i64}) {
+  %acc = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+  tir.for %i0_z = 0 to 4 step 1 {name = "i0_z", kind = "unrolled"} {
+    tir.for %i1_z = 0 to 16 step 1 {name = "i1_z", kind = "vectorized"} {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %acc[%i0_z, %i1_z] : memref<4x16xf32>
+    }
+  }
+  tir.for %r0 = 0 to 32 step 1 {name = "r0", kind = "serial"} {
+    tir.for %i0_i = 0 to 4 step 1 {name = "i0_i", kind = "unrolled"} {
+      tir.for %i1_i = 0 to 16 step 1 {name = "i1_i", kind = "vectorized"} {
+        %a = memref.load %A[%i0_i, %r0] : memref<4x32xf32>
+        %b = memref.load %B[%r0, %i1_i] : memref<32x16xf32>
+        %p = arith.mulf %a, %b : f32
+        %c = memref.load %acc[%i0_i, %i1_i] : memref<4x16xf32>
+        %s = arith.addf %c, %p : f32
+        memref.store %s, %acc[%i0_i, %i1_i] : memref<4x16xf32>
+      }
+    }
+  }
+  tir.for %i0_w = 0 to 4 step 1 {name = "i0_w", kind = "unrolled"} {
+    tir.for %i1_w = 0 to 16 step 1 {name = "i1_w", kind = "vectorized"} {
+      %v = memref.load %acc[%i0_w, %i1_w] : memref<4x16xf32>
+      memref.store %v, %C[%i0_w, %i1_w] : memref<4x16xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A vectorized channel loop writing NCHW (lanes H*W = 2 elements apart): one
+// vector load, a vector compare and select (placeholder intrinsics, since the
+// llvm dialect has no vector fcmp nor select on a vector of conditions; they
+// are `fcmp` and `select` in LLVM IR), then one scalar store per lane.
+// CHECK-LABEL: llvm.func @relu_nchw(
+// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
+// CHECK-NEXT:    %negative = llvm.call_intrinsic "llvm.xtc.fcmp.olt.v8f32"(%v, %[[ZERO]]) : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+// CHECK-NEXT:    %r = llvm.call_intrinsic "llvm.xtc.select.v8f32"(%negative, %[[ZERO]], %v) : (vector<8xi1>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK:         %[[LANE0:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v8f32"(%r, %{{.*}}) : (vector<8xf32>, i32) -> f32
+// CHECK:         llvm.store %[[LANE0]], %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK-COUNT-7: llvm.call_intrinsic "llvm.xtc.extractelement.v8f32"(%r,
+
+// IR-LABEL: define void @"relu_nchw"(
+// IR:         %[[V:.*]] = load <8 x float>
+// IR:         %[[NEG:.*]] = fcmp olt <8 x float> %[[V]], <float
+// IR-NEXT:    %[[R:.*]] = select  <8 x i1> %[[NEG]], <8 x float> <float {{.*}}>, <8 x float> %[[V]]
+// IR-NEXT:    extractelement <8 x float> %[[R]], i32 0
+// IR-NOT:     llvm.xtc
+
+// O3-LABEL: define void @relu_nchw(
+// O3:         fcmp olt <8 x float>
+// O3-COUNT-8: store float
+func.func @relu_nchw(%x: memref<2x8xf32>, %y: memref<1x8x2x1xf32> {graph.output = 0 : i64}) {
+  tir.for %h = 0 to 2 step 1 {name = "h", kind = "serial"} {
+    tir.for %c = 0 to 8 step 1 {name = "c", kind = "vectorized"} {
+      %zero = arith.constant 0 : index
+      %v = memref.load %x[%h, %c] : memref<2x8xf32>
+      %z = arith.constant 0.000000e+00 : f32
+      %negative = arith.cmpf olt, %v, %z : f32
+      %r = arith.select %negative, %z, %v : f32
+      memref.store %r, %y[%zero, %c, %h, %zero] : memref<1x8x2x1xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A reduction into one element cannot run its iterations side by side: the
+// vectorized loop stays a serial loop of scalar code (right, only slower).
+// CHECK-LABEL: llvm.func @sum(
+// CHECK:       ^bb1(%i: i64):
+// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    %t = llvm.load %s {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    %u = llvm.fadd %t, %v : f32
+// CHECK-NEXT:    llvm.store %u, %s {alignment = 4 : i64} : f32, !llvm.ptr
+func.func @sum(%x: memref<8xf32>, %s: memref<f32> {graph.output = 0 : i64}) {
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %t = memref.load %s[] : memref<f32>
+    %u = arith.addf %t, %v : f32
+    memref.store %u, %s[] : memref<f32>
+  }
+  func.return
+}
+
+// -----
+
+// An unrolled loop is its body three times, the iterator a constant.
+// CHECK-LABEL: llvm.func @unrolled(
+// CHECK-NOT:     llvm.br
+// CHECK:         %[[I0:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I0]]]
+// CHECK:         %w = llvm.fmul %v, %v : f32
+// CHECK:         %[[I1:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I1]]]
+// CHECK:         %w_1 = llvm.fmul %v_1, %v_1 : f32
+// CHECK:         %[[I2:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I2]]]
+// CHECK:         %w_2 = llvm.fmul %v_2, %v_2 : f32
+// CHECK-NOT:     llvm.br
+// CHECK:         llvm.return
+func.func @unrolled(%x: memref<3xf32>, %y: memref<3xf32> {graph.output = 0 : i64}) {
+  tir.for %i = 0 to 3 step 1 {name = "i", kind = "unrolled"} {
+    %v = memref.load %x[%i] : memref<3xf32>
+    %w = arith.mulf %v, %v : f32
+    memref.store %w, %y[%i] : memref<3xf32>
+  }
+  func.return
+}

@@ -324,6 +324,8 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.Conv2dOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, w = (_accumulator(a) for a in args)
+        if get_str(op.properties, "kernel_layout", "OIHW") == "IHWO":
+            w = w.transpose(3, 0, 1, 2)
         out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
         window = _window(op, w.shape[2:])
         groups = get_int(op.properties, "groups", 1)

@@ -9,12 +9,20 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import onnx
 import pytest
-from xdsl.dialects.builtin import AnyTensorTypeConstr, ModuleOp, StringAttr, TensorType, f32
-from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.dialects.builtin import (
+    AnyTensorTypeConstr,
+    ArrayAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f32,
+)
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.utils.exceptions import PassFailedException
@@ -194,3 +202,117 @@ def test_architectures_convert_completely(build: Callable[[], onnx.ModelProto]) 
     remaining = [op for op in module.walk() if isinstance(op, GraphOp)]
     assert len(remaining) == len(kept)
     assert len(functions(module)) - 1 == len({c.callee.string_value() for c in calls})
+
+
+def test_every_kernel_names_its_op() -> None:
+    """te.ops lists the graph ops a kernel computes (schedules choose by it)."""
+    module = convert(MODEL)
+    ops = {
+        name: [cast(StringAttr, a).data for a in cast(ArrayAttr[Attribute], f.attributes["te.ops"])]
+        for name, f in functions(module).items()
+        if name != "main"
+    }
+    assert ops["add_0"] == ["graph.add"] and ops["split_0"] == ["graph.split"]
+    assert all(names == [f"graph.{name.rsplit('_', 1)[0]}"] for name, names in ops.items())
+
+
+FUSED = """
+func.func @main(%x: tensor<2x3xf32> {graph.name = "x"}, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  %b = graph.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  %y = func.call @fused_dense_add_relu_0(%x, %w, %b)
+    : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %z = func.call @fused_exp_mul_1(%y) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %u = func.call @fused_exp_mul_2(%z) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %u : tensor<2x4xf32>
+}
+func.func private @fused_dense_add_relu_0(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>,
+    %b: tensor<4xf32>) -> tensor<2x4xf32> attributes {graph.primitive} {
+  %d = graph.dense %x, %w : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %a = graph.add %d, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %r = graph.relu %a : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %r : tensor<2x4xf32>
+}
+func.func private @fused_exp_mul_1(%y: tensor<2x4xf32>) -> tensor<2x4xf32>
+    attributes {graph.primitive} {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %e = graph.exp %y : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m = graph.mul %e, %half : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  func.return %m : tensor<2x4xf32>
+}
+func.func private @fused_exp_mul_2(%y: tensor<2x4xf32>) -> tensor<2x4xf32>
+    attributes {graph.primitive} {
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %e = graph.exp %y : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m = graph.mul %e, %half : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  func.return %m : tensor<2x4xf32>
+}
+"""
+
+
+def test_a_primitive_function_becomes_one_kernel() -> None:
+    """Its ops' computes in one kernel; identical primitives (a constant in
+    them included) share it; the primitive functions are gone."""
+    module = assert_pipeline_preserves_outputs(FUSED, "convert-graph-to-te", seeds=(0, 1))
+    kernels = {name: f for name, f in functions(module).items() if name != "main"}
+    assert sorted(kernels) == ["fused_dense_add_relu_0", "fused_exp_mul_0"]
+    callees = [c.callee.string_value() for c in module.walk() if isinstance(c, CallOp)]
+    assert callees == ["fused_dense_add_relu_0", "fused_exp_mul_0", "fused_exp_mul_0"]
+    dense = kernels["fused_dense_add_relu_0"]
+    assert dense.attributes["te.ops"] == ArrayAttr(
+        [StringAttr("graph.dense"), StringAttr("graph.add"), StringAttr("graph.relu")]
+    )
+    assert [type(op) for op in dense.body.block.ops] == [ComputeOp, ComputeOp, ComputeOp, ReturnOp]
+    exp_mul = kernels["fused_exp_mul_0"]
+    assert [op.name for op in exp_mul.body.block.ops] == [
+        "graph.constant",
+        "te.compute",
+        "te.compute",
+        "func.return",
+    ]
+    assert not [
+        op for op in module.walk() if isinstance(op, GraphOp) and op.name != "graph.constant"
+    ]
+    # The kernel runs at tir level too (its constant becomes a memref.global).
+    inputs = [np.ones((2, 3), np.float32), np.ones((4, 3), np.float32)]
+    expected = interp.run(parse_module(FUSED), inputs)
+    tir = apply_pipeline(module, "convert-te-to-tir")
+    np.testing.assert_allclose(interp.run(tir, inputs)[0], expected[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("%s = arith.constant 1.0 : f32", "arith.constant"),
+        (
+            "%s = func.call @fused_exp_mul_1(%y) : (tensor<2x4xf32>) -> tensor<2x4xf32>",
+            "a call of the primitive function @fused_exp_mul_1",
+        ),
+    ],
+)
+def test_a_primitive_holding_other_ops_is_refused(body: str, what: str) -> None:
+    text = FUSED.replace("  %e = graph.exp %y", f"  {body}\n  %e = graph.exp %y", 1)
+    module = parse_module(text)
+    message = f"the primitive function @fused_exp_mul_1 holds {what}; it may hold only graph ops"
+    with pytest.raises(PassFailedException, match=message):
+        ConvertGraphToTe().apply(make_context(), module)
+    assert any(isinstance(op, ReluOp) for op in module.walk())
+
+
+def test_xtc_opt_prints_a_refused_primitive_as_a_diagnostic(tmp_path: Path) -> None:
+    source = tmp_path / "fused.mlir"
+    source.write_text(
+        FUSED.replace(
+            "  %e = graph.exp %y", "  %s = arith.constant 1.0 : f32\n  %e = graph.exp %y", 1
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "xtc.tools.xtc_opt", str(source), "-p", "convert-graph-to-te"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert (
+        "error: convert-graph-to-te: the primitive function @fused_exp_mul_1 holds" in result.stderr
+    )

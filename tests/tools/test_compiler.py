@@ -13,6 +13,7 @@ import xtc
 from xtc.runtime.model import InputError
 from xtc.tools.compiler import CompileError, pipeline
 from xtc.tools.model_builders import bert_encoder, resnet_like
+from xtc.tools.pipelines import parse_pipeline, pipeline_steps
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -69,14 +70,29 @@ def test_every_opt_level_gives_the_same_answer(
     x = image(2)
     compiled = xtc.compile(model, opt_level=opt_level)
     assert_close_to_scale(compiled.run([x])[0], reference.run([x])[0], rtol=1e-5)
-    assert compiled.manifest["pipeline"] == pipeline(opt_level)
     assert compiled.manifest["opt_level"] == opt_level
+    replay = pipeline_steps(compiled.manifest["pipeline"])
+    parse_pipeline(compiled.manifest["pipeline"])  # xtc-opt -p can replay it
+    if opt_level < 2:
+        assert replay == pipeline_steps(pipeline(opt_level))
+    else:
+        # The kernels' schedules come right after convert-te-to-tir.
+        schedule = [step for step in replay if "{func=" in step]
+        assert [step for step in replay if step not in schedule] == pipeline_steps(
+            pipeline(opt_level)
+        )
+        assert replay.index(schedule[0]) == replay.index("convert-te-to-tir") + 1
+        assert any(step.startswith("tir-cache-write{func=fused_conv2d") for step in schedule)
+        assert any(step.startswith("tir-parallel{func=") for step in schedule)
 
 
 def test_pipeline_strings() -> None:
     lowerings = "convert-graph-to-te,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
     assert pipeline(0) == lowerings
-    assert pipeline(3) == f"graph-simplify-inference,graph-fold-constants,dce,{lowerings}"
+    graph = "graph-simplify-inference,graph-alter-layout,graph-fold-constants,dce,graph-fuse-ops"
+    fused = "convert-graph-to-te,te-inline,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
+    assert pipeline(3) == f"{graph},{fused}"
+    assert pipeline_steps("a,b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]
 
 
 def test_manifest_describes_the_model(resnet: tuple[onnx.ModelProto, xtc.CompiledModel]) -> None:

@@ -373,3 +373,19 @@ func.func @pad_crops_past_the_start(%x: tensor<2xf32>) -> tensor<4xf32> {
   %0 = graph.pad %x {pads = array<i64: -3, 5>} : (tensor<2xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @conv2d_unknown_kernel_layout(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op property 'kernel_layout' is "HWIO", expected one of "OIHW", "IHWO"
+  %0 = graph.conv2d %x, %w {kernel_layout = "HWIO"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_ihwo_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x6x6xf32> {
+  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op input tensor<1x3x8x8xf32> has 3 channels but weight tensor<4x3x3x3xf32> expects 4 (groups=1)
+  %0 = graph.conv2d %x, %w {kernel_layout = "IHWO"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  func.return %0 : tensor<1x3x6x6xf32>
+}

@@ -77,3 +77,11 @@ func.func @resize_by_scales_and_roi(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x2x2x
   %1 = graph.resize %x {size = array<i64: 1, 3, 6, 6>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 0.6, 0.8>, extrapolation_value = 10.0 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x6x6xf32>
   func.return %0, %1 : tensor<1x3x2x2xf32>, tensor<1x3x6x6xf32>
 }
+
+// The weight laid out C/groups×KH×KW×O (graph-alter-layout's output).
+// CHECK-LABEL: func.func @conv2d_ihwo
+func.func @conv2d_ihwo(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x16xf32>) -> tensor<1x16x4x4xf32> {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, kernel_layout = "IHWO"} : (tensor<1x3x8x8xf32>, tensor<3x3x3x16xf32>) -> tensor<1x16x4x4xf32>
+  %0 = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, kernel_layout = "IHWO"} : (tensor<1x3x8x8xf32>, tensor<3x3x3x16xf32>) -> tensor<1x16x4x4xf32>
+  func.return %0 : tensor<1x16x4x4xf32>
+}

@@ -1,0 +1,46 @@
+// RUN: xtc-opt %s -p graph-alter-layout,dce | filecheck %s
+
+// A constant conv2d weight becomes C×KH×KW×O: element [o, c, i, j] moves to [c, i, j, o].
+// CHECK-LABEL: func.func @conv
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] {padding = array<i64: 0, 0, 0, 1>, kernel_layout = "IHWO"} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT:    func.return %[[C]]
+func.func @conv(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0]]], [[[3.0, 4.0]]]]> : tensor<2x1x1x2xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 0, 0, 0, 1>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+  func.return %c : tensor<1x2x2x2xf32>
+}
+
+// Grouped convolutions, weights that are not constants and convolutions already
+// in IHWO stay as they are.
+// CHECK-LABEL: func.func @unchanged
+// CHECK:         graph.conv2d %x, %{{.*}} {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1xf32>)
+// CHECK-NEXT:    graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>)
+// CHECK:         graph.conv2d %x, %{{.*}} {kernel_layout = "IHWO"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x3xf32>)
+func.func @unchanged(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  %g = graph.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %a = graph.conv2d %x, %g {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %k = graph.constant dense<1.0> : tensor<2x1x1x3xf32>
+  %c = graph.conv2d %x, %k {kernel_layout = "IHWO"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x3xf32>) -> tensor<1x3x4x4xf32>
+  func.return %a, %b, %c : tensor<1x2x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+
+// dense with a constant N×K weight becomes matmul with the K×N transpose.
+// CHECK-LABEL: func.func @dense
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %x, %[[W]] : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    func.return %[[M]]
+// CHECK-NOT:     graph.dense
+func.func @dense(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %y : tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func.func @dense_variable_weight
+// CHECK-NEXT:    graph.dense %x, %w
+func.func @dense_variable_weight(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  func.return %y : tensor<4x2xf32>
+}

@@ -1,0 +1,425 @@
+"""Parallel loops for convert-tir-to-llvm: each `tir.for` of kind "parallel"
+is outlined into its own function and run by libgomp's thread pool.
+
+Before the loops are lowered, a parallel loop in `@f`
+
+    tir.for %i = L to U step S {name = "i", kind = "parallel"} { body }
+
+becomes, at its place, a stack context of i64 slots holding the values the
+body uses from outside (a memref's pointer by ptrtoint, an index or narrower
+integer widened, a float's bits) and one call
+
+    GOMP_parallel(@f_parallel_<n>, ctx, xtc_num_threads, 0)
+
+and a new internal function `@f_parallel_<n>(ctx)` that every thread of the
+team runs: it loads the values back, asks libgomp for its thread number t
+and the team's size T, and runs the body serially over its static chunk of
+the E = extent iterations: [t * ceil(E / T), min((t + 1) * ceil(E / T), E)),
+empty for the last threads when E < T. Constants and `memref.get_global`s
+the body uses are copied into the function rather than passed (LLVM keeps
+seeing constants). The body's allocas (reduction accumulators) move with it,
+so each thread has its own.
+
+`@xtc_num_threads` (an i32 global, 0 by default: libgomp's default, all
+cores or OMP_NUM_THREADS) is the team size every parallel loop asks for; the
+runtime sets it from XTC_NUM_THREADS (runtime/llvm_jit.py for the JIT,
+`xtc_set_num_threads` in a model library). libgomp keeps one pool of
+threads per process, reused by every loop of every model.
+
+The outlined function is ordinary tir-level IR (a `func.func` taking the
+context as a `memref<Nxi64>`, scf/arith/memref ops, a few llvm ops on the
+slots), so the rest of convert-tir-to-llvm lowers it with everything else.
+The slots are i64 rather than each value's own type because xDSL's LLVM IR
+translation types a GEP's result by its element type and llvmlite refuses
+to store a value of another type through it.
+A parallel loop nested in another runs, in its own outlined function, as a
+nested team (libgomp gives it one thread unless nesting is enabled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
+
+from xtc.dialects.tir import ForOp
+from xtc.lowering.convert_tir_to_llvm import LoweringError, llvm_type
+
+PTR = llvm.LLVMPointerType()
+NUM_THREADS_GLOBAL = "xtc_num_threads"
+"""The i32 global holding the team size parallel loops ask for (0: default);
+runtime/llvm_jit.py names it too (the runtime imports no lowering)."""
+GOMP_PARALLEL = "GOMP_parallel"
+THREAD_NUM = "omp_get_thread_num"
+TEAM_SIZE = "omp_get_num_threads"
+SLOT_ALIGNMENT = 8
+"""Each value passed takes one 8-byte slot (an i64) of the context array."""
+_PASSABLE = (MemRefType, IndexType, IntegerType, Float16Type, Float32Type, Float64Type)
+_FLOAT_WIDTHS: dict[type[Attribute], int] = {Float16Type: 16, Float32Type: 32, Float64Type: 64}
+
+
+# ------------------------------------------------------------ what is passed
+
+
+def _defined_outside(value: SSAValue, loop: ForOp) -> bool:
+    owner = value.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        return parent is None or not loop.is_ancestor(parent)
+    return not loop.is_ancestor(owner)
+
+
+def _copyable(value: SSAValue) -> Operation | None:
+    """The op defining `value` when it may be copied into the outlined
+    function instead of passed: no operands, no regions, no side effects
+    (constants, memref.get_global)."""
+    owner = value.owner
+    if isinstance(owner, Operation) and not owner.operands and not owner.regions:
+        if len(owner.results) == 1 and is_side_effect_free(owner):
+            return owner
+    return None
+
+
+@dataclass
+class _Outside:
+    """What the loop's body uses from outside: values passed through the
+    context (in slot order) and ops copied into the outlined function."""
+
+    passed: list[SSAValue]
+    copied: list[Operation]
+
+
+def _values_from_outside(loop: ForOp) -> _Outside:
+    passed: list[SSAValue] = []
+    copied: list[Operation] = []
+    for op in loop.body.walk():
+        for value in op.operands:
+            if not _defined_outside(value, loop):
+                continue
+            definition = _copyable(value)
+            if definition is not None:
+                if definition not in copied:
+                    copied.append(definition)
+            elif value not in passed:
+                _check_passable(value, op)
+                passed.append(value)
+    return _Outside(passed, copied)
+
+
+def _check_passable(value: SSAValue, user: Operation) -> None:
+    """Refuses a value that does not fit an 8-byte slot."""
+    if not isinstance(value.type, _PASSABLE):
+        raise LoweringError(
+            f"convert-tir-to-llvm: '{user.name}' in a parallel loop uses a value of type "
+            f"{value.type} from outside the loop, which cannot be passed to its threads",
+            user,
+        )
+
+
+# ------------------------------------------------------------- building IR
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def _cast(value: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
+    return UnrealizedConversionCastOp.get([value], [t])
+
+
+def _slot(context: SSAValue, position: int) -> llvm.GEPOp:
+    return llvm.GEPOp(context, [position], i64, inbounds=True)
+
+
+def _convert(op_type: type[IRDLOperation], value: SSAValue, t: Attribute) -> Operation:
+    return op_type.create(operands=[value], result_types=[t])
+
+
+def _float_bits(t: Attribute) -> Attribute | None:
+    """The integer type as wide as float type `t` (None: not a float)."""
+    width = _FLOAT_WIDTHS.get(type(t))
+    return IntegerType(width) if width is not None else None
+
+
+def _narrower_than_slot(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.bitwidth < 64
+
+
+def _to_slot(value: SSAValue) -> list[Operation]:
+    """Ops turning a value of llvm type into the i64 its slot holds (the
+    last op's result; none when it already is an i64): a pointer as its
+    address, a float as its bits, a narrower integer zero-extended."""
+    t = value.type
+    if t == PTR:
+        return [_convert(llvm.PtrToIntOp, value, i64)]
+    ops: list[Operation] = []
+    bits = _float_bits(t)
+    if bits is not None:
+        ops.append(_convert(llvm.BitcastOp, value, bits))
+        value, t = ops[-1].results[0], bits
+    if _narrower_than_slot(t):
+        ops.append(_convert(llvm.ZExtOp, value, i64))
+    return ops
+
+
+def _from_slot(slot: SSAValue, t: Attribute) -> list[Operation]:
+    """Ops reading a value of llvm type `t` back from its slot's i64."""
+    if t == PTR:
+        return [_convert(llvm.IntToPtrOp, slot, PTR)]
+    bits = _float_bits(t) or t
+    ops: list[Operation] = []
+    if _narrower_than_slot(bits):
+        ops.append(_convert(llvm.TruncOp, slot, bits))
+    if bits != t:
+        ops.append(_convert(llvm.BitcastOp, ops[-1].results[0] if ops else slot, t))
+    return ops
+
+
+def _store_context(passed: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
+    """Ops filling a stack context with the passed values, one i64 slot each,
+    and the context's pointer."""
+    context = memref.AllocaOp.get(i64, SLOT_ALIGNMENT, [max(1, len(passed))])
+    context.memref.name_hint = "ctx"
+    pointer = _cast(context.memref, PTR)
+    ops: list[Operation] = [context, pointer]
+    for position, value in enumerate(passed):
+        stored = value
+        if llvm_type(value.type) != value.type:
+            ops.append(_cast(value, llvm_type(value.type)))
+            stored = ops[-1].results[0]
+        conversions = _to_slot(stored)
+        ops += conversions
+        if conversions:
+            stored = conversions[-1].results[0]
+        slot = _slot(pointer.results[0], position)
+        ops += [slot, llvm.StoreOp(stored, slot, alignment=SLOT_ALIGNMENT)]
+    return ops, pointer.results[0]
+
+
+def _load_context(
+    context: SSAValue, passed: Sequence[SSAValue]
+) -> tuple[list[Operation], list[SSAValue]]:
+    """Ops reading the passed values back from the context argument, with
+    their tir-level types; the values."""
+    pointer = _cast(context, PTR)
+    ops: list[Operation] = [pointer]
+    values: list[SSAValue] = []
+    for position, value in enumerate(passed):
+        slot = _slot(pointer.results[0], position)
+        loaded = llvm.LoadOp(slot, i64, alignment=SLOT_ALIGNMENT)
+        ops += [slot, loaded]
+        result = loaded.dereferenced_value
+        t = llvm_type(value.type)
+        conversions = _from_slot(result, t)
+        ops += conversions
+        if conversions:
+            result = conversions[-1].results[0]
+        if t != value.type:
+            ops.append(_cast(result, value.type))
+            result = ops[-1].results[0]
+        result.name_hint = value.name_hint
+        values.append(result)
+    return ops, values
+
+
+def _chunk_bounds(extent: int) -> tuple[list[Operation], SSAValue, SSAValue]:
+    """This thread's iterations [begin, end) of `extent`: chunks of
+    ceil(extent / team size) in thread order."""
+    thread = func.CallOp(THREAD_NUM, [], [i32])
+    team = func.CallOp(TEAM_SIZE, [], [i32])
+    thread_index = arith.IndexCastOp(thread.res[0], IndexType())
+    team_index = arith.IndexCastOp(team.res[0], IndexType())
+    total, one = _index(extent), _index(1)
+    rounded_up = arith.AddiOp(total, team_index)
+    numerator = arith.SubiOp(rounded_up, one)
+    chunk = arith.DivUIOp(numerator, team_index)
+    begin = arith.MuliOp(thread_index, chunk)
+    after = arith.AddiOp(begin, chunk)
+    end = arith.MinSIOp(after, total)
+    chunk.result.name_hint = "chunk"
+    begin.result.name_hint = "begin"
+    end.result.name_hint = "end"
+    ops: list[Operation] = [thread, team, thread_index, team_index, total, one]
+    ops += [rounded_up, numerator, chunk, begin, after, end]
+    return ops, begin.result, end.result
+
+
+def _iteration_value(loop: ForOp, counter: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """lower + counter * step, the loop variable's value at iteration `counter`."""
+    ops: list[Operation] = []
+    value = counter
+    step, lower = loop.step.value.data, loop.lower.value.data
+    if step != 1:
+        factor = _index(step)
+        scaled = arith.MuliOp(value, factor)
+        ops += [factor, scaled]
+        value = scaled.result
+    if lower != 0:
+        base = _index(lower)
+        shifted = arith.AddiOp(base, value)
+        ops += [base, shifted]
+        value = shifted.result
+    return ops, value
+
+
+def _outlined_function(name: str, loop: ForOp, outside: _Outside) -> func.FuncOp:
+    """`func.func private @name(%ctx: memref<Nxi64>)` running this thread's
+    chunk of the loop; the loop's body is moved into it."""
+    slots = max(1, len(outside.passed))
+    entry = Block(arg_types=[MemRefType(i64, [slots])])
+    entry.args[0].name_hint = "ctx"
+    load_ops, loaded = _load_context(entry.args[0], outside.passed)
+    entry.add_ops(load_ops)
+    mapping: dict[SSAValue, SSAValue] = dict(zip(outside.passed, loaded, strict=True))
+    for op in outside.copied:
+        copy = op.clone()
+        entry.add_op(copy)
+        mapping[op.results[0]] = copy.results[0]
+    chunk_ops, begin, end = _chunk_bounds(loop.extent)
+    entry.add_ops(chunk_ops)
+    step = _index(1)
+    body = Block(arg_types=[IndexType()])
+    body.args[0].name_hint = f"{loop.loop_name.data}_k"
+    value_ops, value = _iteration_value(loop, body.args[0])
+    body.add_ops(value_ops)
+    value.name_hint = loop.induction_variable.name_hint
+    loop.induction_variable.replace_all_uses_with(value)
+    for op in list(loop.body.block.ops):
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    chunk_loop = scf.ForOp(begin, end, step, [], Region(body))
+    entry.add_ops([step, chunk_loop, func.ReturnOp()])
+    for old, new in mapping.items():
+        old.replace_uses_with_if(new, lambda use: chunk_loop.is_ancestor(use.operation))
+    return func.FuncOp(
+        name, ([entry.args[0].type], []), Region(entry), visibility=StringAttr("private")
+    )
+
+
+def _launch(name: str, pointer: SSAValue) -> list[Operation]:
+    """GOMP_parallel(@name, ctx, xtc_num_threads, 0)."""
+    function = llvm.AddressOfOp(name, PTR)
+    threads_global = memref.GetGlobalOp(NUM_THREADS_GLOBAL, MemRefType(i32, [1]))
+    zero = _index(0)
+    threads = memref.LoadOp.get(threads_global.memref, [zero.result])
+    threads.res.name_hint = "threads"
+    flags = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+    call = llvm.CallOp(GOMP_PARALLEL, function.result, pointer, threads.res, flags.result)
+    return [function, threads_global, zero, threads, flags, call]
+
+
+# ---------------------------------------------------------- declarations
+
+
+def _symbols(module: ModuleOp) -> set[str]:
+    names: set[str] = set()
+    for op in module.ops:
+        name = op.properties.get("sym_name")
+        if isinstance(name, StringAttr):
+            names.add(name.data)
+    return names
+
+
+def _fresh_name(module: ModuleOp, function: str) -> str:
+    taken = _symbols(module)
+    n = 0
+    while f"{function}_parallel_{n}" in taken:
+        n += 1
+    return f"{function}_parallel_{n}"
+
+
+def _declarations(module: ModuleOp) -> list[Operation]:
+    """What the launch and the outlined functions refer to and the module
+    lacks: libgomp's functions and the team-size global."""
+    taken = _symbols(module)
+    wanted: list[tuple[str, Operation]] = [
+        (
+            NUM_THREADS_GLOBAL,
+            memref.GlobalOp.get(
+                StringAttr(NUM_THREADS_GLOBAL),
+                MemRefType(i32, [1]),
+                UnitAttr(),
+                StringAttr("public"),
+                alignment=4,
+            ),
+        ),
+        (THREAD_NUM, func.FuncOp.external(THREAD_NUM, [], [i32])),
+        (TEAM_SIZE, func.FuncOp.external(TEAM_SIZE, [], [i32])),
+        (
+            GOMP_PARALLEL,
+            llvm.FuncOp(
+                GOMP_PARALLEL,
+                llvm.LLVMFunctionType([PTR, PTR, i32, i32], None),
+                linkage=llvm.LinkageAttr("external"),
+            ),
+        ),
+    ]
+    return [op for name, op in wanted if name not in taken]
+
+
+# ---------------------------------------------------------------- pattern
+
+
+def _enclosing_function(op: Operation) -> func.FuncOp:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    if parent is None:
+        raise LoweringError("convert-tir-to-llvm: a parallel loop is not inside a function", op)
+    return parent
+
+
+@dataclass
+class OutlineParallelLoop(RewritePattern):
+    """A parallel `tir.for` -> the context, the GOMP_parallel call and the
+    outlined function (see the module docstring)."""
+
+    module: ModuleOp
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ForOp, rewriter: PatternRewriter) -> None:
+        if op.kind.data != "parallel":
+            return
+        caller = _enclosing_function(op)
+        name = _fresh_name(self.module, caller.sym_name.data)
+        outside = _values_from_outside(op)
+        context_ops, pointer = _store_context(outside.passed)
+        outlined = _outlined_function(name, op, outside)
+        rewriter.insert(outlined, InsertPoint.after(caller))
+        launch = _launch(name, pointer)
+        rewriter.insert([*context_ops, *launch], InsertPoint.before(op))
+        rewriter.erase(op)
+        for declaration in _declarations(self.module):
+            rewriter.insert(declaration, InsertPoint.at_end(self.module.body.block))
+
+
+def outline_parallel_loops(module: ModuleOp) -> None:
+    """Outlines every parallel loop of the module, outer ones first."""
+    PatternRewriteWalker(OutlineParallelLoop(module)).rewrite_module(module)

@@ -1,0 +1,759 @@
+"""Unrolled and vectorized `tir.for` loops, lowered as the first step of
+convert-tir-to-llvm (`lower_unrolled_and_vectorized_loops`), while loops are
+still `tir.for`s with their body one block and the rest is still tir-level
+ops. The vector code is emitted as llvm ops at once; the scalar ops it keeps
+or copies per lane are lowered by the pass's later steps like any other.
+
+Unrolling: an `unrolled` loop becomes `extent` copies of its body, each with
+the induction variable a constant. Innermost loops go first, so the nest
+`for i unrolled { for j vectorized { ... } }` becomes copies of the
+vectorized loop, each with `i` a constant.
+
+Vectorization: a `vectorized` loop of N iterations (1 < N <= 64) becomes
+straight-line code over N-lane vectors (`vector<N x T>`, T the llvm type;
+LLVM splits widths wider than a register). Every value of the body is
+*uniform*, the same in every iteration (it stays scalar and is computed
+once), or *varying*; an integer value also carries its *stride*, the
+difference between neighbouring lanes, when it is affine in the induction
+variable (`iv * c + uniform`). Then:
+
+- a varying arith / math op becomes the llvm vector op or intrinsic
+  (`fmul <16 x float>`, `llvm.fma.v16f32`, `llvm.smax.v8i32`, ...); one with
+  no vector form (integer division, libm's erf, ...) runs once per lane on
+  scalars (the scalar lowering then applies) and the lanes are put back into
+  a vector; a uniform operand of a vector op is splatted; `a * b + c`, the
+  product used only there, is `llvm.fmuladd` (one FMA where the CPU has it,
+  as C compilers contract such an expression);
+- a load whose indices are uniform is one scalar load; one whose address has
+  stride 1 is one vector load; any other is a gather (a scalar load per lane
+  into `insertelement`s);
+- a store whose address has stride 1 is one vector store; any other stride
+  stores each lane on its own.
+
+A loop this cannot express keeps its iterations, as a serial loop: correct,
+only slower (and LLVM's own loop vectorizer may still take it). That is the
+case for a body with a region (a nested loop, `scf.if`), a call or any op
+with effects other than loads and stores, a loop-carried dependence through
+memory (a buffer that is written and also read or written at other indices,
+or written at one element by every iteration, as a reduction into a scalar),
+a store to elements that may coincide across lanes (a non-affine index), and
+an extent above 64. Accesses are compared per buffer value: two different
+memref values are taken not to overlap (as TVM takes distinct buffers).
+
+xDSL's llvm dialect has no vector `fcmp`, no `select` on a vector of
+conditions and no `extractelement`; those are written as calls of the
+placeholder intrinsics `llvm.xtc.fcmp.<predicate>.<type>`,
+`llvm.xtc.select.<type>` and `llvm.xtc.extractelement.<type>`, which
+runtime/llvm_ir.py turns into the LLVM instructions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.dialects import arith, llvm, math, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.traits import is_side_effect_free
+
+from xtc.dialects import tir
+from xtc.lowering.convert_tir_to_llvm import (
+    _SAME_BINARY,  # pyright: ignore[reportPrivateUsage]
+    Emitter,
+    Externals,
+    _element_pointer,  # pyright: ignore[reportPrivateUsage]
+    element_bytes,
+    llvm_type,
+)
+
+MAX_LANES = 64
+"""The widest loop vectorized here (the schedules vectorize extents <= 64)."""
+
+PLACEHOLDER_PREFIX = "llvm.xtc."
+"""Intrinsic names that runtime/llvm_ir.py replaces by an LLVM instruction."""
+
+
+def lower_unrolled_and_vectorized_loops(module: ModuleOp) -> None:
+    """Unrolls every `unrolled` loop, innermost first, then turns every
+    `vectorized` loop into vector code, or into a `serial` loop where it
+    cannot (see the module docstring)."""
+    for loop in _loops_innermost_first(module, "unrolled"):
+        unroll_loop(loop)
+    for loop in _loops_innermost_first(module, "vectorized"):
+        vectorize_loop(loop)
+
+
+def _loops_innermost_first(module: ModuleOp, kind: str) -> list[tir.ForOp]:
+    loops = [op for op in module.walk() if isinstance(op, tir.ForOp) and op.kind.data == kind]
+    return loops[::-1]  # a pre-order walk reversed: inner loops before outer ones
+
+
+# -------------------------------------------------------------- unrolling
+
+
+def unroll_loop(loop: tir.ForOp) -> None:
+    """Replaces the loop by `extent` copies of its body, the induction
+    variable a constant in each."""
+    rewriter = PatternRewriter(loop)
+    lower, step = loop.lower.value.data, loop.step.value.data
+    for iteration in range(loop.extent):
+        value = arith.ConstantOp(IntegerAttr(lower + iteration * step, IndexType()))
+        rewriter.insert(value)
+        mapping: dict[SSAValue, SSAValue] = {loop.induction_variable: value.result}
+        for op in loop.body.block.ops:
+            rewriter.insert(op.clone(value_mapper=mapping))
+    rewriter.erase(loop)
+
+
+# --------------------------------------------------------------- analysis
+
+
+def _is_scalar(t: Attribute) -> bool:
+    return isinstance(t, IndexType | IntegerType | Float16Type | Float32Type | Float64Type)
+
+
+def _is_integer(t: Attribute) -> bool:
+    return isinstance(t, IndexType | IntegerType)
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+@dataclass
+class LoopAnalysis:
+    """Which values of a loop body vary across iterations, with the stride of
+    those that are affine in the induction variable (None: not affine)."""
+
+    loop: tir.ForOp
+    strides: dict[SSAValue, int | None] = field(default_factory=dict[SSAValue, int | None])
+
+    def varies(self, value: SSAValue) -> bool:
+        return value in self.strides
+
+    def stride(self, value: SSAValue) -> int | None:
+        """0 for a uniform value."""
+        return self.strides.get(value, 0)
+
+    def op_varies(self, op: Operation) -> bool:
+        return any(self.varies(operand) for operand in op.operands)
+
+    def address_stride(self, memref_value: SSAValue, indices: Sequence[SSAValue]) -> int | None:
+        """The distance in elements between neighbouring lanes' addresses of
+        memref[indices], or None when it is not constant."""
+        memref_type = memref_value.type
+        if not isinstance(memref_type, MemRefType):
+            return None
+        layout_strides = cast(MemRefType[Attribute], memref_type).get_strides()
+        if layout_strides is None:
+            return None
+        total = 0
+        for index, layout_stride in zip(indices, layout_strides, strict=True):
+            stride = self.stride(index)
+            if stride == 0:
+                continue
+            if stride is None or layout_stride is None:
+                return None
+            total += stride * layout_stride
+        return total
+
+
+def _affine_stride(op: Operation, analysis: LoopAnalysis) -> int | None:
+    """The stride of an integer op's result from its operands' strides."""
+    strides = [analysis.stride(operand) for operand in op.operands]
+    match op:
+        case arith.AddiOp() | arith.SubiOp():
+            if None in strides:
+                return None
+            lhs, rhs = cast(list[int], strides)
+            return lhs + rhs if isinstance(op, arith.AddiOp) else lhs - rhs
+        case arith.MuliOp():
+            for position in (0, 1):
+                factor = _constant_int(op.operands[1 - position])
+                stride = strides[position]
+                if factor is not None and stride is not None:
+                    return stride * factor
+            return None
+        case arith.IndexCastOp() | arith.ExtSIOp():
+            return strides[0]
+        case _:
+            return None
+
+
+def analyze_loop(loop: tir.ForOp) -> LoopAnalysis | str:
+    """The uniform / varying values of a vectorized loop's body, or the
+    reason it cannot be vectorized."""
+    if loop.extent > MAX_LANES:
+        return f"its extent {loop.extent} is above {MAX_LANES}"
+    analysis = LoopAnalysis(loop)
+    analysis.strides[loop.induction_variable] = loop.step.value.data
+    accesses: dict[SSAValue, list[memref.LoadOp | memref.StoreOp]] = {}
+    for op in loop.body.block.ops:
+        reason = _unsupported(op, analysis)
+        if reason is not None:
+            return reason
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            accesses.setdefault(op.memref, []).append(op)
+        if analysis.op_varies(op):
+            stride = _affine_stride(op, analysis)
+            for result in op.results:
+                analysis.strides[result] = stride
+    for memref_value, ops in accesses.items():
+        reason = _memory_dependence(memref_value, ops, analysis)
+        if reason is not None:
+            return reason
+    return analysis
+
+
+def _unsupported(op: Operation, analysis: LoopAnalysis) -> str | None:
+    """Why `op` keeps its loop serial, or None."""
+    if op.regions:
+        return f"'{op.name}' has a region"
+    if isinstance(op, memref.LoadOp | memref.StoreOp):
+        if analysis.varies(op.memref):
+            return f"'{op.name}' of a buffer that varies"
+        return None
+    if not _is_pure(op):
+        return f"'{op.name}' may have side effects"
+    if not analysis.op_varies(op):
+        return None
+    if not op.name.startswith(("arith.", "math.")) and not _is_scalar_alias(op):
+        return f"'{op.name}' has no vector form"
+    if not all(_is_scalar(value.type) for value in (*op.operands, *op.results)):
+        return f"'{op.name}' is not on scalars"
+    return None
+
+
+def _is_pure(op: Operation) -> bool:
+    """Without memory effects: every arith and math op is (xDSL leaves a
+    few unmarked, extsi and remui), and ops that say so."""
+    return op.name.startswith(("arith.", "math.")) or is_side_effect_free(op)
+
+
+def _is_scalar_alias(op: Operation) -> bool:
+    """An unrealized cast between types with the same llvm type (ui8 / i8)."""
+    return (
+        isinstance(op, UnrealizedConversionCastOp)
+        and len(op.inputs) == 1
+        and len(op.outputs) == 1
+        and _is_scalar(op.inputs[0].type)
+        and llvm_type(op.inputs[0].type) == llvm_type(op.outputs[0].type)
+    )
+
+
+def _index_key(indices: Sequence[SSAValue]) -> tuple[object, ...]:
+    """Indices compared as SSA values, constants by value."""
+    return tuple(
+        ("constant", constant) if (constant := _constant_int(index)) is not None else index
+        for index in indices
+    )
+
+
+def _memory_dependence(
+    memref_value: SSAValue,
+    ops: Sequence[memref.LoadOp | memref.StoreOp],
+    analysis: LoopAnalysis,
+) -> str | None:
+    """Why the accesses to one buffer tie iterations together, or None. A
+    buffer only read is free; one written must be accessed at the same
+    indices everywhere in the body, with a non-zero stride, so that each
+    lane touches its own elements."""
+    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+    if not stores:
+        return None
+    name = memref_value.name_hint or "a buffer"
+    if len({_index_key(op.indices) for op in ops}) > 1:
+        return f"%{name} is written and accessed at other indices in the same body"
+    stride = analysis.address_stride(memref_value, stores[0].indices)
+    if stride is None or stride == 0:
+        return f"the lanes' stores to %{name} may hit the same element"
+    return None
+
+
+# -------------------------------------------------------------- emitting
+
+
+def vectorize_loop(loop: tir.ForOp) -> None:
+    """Replaces a vectorized loop by vector code, or makes it serial (see
+    the module docstring). An extent of 0 or 1 is unrolled."""
+    if loop.extent <= 1:
+        unroll_loop(loop)
+        return
+    analysis = analyze_loop(loop)
+    if isinstance(analysis, str):
+        loop.kind = StringAttr("serial")
+        return
+    _VectorCode(analysis).emit_loop()
+
+
+def _vector_suffix(t: VectorType[Attribute]) -> str:
+    """The type part of an overloaded intrinsic's name: v16f32, v8i1."""
+    element = t.get_element_type()
+    match element:
+        case IntegerType():
+            name = f"i{element.width.data}"
+        case Float16Type():
+            name = "f16"
+        case Float32Type():
+            name = "f32"
+        case _:
+            name = "f64"
+    return f"v{t.get_shape()[0]}{name}"
+
+
+# ops that are one overloaded LLVM intrinsic over all their operands
+_INTRINSICS: dict[type[Operation], str] = {
+    math.AbsFOp: "fabs",
+    math.CeilOp: "ceil",
+    math.FloorOp: "floor",
+    math.SqrtOp: "sqrt",
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.TanOp: "tan",
+    math.TanhOp: "tanh",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinOp: "asin",
+    math.AcosOp: "acos",
+    math.AtanOp: "atan",
+    math.Atan2Op: "atan2",
+    math.CopySignOp: "copysign",
+    math.PowFOp: "pow",
+    math.FmaOp: "fma",
+    math.TruncOp: "trunc",
+    math.RoundOp: "round",
+    math.RoundEvenOp: "roundeven",
+    arith.MaxnumfOp: "maxnum",
+    arith.MinnumfOp: "minnum",
+    arith.MaximumfOp: "maximum",
+    arith.MinimumfOp: "minimum",
+    arith.MaxSIOp: "smax",
+    arith.MinSIOp: "smin",
+    arith.MaxUIOp: "umax",
+    arith.MinUIOp: "umin",
+    math.CtPopOp: "ctpop",
+}
+
+# integer intrinsics that take a trailing `i1 false` (not poison at 0 / INT_MIN)
+_INTEGER_INTRINSICS_WITH_FLAG: dict[type[Operation], str] = {
+    math.AbsIOp: "abs",
+    math.CountLeadingZerosOp: "ctlz",
+    math.CountTrailingZerosOp: "cttz",
+}
+
+_CASTS: dict[type[Operation], type[IRDLOperation]] = {
+    arith.TruncIOp: llvm.TruncOp,
+    arith.ExtSIOp: llvm.SExtOp,
+    arith.ExtUIOp: llvm.ZExtOp,
+    arith.BitcastOp: llvm.BitcastOp,
+    arith.ExtFOp: llvm.FPExtOp,
+    arith.TruncFOp: llvm.FPTruncOp,
+    arith.SIToFPOp: llvm.SIToFPOp,
+}
+
+
+class _VectorCode:
+    """Emits the vector code of one analysed loop before it, then erases it.
+    Ops are visited in body order: uniform ones move out of the loop, loads
+    and stores are emitted where they stand (keeping the order of memory
+    accesses), other varying ops are widened when something uses them."""
+
+    def __init__(self, analysis: LoopAnalysis) -> None:
+        self.analysis = analysis
+        self.loop = analysis.loop
+        self.lanes = self.loop.extent
+        self.rewriter = PatternRewriter(self.loop)
+        self.emit = Emitter(self.rewriter, Externals())
+        self.vectors: dict[SSAValue, SSAValue] = {}
+        self.lane_values: dict[tuple[SSAValue, int], SSAValue] = {}
+        self.lane_indices: dict[int, SSAValue] = {}
+
+    def emit_loop(self) -> None:
+        """Replaces the loop by its vector code."""
+        for op in list(self.loop.body.block.ops):
+            if isinstance(op, memref.StoreOp):
+                self.store(op)
+            elif not self.analysis.op_varies(op):
+                op.detach()
+                self.rewriter.insert(op)
+            elif isinstance(op, memref.LoadOp):
+                self.load(op)
+        self.rewriter.erase(self.loop)
+
+    # ------------------------------------------------------------ values
+
+    def vector_type(self, t: Attribute) -> VectorType[Attribute]:
+        """One lane per iteration of the llvm type of `t`."""
+        return VectorType(llvm_type(t), [self.lanes])
+
+    def vector(self, value: SSAValue) -> SSAValue:
+        """`value` in every lane, as one vector."""
+        if value not in self.vectors:
+            if value is self.loop.induction_variable:
+                lower, step = self.loop.lower.value.data, self.loop.step.value.data
+                lanes = [lower + lane * step for lane in range(self.lanes)]
+                self.vectors[value] = self.constant_vector(lanes, value.type)
+            elif not self.analysis.varies(value):
+                self.vectors[value] = self.splat(value)
+            else:
+                self.widen(cast(Operation, value.owner))
+        return self.vectors[value]
+
+    def lane(self, value: SSAValue, lane: int) -> SSAValue:
+        """`value` in one lane, as a scalar of its own type. Integer values
+        (index arithmetic) are recomputed on scalars; others are extracted
+        from their vector."""
+        if not self.analysis.varies(value):
+            return value
+        key = (value, lane)
+        if key not in self.lane_values:
+            owner = value.owner
+            if value is self.loop.induction_variable:
+                lower, step = self.loop.lower.value.data, self.loop.step.value.data
+                index = self.rewriter.insert(
+                    arith.ConstantOp(IntegerAttr(lower + lane * step, IndexType()))
+                )
+                self.lane_values[key] = index.result
+            elif (
+                isinstance(owner, Operation)
+                and owner.name.startswith("arith.")
+                and all(_is_integer(result.type) for result in owner.results)
+            ):
+                self.scalar_copy(owner, lane)
+            else:
+                element = self.extract(self.vector(value), lane)
+                self.lane_values[key] = self.from_llvm_scalar(element, value.type)
+        return self.lane_values[key]
+
+    def scalar_copy(self, op: Operation, lane: int) -> Sequence[SSAValue]:
+        """`op` on one lane's operands (lowered later as any scalar op)."""
+        mapping = {operand: self.lane(operand, lane) for operand in op.operands}
+        copy = self.rewriter.insert(op.clone(value_mapper=mapping))
+        for result, lane_result in zip(op.results, copy.results, strict=True):
+            self.lane_values[(result, lane)] = lane_result
+        return copy.results
+
+    def lane_index(self, lane: int) -> SSAValue:
+        """The i32 constant `lane` (for insertelement / extractelement)."""
+        if lane not in self.lane_indices:
+            self.lane_indices[lane] = self.emit.int_const(lane, i32)
+        return self.lane_indices[lane]
+
+    def to_llvm_scalar(self, value: SSAValue) -> SSAValue:
+        """`value` with its llvm type (index as i64): a cast that
+        convert-tir-to-llvm folds away."""
+        t = llvm_type(value.type)
+        if t == value.type:
+            return value
+        return self.emit.op(UnrealizedConversionCastOp.get([value], [t]))
+
+    def from_llvm_scalar(self, value: SSAValue, t: Attribute) -> SSAValue:
+        """An llvm-typed scalar seen as type `t` (i64 as index)."""
+        if value.type == t:
+            return value
+        return self.emit.op(UnrealizedConversionCastOp.get([value], [t]))
+
+    def constant_vector(self, values: Sequence[int] | Sequence[float], t: Attribute) -> SSAValue:
+        """A constant vector of elements of type `t`."""
+        element = llvm_type(t)
+        if isinstance(element, IntegerType):
+            vector_type = VectorType(IntegerType(element.bitwidth), [self.lanes])
+            data = DenseIntOrFPElementsAttr.from_list(vector_type, [int(v) for v in values])
+        else:
+            vector_type = VectorType(cast(AnyFloat, element), [self.lanes])
+            data = DenseIntOrFPElementsAttr.from_list(vector_type, [float(v) for v in values])
+        return self.emit.op(llvm.ConstantOp(data, vector_type))
+
+    def splat(self, value: SSAValue) -> SSAValue:
+        """A vector of a uniform value in every lane (a constant when it is one)."""
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr | FloatAttr):
+            constant = owner.value.value.data
+            return self.constant_vector([constant] * self.lanes, value.type)
+        vector_type = self.vector_type(value.type)
+        undefined = self.emit.op(llvm.UndefOp(vector_type))
+        first = self.emit.op(
+            llvm.InsertElementOp(undefined, self.to_llvm_scalar(value), self.lane_index(0))
+        )
+        mask = DenseArrayBase.from_list(i32, [0] * self.lanes)
+        return self.emit.op(llvm.ShuffleVectorOp(first, undefined, mask, vector_type))
+
+    def build_vector(self, scalars: Sequence[SSAValue], t: Attribute) -> SSAValue:
+        """A vector of one scalar per lane."""
+        vector = self.emit.op(llvm.UndefOp(self.vector_type(t)))
+        for lane, scalar in enumerate(scalars):
+            vector = self.emit.op(
+                llvm.InsertElementOp(vector, self.to_llvm_scalar(scalar), self.lane_index(lane))
+            )
+        return vector
+
+    def extract(self, vector: SSAValue, lane: int) -> SSAValue:
+        """One lane of a vector (an `extractelement` placeholder)."""
+        vector_type = cast(VectorType[Attribute], vector.type)
+        name = f"{PLACEHOLDER_PREFIX}extractelement.{_vector_suffix(vector_type)}"
+        return self.emit.value_intrinsic(
+            name, [vector, self.lane_index(lane)], vector_type.get_element_type()
+        )
+
+    # ------------------------------------------------------------ memory
+
+    def load(self, op: memref.LoadOp) -> None:
+        """A varying load: one vector load at stride 1, else a gather."""
+        result_type = op.res.type
+        if self.analysis.address_stride(op.memref, op.indices) == 1:
+            vector_type = self.vector_type(result_type)
+            in_memory = self.memory_type(vector_type)
+            address = self.vector_address(op, in_memory)
+            alignment = element_bytes(result_type)
+            loaded = self.emit.op(llvm.LoadOp(address, in_memory, alignment=alignment))
+            if in_memory != vector_type:
+                loaded = self.emit.create(llvm.TruncOp, [loaded], vector_type)
+            self.record(op.res, loaded)
+            return
+        gathered: list[SSAValue] = []
+        for lane in range(self.lanes):
+            indices = [self.lane(index, lane) for index in op.indices]
+            scalar = self.rewriter.insert(memref.LoadOp.get(op.memref, indices)).res
+            self.lane_values[(op.res, lane)] = scalar
+            gathered.append(scalar)
+        self.record(op.res, self.build_vector(gathered, result_type))
+
+    def store(self, op: memref.StoreOp) -> None:
+        """One vector store at stride 1, else a scalar store per lane."""
+        if self.analysis.address_stride(op.memref, op.indices) == 1:
+            value = self.vector(op.value)
+            in_memory = self.memory_type(self.vector_type(op.value.type))
+            if in_memory != value.type:
+                value = self.emit.create(llvm.ZExtOp, [value], in_memory)
+            address = self.vector_address(op, in_memory)
+            alignment = element_bytes(op.value.type)
+            self.rewriter.insert(llvm.StoreOp(value, address, alignment=alignment))
+            return
+        for lane in range(self.lanes):
+            indices = [self.lane(index, lane) for index in op.indices]
+            self.rewriter.insert(memref.StoreOp.get(self.lane(op.value, lane), op.memref, indices))
+
+    def memory_type(self, t: VectorType[Attribute]) -> VectorType[Attribute]:
+        """How a vector is laid out in a buffer: i1 takes a byte per element
+        there (a `<N x i1>` load would read N bits)."""
+        if t.get_element_type() == i1:
+            return VectorType(IntegerType(8), [self.lanes])
+        return t
+
+    def vector_address(
+        self, op: memref.LoadOp | memref.StoreOp, vector_type: VectorType[Attribute]
+    ) -> SSAValue:
+        """The address of lane 0's element, as a pointer to a vector."""
+        lane_zero = [self.lane(index, 0) for index in op.indices]
+        address, _, _ = _element_pointer(self.emit, op, op.memref, lane_zero)
+        # llvmlite types an alloca's pointer by its element and refuses to
+        # store a vector through it: a GEP by 0 over the vector type retypes it.
+        return self.emit.op(llvm.GEPOp(address, [0], vector_type))
+
+    # ------------------------------------------------------------ widening
+
+    def widen(self, op: Operation) -> None:
+        """Records the vectors of a varying arith / math op's results."""
+        widened = self.vector_op(op)
+        if widened is None:
+            self.scalarize(op)
+        else:
+            self.record(op.results[0], widened)
+
+    def record(self, value: SSAValue, vector: SSAValue) -> None:
+        """`vector` holds `value`'s lanes (and takes its name if it has none)."""
+        if vector.name_hint is None:
+            vector.name_hint = value.name_hint
+        self.vectors[value] = vector
+
+    def scalarize(self, op: Operation) -> None:
+        """`op` once per lane on scalars, the lanes gathered into vectors."""
+        copies = [self.scalar_copy(op, lane) for lane in range(self.lanes)]
+        for position, result in enumerate(op.results):
+            lanes = [copy[position] for copy in copies]
+            self.record(result, self.build_vector(lanes, result.type))
+
+    def vector_op(self, op: Operation) -> SSAValue | None:
+        """The vector form of `op`'s single result, or None when it has none."""
+        for form in _VECTOR_FORMS:
+            widened = form(self, op)
+            if widened is not None:
+                return widened
+        return None
+
+    def operands(self, op: Operation) -> list[SSAValue]:
+        """The vectors of `op`'s operands."""
+        return [self.vector(operand) for operand in op.operands]
+
+    def result_type(self, op: Operation) -> VectorType[Attribute]:
+        """The vector type of `op`'s first result."""
+        return self.vector_type(op.results[0].type)
+
+    def intrinsic(self, name: str, op: Operation, extra: Sequence[SSAValue] = ()) -> SSAValue:
+        """`llvm.<name>.<vector type>` over `op`'s operand vectors and `extra`."""
+        t = self.result_type(op)
+        full_name = f"llvm.{name}.{_vector_suffix(t)}"
+        return self.emit.value_intrinsic(full_name, [*self.operands(op), *extra], t)
+
+
+def _widen_alias(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """A cast between types with one llvm type (ui8 / i8, index / i64) is its
+    operand's vector."""
+    if _is_scalar_alias(op) or (
+        isinstance(op, arith.IndexCastOp | arith.BitcastOp)
+        and llvm_type(op.operands[0].type) == llvm_type(op.results[0].type)
+    ):
+        return code.vector(op.operands[0])
+    return None
+
+
+def _widen_multiply_add(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """`a * b + c`, the product used only there, is `llvm.fmuladd` (fused
+    where the CPU has FMA), as C compilers contract such an expression."""
+    if not isinstance(op, arith.AddfOp):
+        return None
+    for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        multiply = product.owner
+        if (
+            isinstance(multiply, arith.MulfOp)
+            and code.analysis.varies(product)
+            and product.has_one_use()
+        ):
+            operands = [code.vector(multiply.lhs), code.vector(multiply.rhs), code.vector(addend)]
+            t = code.result_type(op)
+            return code.emit.value_intrinsic(f"llvm.fmuladd.{_vector_suffix(t)}", operands, t)
+    return None
+
+
+def _widen_arithmetic(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """Ops with an llvm twin (addi -> add, mulf -> fmul, ...) and negf."""
+    twin = _SAME_BINARY.get(type(op))
+    if twin is not None:
+        return code.emit.create(twin, code.operands(op), code.result_type(op))
+    if isinstance(op, arith.NegfOp):
+        return code.emit.op(llvm.FNegOp(code.vector(op.operand)))
+    return None
+
+
+def _widen_compare_and_select(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """cmpi -> icmp; cmpf and a select on varying conditions -> placeholders;
+    a select on a uniform condition -> llvm.select."""
+    match op:
+        case arith.CmpiOp():
+            lhs, rhs = code.operands(op)
+            return code.emit.op(llvm.ICmpOp(lhs, rhs, IntegerAttr(op.predicate.value.data, i64)))
+        case arith.CmpfOp():
+            predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+            if predicate in ("false", "true"):
+                return code.constant_vector([int(predicate == "true")] * code.lanes, i1)
+            operand_type = code.vector_type(op.lhs.type)
+            name = f"{PLACEHOLDER_PREFIX}fcmp.{predicate}.{_vector_suffix(operand_type)}"
+            return code.emit.value_intrinsic(name, code.operands(op), code.result_type(op))
+        case arith.SelectOp():
+            lhs, rhs = code.vector(op.lhs), code.vector(op.rhs)
+            if not code.analysis.varies(op.cond):
+                return code.emit.op(llvm.SelectOp(op.cond, lhs, rhs))
+            name = f"{PLACEHOLDER_PREFIX}select.{_vector_suffix(code.result_type(op))}"
+            condition = code.vector(op.cond)
+            return code.emit.value_intrinsic(name, [condition, lhs, rhs], code.result_type(op))
+        case _:
+            return None
+
+
+def _widen_cast(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """Integer and float casts as the scalar lowering does them (float to
+    integer saturates); uitofp of i64 has none (it runs per lane)."""
+    if len(op.operands) != 1:
+        return None
+    source = op.operands[0]
+    match op:
+        case arith.IndexCastOp():
+            narrowing = _width(op.results[0].type) < _width(source.type)
+            twin = llvm.TruncOp if narrowing else llvm.SExtOp
+            return code.emit.create(twin, [code.vector(source)], code.result_type(op))
+        case arith.UIToFPOp():
+            if _width(source.type) >= 64:
+                return None  # per lane, as the scalar lowering's halving
+            wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(i64))
+            return code.emit.create(llvm.SIToFPOp, [wide], code.result_type(op))
+        case arith.FPToSIOp() | arith.FPToUIOp():
+            kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
+            source_type = code.vector_type(source.type)
+            t = code.result_type(op)
+            name = f"llvm.{kind}.sat.{_vector_suffix(t)}.{_vector_suffix(source_type)}"
+            return code.emit.value_intrinsic(name, [code.vector(source)], t)
+        case _:
+            twin = _CASTS.get(type(op))
+            if twin is None:
+                return None
+            return code.emit.create(twin, [code.vector(source)], code.result_type(op))
+
+
+def _width(t: Attribute) -> int:
+    lowered = llvm_type(t)
+    assert isinstance(lowered, IntegerType)
+    return lowered.bitwidth
+
+
+def _widen_math(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """Ops that are an overloaded LLVM intrinsic; rsqrt is 1 / sqrt, fpowi is
+    pow of the converted exponent. libm-only functions have none."""
+    name = _INTRINSICS.get(type(op))
+    if name is not None:
+        return code.intrinsic(name, op)
+    name = _INTEGER_INTRINSICS_WITH_FLAG.get(type(op))
+    if name is not None:
+        return code.intrinsic(name, op, [code.emit.int_const(0, i1)])
+    t = code.result_type(op)
+    match op:
+        case math.RsqrtOp():
+            one = code.constant_vector([1.0] * code.lanes, op.result.type)
+            root = code.emit.value_intrinsic(f"llvm.sqrt.{_vector_suffix(t)}", code.operands(op), t)
+            return code.emit.op(llvm.FDivOp(one, root))
+        case math.FPowIOp():
+            base, exponent = code.operands(op)
+            exponent = code.emit.create(llvm.SIToFPOp, [exponent], t)
+            return code.emit.value_intrinsic(f"llvm.pow.{_vector_suffix(t)}", [base, exponent], t)
+        case _:
+            return None
+
+
+_VECTOR_FORMS: tuple[Callable[[_VectorCode, Operation], SSAValue | None], ...] = (
+    _widen_alias,
+    _widen_multiply_add,
+    _widen_arithmetic,
+    _widen_compare_and_select,
+    _widen_cast,
+    _widen_math,
+)

@@ -1,0 +1,223 @@
+"""Default x86 schedules: for each kernel at the tir level, the schedule
+primitives (an `xtc-opt -p` pipeline naming the kernel and its loops) that
+make it fast without tuning.
+
+    default_schedule(kernel) -> ["tir-split{func=conv2d_3 loop=i1_1 factor=16}", ...]
+
+Every top-level loop nest of the kernel gets one recipe:
+
+- a reduction nest (spatial loops, a scalar accumulator, reduction loops,
+  an epilogue and one store: conv2d, matmul, dense, batch_matmul, pooling)
+  becomes a register-blocked micro-kernel: the vector loop is the spatial
+  loop that is the contiguous (last) index of a weight-like operand (conv2d
+  with IHWO weights: output channels; matmul: output columns), else of the
+  output (depthwise conv, pooling: the output row); it is split by the vector
+  width (16, 8 or 4 lanes, whichever divides it), the next spatial loop is
+  register-blocked by 4 to 8 (a tail peeled when no such factor divides),
+  the accumulator becomes a block×vector register tile (`tir-cache-write`)
+  with the reduction loops outside it, the block loop is unrolled and the
+  vector loops vectorized; the epilogue runs once per tile;
+- every nest runs its first loop of more than one iteration in parallel.
+
+A primitive that refuses (a shape the recipe did not foresee) only stops
+that nest's recipe there: every primitive keeps the numbers, so a partly
+scheduled kernel is still right.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from xtc.dialects.tir import ForOp
+
+VECTOR_WIDTHS = (16, 8, 4)
+"""Lanes of f32 tried, widest first (16 = one AVX-512 register)."""
+BLOCK_FACTORS = (8, 7, 6, 5, 4)
+"""Register-block sizes tried for the blocked loop, largest first."""
+MAX_TILE_ELEMENTS = 128
+"""Block × vector accumulators kept in registers (8 AVX-512 registers)."""
+PARALLEL_ITERATIONS = 8
+"""Iterations wanted of the parallel loop, to share among the threads."""
+
+
+@dataclass(frozen=True)
+class Nest:
+    """A top-level loop nest: its perfectly nested spatial loops and, for a
+    reduction nest, the rank-0 accumulator under the innermost one."""
+
+    spatial: tuple[ForOp, ...]
+    accumulator: memref.AllocaOp | None
+    store: memref.StoreOp | None
+
+
+def default_schedule(kernel: FuncOp) -> list[list[str]]:
+    """The recipe of each top-level nest of `kernel` (see module doc)."""
+    if not kernel.body.blocks:
+        return []
+    name = kernel.sym_name.data
+    nests = [op for op in kernel.body.block.ops if isinstance(op, ForOp)]
+    return [recipe for op in nests if (recipe := nest_schedule(name, analyse(op)))]
+
+
+def analyse(top: ForOp) -> Nest:
+    spatial = [top]
+    while True:
+        inner = [op for op in spatial[-1].body.block.ops]
+        if len(inner) == 1 and isinstance(inner[0], ForOp):
+            spatial.append(inner[0])
+            continue
+        break
+    body = list(spatial[-1].body.block.ops)
+    accumulator = next(
+        (op for op in body if isinstance(op, memref.AllocaOp) and _rank(op.memref.type) == 0),
+        None,
+    )
+    stores = [op for op in body if isinstance(op, memref.StoreOp)]
+    store = stores[-1] if stores else None
+    return Nest(tuple(spatial), accumulator, store)
+
+
+def nest_schedule(func: str, nest: Nest) -> list[str]:
+    """The micro-kernel recipe when the nest is a reduction it fits, then
+    the first remaining outer loop of more than one iteration in parallel."""
+    steps: list[str] = []
+    outer = [(_name(loop), loop.extent) for loop in nest.spatial]
+    if nest.accumulator is not None and nest.store is not None:
+        recipe = _micro_kernel(func, nest)
+        if recipe is not None:
+            steps, outer = recipe
+    parallel = _parallel_loop(outer)
+    if parallel is not None:
+        steps.append(f"tir-parallel{{func={func} loop={parallel}}}")
+    return steps
+
+
+def _parallel_loop(outer: list[tuple[str, int]]) -> str | None:
+    """The first outer loop with at least PARALLEL_ITERATIONS iterations,
+    else the one with the most (None when all have one)."""
+    for name, extent in outer:
+        if extent >= PARALLEL_ITERATIONS:
+            return name
+    name, extent = max(outer, key=lambda entry: entry[1], default=("", 1))
+    return name if extent > 1 else None
+
+
+def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int]]] | None:
+    """(the steps, the outer loops they leave: name and extent), or None
+    when the nest has no vector loop or nothing to block."""
+    vector = _vector_loop(nest)
+    if vector is None:
+        return None
+    width = next((w for w in VECTOR_WIDTHS if vector.extent % w == 0), None)
+    others = [loop for loop in nest.spatial if loop is not vector]
+    if width is None or not others or others[-1].extent < 2:
+        return None
+    block = others[-1]
+    factor = _block_factor(block.extent, width)
+    v, b = _name(vector), _name(block)
+    outer: list[tuple[str, int]] = []
+    for loop in nest.spatial:
+        if loop is vector:
+            outer.append((f"{v}_o", loop.extent // width))
+        elif loop is not block:
+            outer.append((_name(loop), loop.extent))
+    chain = [name for name, _ in outer] + [b, f"{v}_i"]
+    steps = [
+        f"tir-split{{func={func} loop={v} factor={width}}}",
+        f"tir-reorder{{func={func} order={','.join(chain)}}}",
+        f"tir-split{{func={func} loop={b} factor={factor}}}",
+        f"tir-cache-write{{func={func} loop={b}_o}}",
+        f"tir-unroll{{func={func} loop={b}_i}}",
+        f"tir-vectorize{{func={func} loop={v}_i}}",
+        f"tir-vectorize{{func={func} loop={v}_i_init}}",
+        f"tir-vectorize{{func={func} loop={v}_i_wb}}",
+    ]
+    panel = _panel_argument(nest, vector, width)
+    if panel is not None and block.extent >= 2 * factor:
+        # Pack the operand's vector-wide column panel once per v_o: every
+        # row tile then reads one contiguous line per reduction step.
+        steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
+    return steps, [*outer, (f"{b}_o", block.extent // factor)]
+
+
+PANEL_BYTES = 4 * 1024 * 1024
+"""The largest operand panel the micro-kernel packs (tir-cache-read)."""
+
+
+def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
+    """The position of the kernel argument that the reduction loads with
+    `vector`'s variable as the last index (matmul's B, an IHWO weight),
+    when packing its `width`-wide panel pays: the vector loop spans more
+    than one vector and the panel fits PANEL_BYTES. None otherwise."""
+    if vector.extent <= width:
+        return None
+    innermost = nest.spatial[-1]
+    for op in innermost.body.walk():
+        if not isinstance(op, memref.LoadOp) or not op.indices:
+            continue
+        if op.indices[-1] is not vector.induction_variable:
+            continue
+        buffer = op.memref
+        if not isinstance(buffer, BlockArgument) or not _inside_reduction(op, innermost):
+            continue
+        if not isinstance(buffer.block.parent_op(), FuncOp):
+            continue
+        if not isinstance(buffer.type, MemRefType):
+            return None
+        shape = buffer.type.get_shape()
+        bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
+        panel = bytes_each * prod(shape) // max(1, shape[-1]) * width
+        return buffer.index if 0 < panel <= PANEL_BYTES else None
+    return None
+
+
+def _block_factor(extent: int, width: int) -> int:
+    fits = [f for f in BLOCK_FACTORS if f * width <= MAX_TILE_ELEMENTS and f <= extent]
+    for f in fits:
+        if extent % f == 0:
+            return f
+    return fits[0] if fits else min(extent, BLOCK_FACTORS[-1])
+
+
+def _vector_loop(nest: Nest) -> ForOp | None:
+    """The spatial loop that is the last index of a load in the reduction
+    (a weight read along its contiguous axis), else of the output store."""
+    variables = {loop.induction_variable: loop for loop in nest.spatial}
+    innermost = nest.spatial[-1]
+    for op in innermost.body.walk():
+        if isinstance(op, memref.LoadOp) and op.memref is not _memref_of(nest.accumulator):
+            if op.indices and _inside_reduction(op, innermost):
+                loop = variables.get(op.indices[-1])
+                if loop is not None:
+                    return loop
+    assert nest.store is not None
+    if nest.store.indices:
+        return variables.get(nest.store.indices[-1])
+    return None
+
+
+def _inside_reduction(op: Operation, innermost: ForOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not innermost:
+        if isinstance(parent, ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _memref_of(op: memref.AllocaOp | None) -> SSAValue | None:
+    return op.memref if op is not None else None
+
+
+def _rank(t: object) -> int:
+    return len(t.get_shape()) if isinstance(t, MemRefType) else -1
+
+
+def _name(loop: ForOp) -> str:
+    return loop.loop_name.data

@@ -1,0 +1,647 @@
+"""Vectorized and unrolled tir loops (lowering/vectorize_loops.py, the first
+step of convert-tir-to-llvm): hand-written kernels run natively and through
+the tir interpreter (which runs every loop serially, the oracle), and the
+lowered IR is checked for the vector code or the serial fallback."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import ModuleOp, VectorType
+
+from xtc import interp
+from xtc.dialects import tir
+from xtc.lowering.vectorize_loops import analyze_loop
+from xtc.runtime.llvm_ir import LLVMIRError, llvm_ir
+from xtc.runtime.llvm_jit import aligned_copy, compile_module
+from xtc.tools.pipelines import apply_pipeline
+from xtc.tools.textual_ir import parse_module
+
+RNG = np.random.default_rng(11)
+NUMPY = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+
+# ------------------------------------------------------------ helpers
+
+
+def function(
+    name: str,
+    inputs: Sequence[tuple[str, str]],
+    outputs: Sequence[tuple[str, str]],
+    body: str,
+    extra: str = "",
+) -> str:
+    """A module with `func @name(inputs..., outputs...)`, outputs marked."""
+    args = [f"%{n}: {t}" for n, t in inputs]
+    args += [f"%{n}: {t} {{graph.output = {k} : i64}}" for k, (n, t) in enumerate(outputs)]
+    return (
+        f"builtin.module {{\n{extra}\n  func.func @{name}({', '.join(args)}) {{\n{body}\n"
+        "    func.return\n  }\n}\n"
+    )
+
+
+def lower(text: str) -> ModuleOp:
+    module = parse_module(text)
+    apply_pipeline(module, "convert-tir-to-llvm")
+    return module
+
+
+def vector_ops(module: ModuleOp) -> list[str]:
+    """The names of the ops that produce a vector (after lowering)."""
+    return [
+        op.name
+        for op in module.walk()
+        if any(isinstance(result.type, VectorType) for result in op.results)
+    ]
+
+
+def intrinsic_calls(module: ModuleOp) -> list[str]:
+    return [op.intrin.data for op in module.walk() if isinstance(op, llvm.CallIntrinsicOp)]
+
+
+def check(
+    text: str,
+    inputs: Sequence[np.ndarray],
+    *,
+    name: str = "k",
+    vectorized: bool = True,
+    rtol: float = 1e-5,
+) -> ModuleOp:
+    """Runs `text` natively and through the interpreter, compares every
+    output, checks whether vector code was emitted; returns the lowered
+    module."""
+    expected = interp.run(parse_module(text), list(inputs), name)
+    module = lower(text)
+    outputs = [aligned_copy(np.zeros_like(e)) for e in expected]
+    compile_module(module).call(name, [aligned_copy(x) for x in inputs] + outputs)
+    for position, (got, want) in enumerate(zip(outputs, expected, strict=True)):
+        message = f"output {position}"
+        if np.issubdtype(want.dtype, np.floating):
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, err_msg=message)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=message)
+    assert bool(vector_ops(module)) == vectorized, vector_ops(module)
+    return module
+
+
+def floats(shape: int | tuple[int, ...], dtype: str = "f32", low: float = -2, high: float = 2):
+    return RNG.uniform(low, high, size=shape).astype(NUMPY[dtype])
+
+
+def vectorized_loop(text: str) -> tir.ForOp:
+    module = parse_module(text)
+    return next(
+        op for op in module.walk() if isinstance(op, tir.ForOp) and op.kind.data == "vectorized"
+    )
+
+
+# ----------------------------------------------------- the micro-kernel
+
+MICRO_KERNEL = function(
+    "k",
+    [("A", "memref<4x32xf32>"), ("B", "memref<32x16xf32>")],
+    [("C", "memref<4x16xf32>")],
+    """
+    %acc = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+    tir.for %i0 = 0 to 4 step 1 {name = "i0_z", kind = "unrolled"} {
+      tir.for %i1 = 0 to 16 step 1 {name = "i1_z", kind = "vectorized"} {
+        %z = arith.constant 0.0 : f32
+        memref.store %z, %acc[%i0, %i1] : memref<4x16xf32>
+      }
+    }
+    tir.for %r0 = 0 to 32 step 1 {name = "r0", kind = "serial"} {
+      tir.for %i0 = 0 to 4 step 1 {name = "i0_i", kind = "unrolled"} {
+        tir.for %i1 = 0 to 16 step 1 {name = "i1_i", kind = "vectorized"} {
+          %a = memref.load %A[%i0, %r0] : memref<4x32xf32>
+          %b = memref.load %B[%r0, %i1] : memref<32x16xf32>
+          %p = arith.mulf %a, %b : f32
+          %c = memref.load %acc[%i0, %i1] : memref<4x16xf32>
+          %s = arith.addf %c, %p : f32
+          memref.store %s, %acc[%i0, %i1] : memref<4x16xf32>
+        }
+      }
+    }
+    tir.for %i0 = 0 to 4 step 1 {name = "i0_w", kind = "unrolled"} {
+      tir.for %i1 = 0 to 16 step 1 {name = "i1_w", kind = "vectorized"} {
+        %v = memref.load %acc[%i0, %i1] : memref<4x16xf32>
+        memref.store %v, %C[%i0, %i1] : memref<4x16xf32>
+      }
+    }""",
+)
+
+
+def test_micro_kernel_is_four_vector_fmas_per_step_with_the_tile_in_registers() -> None:
+    a, b = floats((4, 32)), floats((32, 16))
+    module = check(MICRO_KERNEL, [a, b])
+    assert intrinsic_calls(module).count("llvm.fmuladd.v16f32") == 4
+    optimized = compile_module(module).optimized_ir
+    assert "alloca" not in optimized  # the 4x16 tile lives in 4 vector registers
+    assert len(re.findall(r"phi <16 x float>", optimized)) == 4
+    assert "fmuladd.v16f32" in optimized
+
+
+# ------------------------------------------------------- elementwise ops
+
+FLOAT_UNARY = [
+    "arith.negf",
+    "math.absf",
+    "math.exp",
+    "math.sqrt",
+    "math.rsqrt",
+    "math.log",
+    "math.tanh",
+    "math.floor",
+    "math.roundeven",
+    "math.sin",
+    "math.erf",
+    "math.cbrt",
+]
+FLOAT_BINARY = [
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.maximumf",
+    "arith.minnumf",
+    "math.powf",
+    "math.atan2",
+    "math.copysign",
+]
+
+
+def _in_memory(t: str) -> str:
+    return "i64" if t == "index" else t  # the interpreter has no index buffers
+
+
+def elementwise(
+    ops: Sequence[str], in_types: Sequence[str], out_type: str, n: int, props: str = ""
+) -> str:
+    """One output per op: out_k[i] = op_k(in_0[i], ...), i vectorized; index
+    values are i64 in memory."""
+    inputs = [(f"a{k}", f"memref<{n}x{_in_memory(t)}>") for k, t in enumerate(in_types)]
+    outputs = [(f"o{k}", f"memref<{n}x{_in_memory(out_type)}>") for k in range(len(ops))]
+    loads = "\n".join(
+        f"        %m{k} = memref.load %a{k}[%i] : memref<{n}x{_in_memory(t)}>\n"
+        f"        %x{k} = arith.index_cast %m{k} : i64 to index"
+        if t == "index"
+        else f"        %x{k} = memref.load %a{k}[%i] : memref<{n}x{t}>"
+        for k, t in enumerate(in_types)
+    )
+    operands = ", ".join(f"%x{k}" for k in range(len(in_types)))
+    signature = f"({', '.join(in_types)}) -> {out_type}"
+    stored = "index_cast %r{k} : index to i64" if out_type == "index" else None
+    computed = "\n".join(
+        f'        %r{k} = "{op}"({operands}) {props} : {signature}\n'
+        + (f"        %s{k} = arith.{stored.format(k=k)}\n" if stored else "")
+        + f"        memref.store %{'s' if stored else 'r'}{k}, %o{k}[%i] "
+        + f": memref<{n}x{_in_memory(out_type)}>"
+        for k, op in enumerate(ops)
+    )
+    body = (
+        f'    tir.for %i = 0 to {n} step 1 {{name = "i", kind = "vectorized"}} {{\n'
+        f"{loads}\n{computed}\n    }}"
+    )
+    return function("k", inputs, outputs, body)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_float_math(dtype: str) -> None:
+    positive = floats(16, dtype, 0.25, 3)
+    check(elementwise(FLOAT_UNARY, [dtype], dtype, 16), [positive])
+    check(elementwise(FLOAT_BINARY, [dtype, dtype], dtype, 16), [positive, floats(16, dtype)])
+    fma = elementwise(["math.fma"], [dtype] * 3, dtype, 16)
+    check(fma, [floats(16, dtype), floats(16, dtype), floats(16, dtype)])
+
+
+def test_half_precision() -> None:
+    a, b = floats(16, "f16"), floats(16, "f16")
+    check(elementwise(["arith.addf", "arith.mulf"], ["f16", "f16"], "f16", 16), [a, b], rtol=1e-3)
+
+
+INT_BINARY = [
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.maxui",
+    "arith.minui",
+    "arith.divsi",
+    "arith.remsi",
+    "arith.divui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+]
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i32", "i64", "index"])
+def test_integer_ops(dtype: str) -> None:
+    numpy_type = NUMPY[_in_memory(dtype)]
+    info = np.iinfo(numpy_type)
+    a = RNG.integers(max(info.min, -1000), min(info.max, 1000), 16, dtype=numpy_type)
+    b = RNG.integers(-5, 6, 16, dtype=numpy_type)  # zeros: division gives 0
+    a[0], b[0] = info.min, -1
+    module = check(elementwise(INT_BINARY, [dtype, dtype], dtype, 16), [a, b])
+    assert "llvm.smax.v16" + ("i64" if dtype == "index" else dtype) in intrinsic_calls(module)
+    if dtype != "index":
+        unary = ["math.absi", "math.ctpop", "math.ctlz", "math.cttz"]
+        check(elementwise(unary, [dtype], dtype, 16), [a])
+
+
+CMPF = ["oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une"]
+CMPF += ["uno", "false", "true"]
+CMPF_NUMBER = {name: number for number, name in enumerate(arith.CMPF_COMPARISON_OPERATIONS)}
+
+
+def test_float_compares_with_nans_into_a_bool_buffer() -> None:
+    a, b = floats(16), floats(16)
+    b[:4] = a[:4]
+    a[5], b[6], a[7], b[7] = np.nan, np.nan, np.inf, -np.inf
+    text = elementwise(["arith.cmpf"] * len(CMPF), ["f32", "f32"], "i1", 16)
+    for k, predicate in enumerate(CMPF):
+        text = text.replace(
+            f'%r{k} = "arith.cmpf"(%x0, %x1) ',
+            f'%r{k} = "arith.cmpf"(%x0, %x1) <{{predicate = {CMPF_NUMBER[predicate]} : i64}}> ',
+        )
+    module = check(text, [a, b])
+    assert "llvm.xtc.fcmp.olt.v16f32" in intrinsic_calls(module)
+    assert "fcmp uno <16 x float>" in llvm_ir(module)
+
+
+SELECT_AND_CASTS = """
+    %zero = arith.constant 0 : index
+    %flag = memref.load %f[%zero] : memref<1xi1>
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+      %x = memref.load %a[%i] : memref<16xf32>
+      %n = memref.load %b[%i] : memref<16xi32>
+      %m = memref.load %m8[%i] : memref<16xi8>
+      %p = memref.load %bools[%i] : memref<16xi1>
+      %d = memref.load %wide[%i] : memref<16xi64>
+      %n2 = arith.constant 3 : i32
+      %c = arith.cmpi slt, %n, %n2 : i32
+      %neg = arith.negf %x : f32
+      %s = arith.select %c, %x, %neg : f32
+      memref.store %s, %o_select[%i] : memref<16xf32>
+      %u = arith.select %flag, %x, %neg : f32
+      memref.store %u, %o_uniform[%i] : memref<16xf32>
+      %q = arith.select %p, %n, %n2 : i32
+      memref.store %q, %o_bool[%i] : memref<16xi32>
+      %true = arith.constant true
+      %not = arith.xori %p, %true : i1
+      memref.store %not, %o_not[%i] : memref<16xi1>
+      %t1 = arith.sitofp %n : i32 to f32
+      memref.store %t1, %o_sitofp[%i] : memref<16xf32>
+      %t2 = arith.uitofp %n : i32 to f32
+      memref.store %t2, %o_uitofp[%i] : memref<16xf32>
+      %t3 = arith.uitofp %d : i64 to f64
+      memref.store %t3, %o_uitofp64[%i] : memref<16xf64>
+      %r = memref.load %in_range[%i] : memref<16xf32>
+      %t4 = arith.fptosi %r : f32 to i32
+      memref.store %t4, %o_fptosi[%i] : memref<16xi32>
+      %t5 = arith.fptoui %r : f32 to i32
+      memref.store %t5, %o_fptoui[%i] : memref<16xi32>
+      %t6 = arith.extf %x : f32 to f64
+      %t7 = arith.truncf %t6 : f64 to f32
+      memref.store %t7, %o_roundtrip[%i] : memref<16xf32>
+      %t8 = arith.extsi %m : i8 to i32
+      memref.store %t8, %o_extsi[%i] : memref<16xi32>
+      %t9 = arith.extui %m : i8 to i32
+      memref.store %t9, %o_extui[%i] : memref<16xi32>
+      %t10 = arith.trunci %n : i32 to i8
+      memref.store %t10, %o_trunci[%i] : memref<16xi8>
+      %t11 = arith.index_cast %n : i32 to index
+      %t13 = arith.index_cast %t11 : index to i64
+      memref.store %t13, %o_index[%i] : memref<16xi64>
+      %t12 = arith.bitcast %x : f32 to i32
+      memref.store %t12, %o_bitcast[%i] : memref<16xi32>
+    }"""
+
+
+def test_selects_and_casts() -> None:
+    inputs = [
+        ("f", "memref<1xi1>"),
+        ("a", "memref<16xf32>"),
+        ("b", "memref<16xi32>"),
+        ("m8", "memref<16xi8>"),
+        ("bools", "memref<16xi1>"),
+        ("wide", "memref<16xi64>"),
+        ("in_range", "memref<16xf32>"),
+    ]
+    outputs = [
+        ("o_select", "memref<16xf32>"),
+        ("o_uniform", "memref<16xf32>"),
+        ("o_bool", "memref<16xi32>"),
+        ("o_not", "memref<16xi1>"),
+        ("o_sitofp", "memref<16xf32>"),
+        ("o_uitofp", "memref<16xf32>"),
+        ("o_uitofp64", "memref<16xf64>"),
+        ("o_fptosi", "memref<16xi32>"),
+        ("o_fptoui", "memref<16xi32>"),
+        ("o_roundtrip", "memref<16xf32>"),
+        ("o_extsi", "memref<16xi32>"),
+        ("o_extui", "memref<16xi32>"),
+        ("o_trunci", "memref<16xi8>"),
+        ("o_index", "memref<16xi64>"),
+        ("o_bitcast", "memref<16xi32>"),
+    ]
+    text = function("k", inputs, outputs, SELECT_AND_CASTS)
+    x = floats(16, "f32", -1e10, 1e10)
+    x[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    ints = RNG.integers(-(2**31), 2**31 - 1, 16, dtype=np.int32)
+    wide = RNG.integers(-(2**63), 2**63 - 1, 16, dtype=np.int64)
+    bools = RNG.integers(0, 2, 16).astype(np.bool_)
+    in_range = floats(16, "f32", 0, 2e9)  # where C's conversions are defined
+    for flag in (True, False):
+        check(text, [np.array([flag]), x, ints, ints.astype(np.int8), bools, wide, in_range])
+
+
+def test_iota_from_the_induction_variable() -> None:
+    body = """
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+      %c3 = arith.constant 3 : index
+      %c1 = arith.constant 1 : index
+      %t = arith.muli %i, %c3 : index
+      %u = arith.addi %t, %c1 : index
+      %w = arith.index_cast %u : index to i32
+      %f = arith.sitofp %w : i32 to f32
+      memref.store %f, %o[%i] : memref<16xf32>
+      %v = arith.index_cast %u : index to i64
+      memref.store %v, %p[%i] : memref<16xi64>
+    }"""
+    text = function("k", [], [("o", "memref<16xf32>"), ("p", "memref<16xi64>")], body)
+    check(text, [])
+
+
+# --------------------------------------------------- memory access kinds
+
+
+def test_strided_gathered_and_indirect_loads() -> None:
+    body = """
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+      %c2 = arith.constant 2 : index
+      %c1 = arith.constant 1 : index
+      %c15 = arith.constant 15 : index
+      %s = arith.muli %i, %c2 : index
+      %s1 = arith.addi %s, %c1 : index
+      %strided = memref.load %a[%s1] : memref<40xf32>
+      %column = memref.load %t[%i, %c1] : memref<16x3xf32>
+      %half = arith.divui %i, %c2 : index
+      %halves = memref.load %a[%half] : memref<40xf32>
+      %back = arith.subi %c15, %i : index
+      %reversed = memref.load %a[%back] : memref<40xf32>
+      %k = memref.load %idx[%i] : memref<16xi64>
+      %j = arith.index_cast %k : i64 to index
+      %indirect = memref.load %a[%j] : memref<40xf32>
+      %x = arith.addf %strided, %column : f32
+      %y = arith.addf %x, %halves : f32
+      %z = arith.addf %y, %reversed : f32
+      %r = arith.addf %z, %indirect : f32
+      memref.store %r, %o[%i] : memref<16xf32>
+    }"""
+    inputs = [("a", "memref<40xf32>"), ("t", "memref<16x3xf32>"), ("idx", "memref<16xi64>")]
+    text = function("k", inputs, [("o", "memref<16xf32>")], body)
+    module = check(text, [floats(40), floats((16, 3)), RNG.integers(0, 40, 16)])
+    assert vector_ops(module).count("llvm.load") == 1  # idx: the only contiguous load
+
+
+def test_strided_store_of_a_conv_write_back() -> None:
+    """NCHW output written with the vectorized output channel (stride H*W)."""
+    body = """
+    %acc = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+    tir.for %h = 0 to 3 step 1 {name = "h", kind = "serial"} {
+      tir.for %w = 0 to 5 step 1 {name = "w", kind = "serial"} {
+        tir.for %c = 0 to 16 step 1 {name = "c", kind = "vectorized"} {
+          %x = memref.load %in[%h, %w, %c] : memref<3x5x16xf32>
+          %b = memref.load %bias[%c] : memref<16xf32>
+          %s = arith.addf %x, %b : f32
+          memref.store %s, %acc[%c] : memref<16xf32>
+        }
+        tir.for %c = 0 to 16 step 1 {name = "c_w", kind = "vectorized"} {
+          %zero = arith.constant 0 : index
+          %v = memref.load %acc[%c] : memref<16xf32>
+          %z = arith.constant 0.0 : f32
+          %r = arith.maximumf %v, %z : f32
+          memref.store %r, %out[%zero, %c, %h, %w] : memref<1x16x3x5xf32>
+        }
+      }
+    }"""
+    inputs = [("in", "memref<3x5x16xf32>"), ("bias", "memref<16xf32>")]
+    text = function("k", inputs, [("out", "memref<1x16x3x5xf32>")], body)
+    module = check(text, [floats((3, 5, 16)), floats(16)])
+    assert "llvm.xtc.extractelement.v16f32" in intrinsic_calls(module)
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "step"),
+    [(0, 1, 1), (0, 3, 1), (0, 8, 1), (0, 16, 1), (0, 17, 1), (5, 22, 1), (2, 40, 3), (0, 64, 1)],
+)
+def test_extents_bounds_and_steps(lower: int, upper: int, step: int) -> None:
+    body = f"""
+    tir.for %i = {lower} to {upper} step {step} {{name = "i", kind = "vectorized"}} {{
+      %x = memref.load %a[%i] : memref<{upper}xf64>
+      %y = memref.load %b[%i] : memref<{upper}xi64>
+      %f = arith.sitofp %y : i64 to f64
+      %r = arith.mulf %x, %f : f64
+      memref.store %r, %o[%i] : memref<{upper}xf64>
+    }}"""
+    inputs = [("a", f"memref<{upper}xf64>"), ("b", f"memref<{upper}xi64>")]
+    text = function("k", inputs, [("o", f"memref<{upper}xf64>")], body)
+    extent = len(range(lower, upper, step))
+    ints = RNG.integers(-9, 9, upper)
+    check(text, [floats(upper, "f64"), ints], vectorized=extent > 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    extent=st.integers(1, 33),
+    load_stride=st.integers(1, 4),
+    store_stride=st.integers(1, 3),
+    offset=st.integers(0, 3),
+    dtype=st.sampled_from(["f32", "i32"]),
+)
+def test_any_extent_and_strides(
+    extent: int, load_stride: int, store_stride: int, offset: int, dtype: str
+) -> None:
+    size = extent * 4 + 4
+    add = "arith.addf" if dtype == "f32" else "arith.addi"
+    body = f"""
+    tir.for %i = 0 to {extent} step 1 {{name = "i", kind = "vectorized"}} {{
+      %ls = arith.constant {load_stride} : index
+      %ss = arith.constant {store_stride} : index
+      %off = arith.constant {offset} : index
+      %l0 = arith.muli %i, %ls : index
+      %l = arith.addi %l0, %off : index
+      %s0 = arith.muli %ss, %i : index
+      %s = arith.addi %off, %s0 : index
+      %x = memref.load %a[%l] : memref<{size}x{dtype}>
+      %y = memref.load %b[%i] : memref<{size}x{dtype}>
+      %r = {add} %x, %y : {dtype}
+      memref.store %r, %o[%s] : memref<{size}x{dtype}>
+    }}"""
+    memref_type = f"memref<{size}x{dtype}>"
+    text = function("k", [("a", memref_type), ("b", memref_type)], [("o", memref_type)], body)
+    if dtype == "f32":
+        inputs = [floats(size), floats(size)]
+    else:
+        inputs = [RNG.integers(-100, 100, size, dtype=np.int32) for _ in range(2)]
+    check(text, inputs, vectorized=extent > 1)
+
+
+# ----------------------------------------------------- serial fallbacks
+
+FALLBACKS = [
+    (
+        "reduction into one element",
+        """
+        %zero = arith.constant 0 : index
+        tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+          %x = memref.load %a[%i] : memref<16xf32>
+          %s = memref.load %o[%zero] : memref<16xf32>
+          %t = arith.addf %s, %x : f32
+          memref.store %t, %o[%zero] : memref<16xf32>
+        }""",
+        "may hit the same element",
+    ),
+    (
+        "loop-carried dependence",
+        """
+        tir.for %i = 0 to 15 step 1 {name = "i", kind = "vectorized"} {
+          %c1 = arith.constant 1 : index
+          %next = arith.addi %i, %c1 : index
+          %x = memref.load %o[%i] : memref<16xf32>
+          %y = memref.load %a[%i] : memref<16xf32>
+          %t = arith.addf %x, %y : f32
+          memref.store %t, %o[%next] : memref<16xf32>
+        }""",
+        "written and accessed at other indices",
+    ),
+    (
+        "colliding scatter",
+        """
+        tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+          %c2 = arith.constant 2 : index
+          %h = arith.divui %i, %c2 : index
+          %x = memref.load %a[%i] : memref<16xf32>
+          memref.store %x, %o[%h] : memref<16xf32>
+        }""",
+        "may hit the same element",
+    ),
+    (
+        "nested loop",
+        """
+        tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+          tir.for %j = 0 to 2 step 1 {name = "j", kind = "serial"} {
+            %x = memref.load %a[%i] : memref<16xf32>
+            memref.store %x, %o[%i] : memref<16xf32>
+          }
+        }""",
+        "'tir.for' has a region",
+    ),
+    (
+        "call",
+        """
+        tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+          %x = memref.load %a[%i] : memref<16xf32>
+          %y = func.call @twice(%x) : (f32) -> f32
+          memref.store %y, %o[%i] : memref<16xf32>
+        }""",
+        "'func.call' may have side effects",
+    ),
+]
+
+TWICE = """
+  func.func private @twice(%x: f32) -> f32 {
+    %y = arith.addf %x, %x : f32
+    func.return %y : f32
+  }"""
+
+
+@pytest.mark.parametrize(("case", "body", "reason"), FALLBACKS, ids=[c[0] for c in FALLBACKS])
+def test_loops_that_stay_serial_are_still_right(case: str, body: str, reason: str) -> None:
+    text = function("k", [("a", "memref<16xf32>")], [("o", "memref<16xf32>")], body, TWICE)
+    blocker = analyze_loop(vectorized_loop(text))
+    assert isinstance(blocker, str) and reason in blocker, blocker
+    check(text, [floats(16)], vectorized=False)
+
+
+def test_an_extent_above_64_stays_serial() -> None:
+    text = elementwise(["arith.addf"], ["f32", "f32"], "f32", 100)
+    assert analyze_loop(vectorized_loop(text)) == "its extent 100 is above 64"
+    check(text, [floats(100), floats(100)], vectorized=False)
+
+
+# --------------------------------------------------------------- unrolling
+
+
+def test_unrolled_loops_are_copies_in_order() -> None:
+    """A loop-carried prefix sum stays right unrolled; no branch is left."""
+    body = """
+    tir.for %i = 0 to 3 step 1 {name = "i", kind = "unrolled"} {
+      tir.for %j = 1 to 5 step 2 {name = "j", kind = "unrolled"} {
+        %c1 = arith.constant 1 : index
+        %p = arith.subi %j, %c1 : index
+        %prev = memref.load %o[%i, %p] : memref<3x5xf32>
+        %x = memref.load %a[%i, %j] : memref<3x5xf32>
+        %s = arith.addf %prev, %x : f32
+        memref.store %s, %o[%i, %j] : memref<3x5xf32>
+        memref.store %s, %o[%i, %j] : memref<3x5xf32>
+        %n = arith.addi %j, %c1 : index
+        memref.store %s, %o[%i, %n] : memref<3x5xf32>
+      }
+    }"""
+    text = function("k", [("a", "memref<3x5xf32>")], [("o", "memref<3x5xf32>")], body)
+    module = check(text, [floats((3, 5))], vectorized=False)
+    branches = [op for op in module.walk() if isinstance(op, llvm.BrOp | llvm.CondBrOp)]
+    assert branches == []
+
+
+def test_an_unrolled_loop_around_a_serial_loop() -> None:
+    body = """
+    tir.for %i = 0 to 2 step 1 {name = "i", kind = "unrolled"} {
+      tir.for %j = 0 to 4 step 1 {name = "j", kind = "serial"} {
+        %x = memref.load %a[%i, %j] : memref<2x4xf32>
+        %y = arith.mulf %x, %x : f32
+        memref.store %y, %o[%i, %j] : memref<2x4xf32>
+      }
+    }"""
+    text = function("k", [("a", "memref<2x4xf32>")], [("o", "memref<2x4xf32>")], body)
+    check(text, [floats((2, 4))], vectorized=False)
+
+
+# ----------------------------------------------------------- LLVM IR text
+
+
+@pytest.mark.parametrize("name", ["llvm.xtc.shuffle.v4f32", "llvm.xtc.fcmp.bogus.v4f32"])
+def test_an_unknown_placeholder_is_a_diagnostic(name: str) -> None:
+    text = f"""builtin.module {{
+      llvm.func @f(%v: vector<4xf32>) -> vector<4xf32> {{
+        %r = llvm.call_intrinsic "{name}"(%v) : (vector<4xf32>) -> vector<4xf32>
+        llvm.return %r : vector<4xf32>
+      }}
+    }}"""
+    with pytest.raises(LLVMIRError, match=f"unknown placeholder intrinsic @{name} of 1 arguments"):
+        llvm_ir(parse_module(text))
+
+
+def test_placeholders_leave_no_declaration() -> None:
+    module = lower(elementwise(["arith.cmpf"], ["f32", "f32"], "i1", 16, "<{predicate = 4}>"))
+    text = llvm_ir(module)
+    assert "fcmp olt <16 x float>" in text
+    assert "llvm.xtc" not in text

@@ -1,0 +1,136 @@
+"""Default x86 schedules (ops/schedules.py): the recipe each kind of kernel
+gets, and the numbers staying the same once every kernel of a model is
+scheduled and compiled (`xtc.compile` at -O2 and -O3)."""
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+import xtc
+from xtc import interp
+from xtc.ops.schedules import default_schedule
+from xtc.tools.compiler import compile_graph, schedule_kernels
+from xtc.tools.pipelines import apply_pipeline
+from xtc.tools.textual_ir import module_to_text, parse_module
+
+MATMUL = """
+func.func @main(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
+  %c = graph.matmul %a, %b : (tensor<64x32xf32>, tensor<32x48xf32>) -> tensor<64x48xf32>
+  func.return %c : tensor<64x48xf32>
+}
+"""
+
+CONV_IHWO = """
+func.func @main(%x: tensor<1x16x14x14xf32>, %w: tensor<16x3x3x32xf32>) -> tensor<1x32x14x14xf32> {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "IHWO"} : (tensor<1x16x14x14xf32>, tensor<16x3x3x32xf32>) -> tensor<1x32x14x14xf32>
+  func.return %c : tensor<1x32x14x14xf32>
+}
+"""
+
+DEPTHWISE = """
+func.func @main(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x16x16xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32>
+  func.return %c : tensor<1x8x16x16xf32>
+}
+"""
+
+
+def recipes(text: str) -> dict[str, list[list[str]]]:
+    module = apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
+    return {f.sym_name.data: default_schedule(f) for f in module.ops if f.sym_name.data != "main"}
+
+
+def test_matmul_gets_a_register_tile_over_output_columns() -> None:
+    (recipe,) = recipes(MATMUL)["matmul_0"]
+    assert recipe[:4] == [
+        "tir-split{func=matmul_0 loop=i1 factor=16}",
+        "tir-reorder{func=matmul_0 order=i1_o,i0,i1_i}",
+        "tir-split{func=matmul_0 loop=i0 factor=8}",
+        "tir-cache-write{func=matmul_0 loop=i0_o}",
+    ]
+    assert "tir-unroll{func=matmul_0 loop=i0_i}" in recipe
+    assert "tir-vectorize{func=matmul_0 loop=i1_i}" in recipe
+    assert recipe[-1] == "tir-parallel{func=matmul_0 loop=i0_o}"
+
+
+def test_conv_with_ihwo_weights_vectorizes_output_channels_and_blocks_the_row() -> None:
+    padding, conv = recipes(CONV_IHWO)["conv2d_0"]
+    assert padding == ["tir-parallel{func=conv2d_0 loop=i1}"]
+    assert conv[0] == "tir-split{func=conv2d_0 loop=i1_1 factor=16}"
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=7}" in conv
+    assert "tir-cache-write{func=conv2d_0 loop=i3_1_o}" in conv
+    assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
+
+
+def test_depthwise_conv_vectorizes_the_output_row() -> None:
+    _, conv = recipes(DEPTHWISE)["conv2d_0"]
+    assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
+
+
+@pytest.mark.parametrize("text", [MATMUL, CONV_IHWO, DEPTHWISE])
+def test_scheduled_kernels_compute_the_same(text: str) -> None:
+    module = parse_module(text)
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal(a.type.get_shape()).astype(np.float32)
+        for a in module.body.block.first_op.body.block.args
+    ]  # type: ignore[union-attr]
+    (expected,) = interp.run(module, inputs)
+    (got,) = compile_graph(module, opt_level=2).run(inputs)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    lowered = apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
+    steps = schedule_kernels(lowered, "main")
+    assert steps and all("{func=" in s for s in steps)
+    assert 'kind = "vectorized"' in module_to_text(lowered)
+
+
+def _conv_model(c_in: int, c_out: int, k: int, stride: int, pad: int, groups: int, hw: int):  # noqa: ANN202
+    rng = np.random.default_rng(c_in * 100 + c_out)
+    w = rng.standard_normal((c_out, c_in // groups, k, k)).astype(np.float32)
+    b = rng.standard_normal(c_out).astype(np.float32)
+    nodes = [
+        helper.make_node(
+            "Conv",
+            ["x", "w", "b"],
+            ["c"],
+            kernel_shape=[k, k],
+            strides=[stride] * 2,
+            pads=[pad] * 4,
+            group=groups,
+        ),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    c_in=st.sampled_from([3, 8, 16]),
+    c_out=st.sampled_from([8, 16, 24, 32, 48]),
+    k=st.sampled_from([1, 3]),
+    stride=st.integers(1, 2),
+    hw=st.sampled_from([5, 7, 9, 14, 16]),
+    depthwise=st.booleans(),
+)
+def test_scheduled_convolutions_match_onnxruntime(
+    c_in: int, c_out: int, k: int, stride: int, hw: int, depthwise: bool
+) -> None:
+    groups = c_in if depthwise else 1
+    if depthwise:
+        c_out = c_in
+    model = _conv_model(c_in, c_out, k, stride, k // 2, groups, hw)
+    x = np.random.default_rng(hw).standard_normal((1, c_in, hw, hw)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))
