@@ -38,9 +38,11 @@ from xtc.dialects.tir import ForOp
 
 VECTOR_WIDTHS = (16, 8, 4)
 """Lanes of f32 tried, widest first (16 = one AVX-512 register)."""
-BLOCK_FACTORS = (8, 7, 6, 5, 4)
-"""Register-block sizes tried for the blocked loop, largest first."""
-MAX_TILE_ELEMENTS = 128
+BLOCK_FACTORS = (14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
+"""Register-block sizes tried for the blocked loop, largest dividing first
+(AVX-512 has 32 vector registers: 14 accumulators leave room for the
+weight vector and the broadcasts)."""
+MAX_TILE_ELEMENTS = 224
 """Block × vector accumulators kept in registers (8 AVX-512 registers)."""
 PARALLEL_ITERATIONS = 8
 """Iterations wanted of the parallel loop, to share among the threads."""

@@ -60,7 +60,7 @@ def test_conv_with_ihwo_weights_vectorizes_output_channels_and_blocks_the_row() 
     padding, conv = recipes(CONV_IHWO)["conv2d_0"]
     assert padding == ["tir-parallel{func=conv2d_0 loop=i1}"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i1_1 factor=16}"
-    assert "tir-split{func=conv2d_0 loop=i3_1 factor=7}" in conv
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=14}" in conv
     assert "tir-cache-write{func=conv2d_0 loop=i3_1_o}" in conv
     assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
 
