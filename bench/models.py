@@ -155,8 +155,10 @@ def ort_session(model: onnx.ModelProto, threads: int) -> ort.InferenceSession:
     )
 
 
-def time_calls(call: Callable[[], object], number: int) -> list[float]:
-    """Milliseconds of each of `number` calls."""
+def time_calls(call: Callable[[], object], number: int, warmup: int = 0) -> list[float]:
+    """Milliseconds of each of `number` calls, after `warmup` untimed ones."""
+    for _ in range(warmup):
+        call()
     times: list[float] = []
     for _ in range(number):
         start = time.perf_counter()
@@ -165,16 +167,24 @@ def time_calls(call: Callable[[], object], number: int) -> list[float]:
     return times
 
 
+SETTLE_S = 0.2
+"""Seconds between blocks: libgomp and onnxruntime spin-wait a while after a run."""
+
+
 def interleaved_medians(
     xtc_block: Callable[[], list[float]],
     baseline_block: Callable[[], list[float]],
     repeat: int,
 ) -> tuple[float, float]:
-    """Median per-run ms of each side, alternating their blocks `repeat` times."""
+    """Median per-run ms of each side, alternating their blocks `repeat` times.
+    Before each block the other side's thread pool is given time to stop
+    spinning (SETTLE_S), so neither times the other's idle spinning."""
     xtc_ms: list[float] = []
     baseline_ms: list[float] = []
     for _ in range(repeat):
+        time.sleep(SETTLE_S)
         xtc_ms += xtc_block()
+        time.sleep(SETTLE_S)
         baseline_ms += baseline_block()
     return float(np.median(xtc_ms)), float(np.median(baseline_ms))
 
@@ -209,7 +219,7 @@ def compile_timed(model: onnx.ModelProto) -> tuple[CompiledModel, float]:
 def xtc_block(compiled: CompiledModel, inputs: Inputs, number: int) -> Callable[[], list[float]]:
     """A block of `number` xtc runs, timed by the compiled model itself (no
     warm-up run per block: the first output check warmed it up)."""
-    return lambda: list(compiled.benchmark(inputs, repeat=number, number=1, warmup=0).runs_ms)
+    return lambda: list(compiled.benchmark(inputs, repeat=number, number=1, warmup=1).runs_ms)
 
 
 def bench_model(name: str, config: Config) -> Row:
@@ -226,7 +236,7 @@ def bench_model(name: str, config: Config) -> Row:
     row.match = "ok" if ok else "MISMATCH"
     row.xtc_ms, row.baseline_ms = interleaved_medians(
         xtc_block(compiled, inputs, config.number),
-        lambda: time_calls(lambda: session.run(None, inputs), config.number),
+        lambda: time_calls(lambda: session.run(None, inputs), config.number, warmup=1),
         config.repeat,
     )
     row.ratio = row.xtc_ms / row.baseline_ms
@@ -246,7 +256,7 @@ def bench_matmul(n: int, config: Config) -> Row:
     row.match = "ok" if ok else "MISMATCH"
     row.xtc_ms, row.baseline_ms = interleaved_medians(
         xtc_block(compiled, inputs, config.number),
-        lambda: time_calls(lambda: np.matmul(a, b), config.number),
+        lambda: time_calls(lambda: np.matmul(a, b), config.number, warmup=1),
         config.repeat,
     )
     row.ratio = row.xtc_ms / row.baseline_ms
@@ -367,9 +377,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         help="threads for onnxruntime, xtc (XTC_NUM_THREADS) and numpy",
     )
     parser.add_argument(
-        "--repeat", type=positive_int, default=3, help="alternating blocks per side (default 3)"
+        "--repeat", type=positive_int, default=5, help="alternating blocks per side (default 5)"
     )
-    parser.add_argument("--number", type=positive_int, default=1, help="runs per block (default 1)")
+    parser.add_argument("--number", type=positive_int, default=3, help="runs per block (default 3)")
     parser.add_argument(
         "--bert-layers",
         type=positive_int,
