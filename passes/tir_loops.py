@@ -23,6 +23,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -275,8 +276,11 @@ def index_constant(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, IndexType()))
 
 
-def set_kind(loop: ForOp, kind: str) -> None:
-    loop.properties["kind"] = StringAttr(kind)
+def set_kind(loop: ForOp, kind: str, rewriter: PatternRewriter) -> None:
+    """Gives `loop` the kind `kind`, telling the rewriter when it changes."""
+    if loop.kind.data != kind:
+        loop.properties["kind"] = StringAttr(kind)
+        rewriter.notify_op_modified(loop)
 
 
 def rename_loops_inside(op: Operation, suffix: str) -> None:

@@ -338,9 +338,7 @@ class ParallelizeLoop(RewritePattern):
             return
         loop = find_loop(PASS, op, self.loop)
         _Checker(op, loop).check()
-        if loop.kind.data != "parallel":
-            set_kind(loop, "parallel")
-            rewriter.notify_op_modified(loop)
+        set_kind(loop, "parallel", rewriter)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,9 +48,7 @@ class UnrollLoop(RewritePattern):
                 f"iterations; at most {MAX_UNROLLED_ITERATIONS} unroll",
                 loop,
             )
-        if loop.kind.data != "unrolled":
-            set_kind(loop, "unrolled")
-            rewriter.notify_op_modified(loop)
+        set_kind(loop, "unrolled", rewriter)
 
 
 @dataclass(frozen=True, kw_only=True)

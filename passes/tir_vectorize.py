@@ -55,9 +55,7 @@ class VectorizeLoop(RewritePattern):
                 "(split it first)",
                 loop,
             )
-        if loop.kind.data != "vectorized":
-            set_kind(loop, "vectorized")
-            rewriter.notify_op_modified(loop)
+        set_kind(loop, "vectorized", rewriter)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,7 +218,10 @@ class CompiledModel:
     def _call(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         self._caller(arrays, outputs)()
 
-    def _caller(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]):  # noqa: ANN202
+    def _caller(
+        self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]
+    ) -> Callable[[], None]:
+        """The native call on these buffers, ready to repeat."""
         function = self.library.xtc_run
         ins = (ctypes.c_void_p * max(1, len(arrays)))(*(a.ctypes.data for a in arrays))
         outs = (ctypes.c_void_p * max(1, len(outputs)))(*(a.ctypes.data for a in outputs))
