@@ -199,8 +199,9 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     · w[o, c, i, j], g the group of o; padding is a zero-padded stage."""
     x, w = inputs
     shape, element_type = _result(op)
-    layout = get_str(op.properties, "kernel_layout", "OIHW")
+    layout = nn.kernel_layout(op.properties)
     o, cg, kh, kw = nn.conv2d_weight_oihw(w.shape, layout)
+    block = nn.output_block(layout)
     window = _window(op, (kh, kw))
     groups = get_int(op.properties, "groups", 1)
     (sh, sw), (dh, dw) = window.strides, window.dilation
@@ -211,7 +212,12 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
         def term(c: Expr, i: Expr, j: Expr) -> Expr:
             channel = _grouped_channel(oc, o // groups, cg, groups, c)
             value = padded[b, channel, affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
-            weight = w[c, i, j, oc] if layout == "IHWO" else w[oc, c, i, j]
+            if layout == "IHWO":
+                weight = w[c, i, j, oc]
+            elif block is not None:
+                weight = w[oc // block, c, i, j, oc % block]
+            else:
+                weight = w[oc, c, i, j]
             return convert(value, acc) * convert(weight, acc)
 
         return convert(k.reduce("sum", (cg, kh, kw), term), element_type)

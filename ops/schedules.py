@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -113,10 +113,14 @@ def _parallel_loop(outer: list[tuple[str, int]]) -> str | None:
 def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int]]] | None:
     """(the steps, the outer loops they leave: name and extent), or None
     when the nest has no vector loop or nothing to block."""
-    vector = _vector_loop(nest)
-    if vector is None:
+    found = _vector_loop(nest)
+    if found is None:
         return None
-    width = next((w for w in VECTOR_WIDTHS if vector.extent % w == 0), None)
+    vector, blocked = found
+    if blocked is not None:
+        width = blocked if blocked in VECTOR_WIDTHS and vector.extent % blocked == 0 else None
+    else:
+        width = next((w for w in VECTOR_WIDTHS if vector.extent % w == 0), None)
     others = [loop for loop in nest.spatial if loop is not vector]
     if width is None or not others or others[-1].extent < 2:
         return None
@@ -187,20 +191,36 @@ def _block_factor(extent: int, width: int) -> int:
     return fits[0] if fits else min(extent, BLOCK_FACTORS[-1])
 
 
-def _vector_loop(nest: Nest) -> ForOp | None:
+def _vector_loop(nest: Nest) -> tuple[ForOp, int | None] | None:
     """The spatial loop that is the last index of a load in the reduction
-    (a weight read along its contiguous axis), else of the output store."""
+    (a weight read along its contiguous axis), else of the output store;
+    with the vector width that index imposes: b when it is `loop rem b` (a
+    weight in blocks of b, OIHW16o), None when any width will do."""
     variables = {loop.induction_variable: loop for loop in nest.spatial}
     innermost = nest.spatial[-1]
     for op in innermost.body.walk():
         if isinstance(op, memref.LoadOp) and op.memref is not _memref_of(nest.accumulator):
             if op.indices and _inside_reduction(op, innermost):
-                loop = variables.get(op.indices[-1])
-                if loop is not None:
-                    return loop
+                found = _loop_of_index(op.indices[-1], variables)
+                if found is not None:
+                    return found
     assert nest.store is not None
     if nest.store.indices:
-        return variables.get(nest.store.indices[-1])
+        return _loop_of_index(nest.store.indices[-1], variables)
+    return None
+
+
+def _loop_of_index(
+    index: SSAValue, variables: dict[SSAValue, ForOp]
+) -> tuple[ForOp, int | None] | None:
+    """(loop, None) for a loop variable, (loop, b) for `variable rem b`."""
+    if index in variables:
+        return variables[index], None
+    owner = index.owner
+    if isinstance(owner, arith.RemSIOp | arith.RemUIOp) and owner.lhs in variables:
+        divisor = owner.rhs.owner
+        if isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr):
+            return variables[owner.lhs], divisor.value.value.data
     return None
 
 

@@ -6,9 +6,12 @@ pass rewrites the weights once, at compile time, and leaves activations in
 NCHW (no layout transform between layers):
 
 - `graph.conv2d(x, W)` with W a constant O×C×KH×KW and groups = 1 ->
-  `graph.conv2d(x, W') {kernel_layout = "IHWO"}`, W' = W transposed to
-  C×KH×KW×O (grouped and depthwise convolutions keep OIHW: their schedule
-  vectorizes along the output row);
+  `graph.conv2d(x, W') {kernel_layout = "OIHW<b>o"}`, W' the O/b×C×KH×KW×b
+  blocks of b output channels (b = `block`, else block/2 or block/4,
+  whichever divides O), so that one block's weights are one contiguous run
+  the micro-kernel streams; when none divides O, `kernel_layout = "IHWO"`
+  (C×KH×KW×O). Grouped and depthwise convolutions keep OIHW: their schedule
+  vectorizes along the output row;
 - `graph.dense(x, W)` with W a constant N×K -> `graph.matmul(x, Wᵀ)`, Wᵀ a
   constant K×N.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
@@ -32,14 +36,25 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.utils.exceptions import PassFailedException
 
 from xtc.dialects.graph.base import get_int, get_str
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.nn import Conv2dOp, DenseOp, MatmulOp
 
 
+def blocked_weight(weight: np.ndarray, block: int) -> np.ndarray:
+    """An O×C×KH×KW weight as O/block×C×KH×KW×block (layout OIHW<block>o)."""
+    o, c, kh, kw = weight.shape
+    return weight.reshape(o // block, block, c, kh, kw).transpose(0, 2, 3, 4, 1).copy()
+
+
+@dataclass(frozen=True)
 class ConvWeightsOutputChannelsInnermost(RewritePattern):
-    """conv2d(x, W: OIHW constant), groups = 1 -> conv2d(x, W: IHWO) {kernel_layout}."""
+    """conv2d(x, W: OIHW constant), groups = 1 -> conv2d(x, W': OIHW<b>o)
+    {kernel_layout}, or W': IHWO when no block size divides O."""
+
+    block: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -48,13 +63,18 @@ class ConvWeightsOutputChannelsInnermost(RewritePattern):
             return
         if get_str(op.properties, "kernel_layout", "OIHW") != "OIHW":
             return
-        transposed = ConstantOp.from_array(
-            weight.to_array().transpose(1, 2, 3, 0).copy(), "weight_ihwo"
-        )
+        array = weight.to_array()
+        sizes = (self.block, self.block // 2, self.block // 4)
+        block = next((b for b in sizes if b >= 1 and array.shape[0] % b == 0), None)
+        if block is None:
+            layout, array = "IHWO", array.transpose(1, 2, 3, 0).copy()
+        else:
+            layout, array = f"OIHW{block}o", blocked_weight(array, block)
+        laid_out = ConstantOp.from_array(array, f"weight_{layout.lower()}")
         props = dict(op.properties)
-        props["kernel_layout"] = StringAttr("IHWO")
-        conv = Conv2dOp.build_inferred([op.input, transposed.output], props)
-        rewriter.replace(op, [transposed, conv])
+        props["kernel_layout"] = StringAttr(layout)
+        conv = Conv2dOp.build_inferred([op.input, laid_out.output], props)
+        rewriter.replace(op, [laid_out, conv])
 
 
 class DenseAsMatmulWithTransposedWeight(RewritePattern):
@@ -72,11 +92,22 @@ class DenseAsMatmulWithTransposedWeight(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphAlterLayout(ModulePass):
-    """Constant conv2d weights to IHWO and dense to matmul with a K×N
-    constant weight (see the module docstring for input and output IR)."""
+    """Constant conv2d weights to blocks of `block` output channels (IHWO
+    where no block divides) and dense to matmul with a K×N constant weight
+    (see the module docstring for input and output IR).
+
+    Command line: `graph-alter-layout` or `graph-alter-layout{block=8}`
+    (16, the default, is one AVX-512 vector of f32). Refuses a block < 1."""
 
     name = "graph-alter-layout"
 
+    block: int = 16
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [ConvWeightsOutputChannelsInnermost(), DenseAsMatmulWithTransposedWeight()]
+        if self.block < 1:
+            raise PassFailedException(f"{self.name}: block must be at least 1, got {self.block}")
+        patterns = [
+            ConvWeightsOutputChannelsInnermost(self.block),
+            DenseAsMatmulWithTransposedWeight(),
+        ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -19,10 +19,17 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xtc.dialects.graph.base import get_float, get_int, get_str, int_attr, shape_of
+from xtc.dialects.graph.base import get_float, get_int, int_attr, shape_of
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import AddOp, DropoutOp, IdentityOp, MulOp
-from xtc.dialects.graph.nn import BatchNormOp, BiasAddOp, Conv2dOp, DenseOp
+from xtc.dialects.graph.nn import (
+    BatchNormOp,
+    BiasAddOp,
+    Conv2dOp,
+    DenseOp,
+    kernel_layout,
+    output_block,
+)
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:
@@ -96,6 +103,17 @@ def replace_with_folded(
         rewriter.erase(op)
 
 
+def _per_output_channel(scale: np.ndarray, layout: str) -> np.ndarray:
+    """`scale` (one value per output channel) shaped to multiply a conv2d
+    weight of `layout` (see graph.conv2d)."""
+    block = output_block(layout)
+    if layout == "IHWO":
+        return scale.reshape(1, 1, 1, -1)
+    if block is not None:
+        return scale.reshape(-1, 1, 1, 1, block)
+    return scale.reshape(-1, 1, 1, 1)
+
+
 class FoldBatchNormIntoConv2d(RewritePattern):
     """batch_norm(conv2d(x, W) [+ b]) on the channel axis, W and the batch-norm
     parameters constant -> bias_add(conv2d(x, W * scale), (b - mean) * scale + beta)."""
@@ -110,8 +128,7 @@ class FoldBatchNormIntoConv2d(RewritePattern):
         if not isinstance(conv, Conv2dOp) or (weight := constant_value(conv.operands[1])) is None:
             return
         scale, shift = folded
-        output_axis = 3 if get_str(conv.properties, "kernel_layout", "OIHW") == "IHWO" else 0
-        new_weight = weight * np.expand_dims(scale, [a for a in range(4) if a != output_axis])
+        new_weight = weight * _per_output_channel(scale, kernel_layout(conv.properties))
         new_bias = (0.0 if bias is None else bias) * scale + shift
         replace_with_folded(rewriter, bn, conv, new_weight.astype(weight.dtype), new_bias, 1, dead)
 

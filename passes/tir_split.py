@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -92,6 +92,34 @@ def _tail_loop(loop: ForOp, factor: int) -> ForOp:
     return tail
 
 
+_QUOTIENTS = (arith.FloorDivSIOp, arith.DivSIOp, arith.DivUIOp)
+_REMAINDERS = (arith.RemSIOp, arith.RemUIOp)
+
+
+def _fold_quotient_and_remainder(
+    index: SSAValue, factor: int, outer: ForOp, inner: ForOp, rewriter: PatternRewriter
+) -> None:
+    """`L // factor` -> `L_o` and `L % factor` -> `L_i` where L = L_o ·
+    factor + L_i (0 <= L_i < factor, L_o >= 0): the blocked index of an
+    operand laid out in blocks of `factor` (a conv2d weight in OIHW16o)
+    becomes the loop variables themselves."""
+    for use in list(index.uses):
+        user = use.operation
+        if use.index != 0 or _constant_index(user.operands[1]) != factor:
+            continue
+        if isinstance(user, _QUOTIENTS):
+            rewriter.replace(user, [], [outer.induction_variable])
+        elif isinstance(user, _REMAINDERS):
+            rewriter.replace(user, [], [inner.induction_variable])
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
 @dataclass(frozen=True)
 class SplitLoop(RewritePattern):
     """`for L` -> `for L_o { for L_i { L = L_o * factor + L_i; body } }`,
@@ -119,6 +147,7 @@ class SplitLoop(RewritePattern):
         tail = _tail_loop(loop, self.factor) if peeled else None
         outer, inner, index = _main_nest(loop, self.factor)
         rewriter.inline_block(loop.body.block, InsertPoint.at_end(inner.body.block), [index])
+        _fold_quotient_and_remainder(index, self.factor, outer, inner, rewriter)
         replacement.append(outer)
         if tail is not None:
             replacement.append(tail)
@@ -137,7 +166,10 @@ class TirSplit(ModulePass):
     Produces: the loop replaced by `L_o` (extent E // factor, serial)
     holding `L_i` (extent factor, serial), whose body starts with
     `%L = arith.addi (arith.muli %L_o, factor), %L_i` (index) and then
-    holds the original body using `%L`. When factor does not divide E the
+    holds the original body using `%L`, except that `%L floordiv factor`
+    (or divsi, divui) becomes `%L_o` and `%L rem factor` (remsi, remui)
+    becomes `%L_i`, so an index into blocks of `factor` (a conv2d weight in
+    OIHW16o) reads straight from the loop variables. When factor does not divide E the
     remainder is peeled: after `L_o` comes `L_tail` (extent E % factor)
     running a copy of the body with `%L = (E // factor) * factor + %L_tail`;
     every loop inside that copy has `_L_tail` appended to its name (`r0`

@@ -9,6 +9,7 @@ the op and the shapes involved.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, cast
@@ -246,8 +247,30 @@ def _check_channel_vector(
 # Convolutions.
 
 
-KERNEL_LAYOUTS = ("OIHW", "IHWO")
-"""graph.conv2d's weight layouts: ONNX's, and output channels innermost."""
+KERNEL_LAYOUTS = ("OIHW", "IHWO", "OIHW<b>o")
+"""graph.conv2d's weight layouts: ONNX's; output channels innermost; and
+output channels in blocks of b, each block innermost (O/b×C/groups×KH×KW×b,
+TVM's `OIHW16o`), so that the weights of one block of output channels are
+one contiguous run."""
+
+_BLOCKED = re.compile(r"OIHW([1-9][0-9]*)o")
+
+
+def kernel_layout(props: Props) -> str:
+    """graph.conv2d's `kernel_layout` (default "OIHW"), checked."""
+    layout = get_str(props, "kernel_layout", "OIHW")
+    if layout not in ("OIHW", "IHWO") and _BLOCKED.fullmatch(layout) is None:
+        raise ShapeError(
+            f'property \'kernel_layout\' is "{layout}", expected "OIHW", "IHWO" '
+            'or "OIHW<b>o" (b a positive integer, as in "OIHW16o")'
+        )
+    return layout
+
+
+def output_block(layout: str) -> int | None:
+    """b of a blocked layout "OIHW<b>o", None for the others."""
+    match = _BLOCKED.fullmatch(layout)
+    return int(match.group(1)) if match else None
 
 
 def conv2d_weight_oihw(weight_shape: Sequence[int], layout: str) -> tuple[int, int, int, int]:
@@ -255,16 +278,39 @@ def conv2d_weight_oihw(weight_shape: Sequence[int], layout: str) -> tuple[int, i
     if layout == "IHWO":
         cg, kh, kw, o = weight_shape
         return o, cg, kh, kw
+    if output_block(layout) is not None:
+        blocks, cg, kh, kw, block = weight_shape
+        return blocks * block, cg, kh, kw
     o, cg, kh, kw = weight_shape
     return o, cg, kh, kw
+
+
+def _conv2d_weight(op_name: str, w: Attribute, layout: str) -> tuple[int, int, int, int]:
+    """(O, C/groups, KH, KW) of weight type `w` in `layout`, its rank (and
+    block) checked."""
+    block = output_block(layout)
+    if layout == "IHWO":
+        shape = _of_rank(op_name, w, "weight", 4, "C/groups×KH×KW×O")
+    elif block is not None:
+        shape = _of_rank(op_name, w, "weight", 5, f"O/{block}×C/groups×KH×KW×{block}")
+        if shape[4] != block:
+            raise ShapeError(
+                f"{op_name}: weight {type_str(w)} in layout {layout} must have "
+                f"{block} as its last dimension"
+            )
+    else:
+        shape = _of_rank(op_name, w, "weight", 4, "O×C/groups×KH×KW")
+    return conv2d_weight_oihw(shape, layout)
 
 
 @irdl_op_definition
 class Conv2dOp(GraphOp):
     """2-D convolution (cross-correlation) as ONNX Conv without bias:
     input N×C×H×W, weight O×(C/groups)×KH×KW -> N×O×OH×OW. With
-    `kernel_layout = "IHWO"` the weight is (C/groups)×KH×KW×O instead (what
-    graph-alter-layout makes, so that output channels are contiguous)."""
+    `kernel_layout = "IHWO"` the weight is (C/groups)×KH×KW×O instead, and
+    with `kernel_layout = "OIHW<b>o"` (O/b)×(C/groups)×KH×KW×b, output
+    channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
+    that output channels are contiguous)."""
 
     name = "graph.conv2d"
 
@@ -284,11 +330,7 @@ class Conv2dOp(GraphOp):
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x, w = operand_types
         n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
-        layout = get_str(props, "kernel_layout", "OIHW", KERNEL_LAYOUTS)
-        if layout == "IHWO":
-            cg, kh, kw, o = _of_rank(cls.name, w, "weight", 4, "C/groups×KH×KW×O")
-        else:
-            o, cg, kh, kw = _of_rank(cls.name, w, "weight", 4, "O×C/groups×KH×KW")
+        o, cg, kh, kw = _conv2d_weight(cls.name, w, kernel_layout(props))
         element_type = same_element_type(cls.name, x, w)
         groups = _positive_int_prop(cls.name, props, "groups", 1)
         window = _window_props(cls.name, props, (kh, kw))

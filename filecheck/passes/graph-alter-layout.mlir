@@ -1,6 +1,27 @@
 // RUN: xtc-opt %s -p graph-alter-layout,dce | filecheck %s
+// RUN: xtc-opt %s -p 'graph-alter-layout{block=2},dce' | filecheck %s --check-prefix=TWO
+// RUN: not xtc-opt %s -p 'graph-alter-layout{block=0}' 2>&1 | filecheck %s --check-prefix=ZERO
 
-// A constant conv2d weight becomes C×KH×KW×O: element [o, c, i, j] moves to [c, i, j, o].
+// With block=2, O = 4 and O = 2 both get blocks of 2.
+// TWO-LABEL: func.func @conv_blocked
+// TWO:         graph.conv2d %x, %{{.*}} {kernel_layout = "OIHW2o"} : (tensor<1x1x2x2xf32>, tensor<2x1x1x2x2xf32>)
+// TWO-LABEL: func.func @conv
+// TWO:         graph.conv2d %x, %{{.*}} {padding = array<i64: 0, 0, 0, 1>, kernel_layout = "OIHW2o"} : (tensor<1x1x2x2xf32>, tensor<1x1x1x2x2xf32>)
+// ZERO: error: graph-alter-layout: block must be at least 1, got 0
+
+// A constant conv2d weight whose O a block size divides (16, else 8, else 4)
+// becomes O/b×C×KH×KW×b: element [o, c, i, j] moves to [o / b, c, i, j, o mod b].
+// CHECK-LABEL: func.func @conv_blocked
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]]]]> : tensor<1x1x1x2x4xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] {kernel_layout = "OIHW4o"} : (tensor<1x1x2x2xf32>, tensor<1x1x1x2x4xf32>) -> tensor<1x4x2x1xf32>
+// CHECK-NEXT:    func.return %[[C]]
+func.func @conv_blocked(%x: tensor<1x1x2x2xf32>) -> tensor<1x4x2x1xf32> {
+  %w = graph.constant dense<[[[[1.0, 5.0]]], [[[2.0, 6.0]]], [[[3.0, 7.0]]], [[[4.0, 8.0]]]]> : tensor<4x1x1x2xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<4x1x1x2xf32>) -> tensor<1x4x2x1xf32>
+  func.return %c : tensor<1x4x2x1xf32>
+}
+
+// Where no block size divides O, the weight becomes C×KH×KW×O: element [o, c, i, j] moves to [c, i, j, o].
 // CHECK-LABEL: func.func @conv
 // CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
 // CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] {padding = array<i64: 0, 0, 0, 1>, kernel_layout = "IHWO"} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32>

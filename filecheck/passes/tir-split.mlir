@@ -227,3 +227,29 @@ func.func @tail_name_taken(%x: memref<6xf32>) {
   }
   func.return
 }
+
+// -----
+
+// Splitting by 4 the variable of a read in blocks of 4: `i1 floordiv 4`
+// becomes i1_o and `i1 rem 4` becomes i1_i; a division by 3 stays.
+// CHECK-LABEL: func.func @blocked(
+// CHECK-NEXT:    tir.for %[[O:.*]] = 0 to 2 step 1 {name = "i1_o", kind = "serial"} {
+// CHECK-NEXT:      tir.for %[[I:.*]] = 0 to 4 step 1 {name = "i1_i", kind = "serial"} {
+// CHECK:             %[[I1:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT:        %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:        %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:        %[[Q3:.*]] = arith.floordivsi %[[I1]], %[[C3]] : index
+// CHECK-NEXT:        %[[V:.*]] = memref.load %w[%[[O]], %[[I]]] : memref<2x4xf32>
+// CHECK-NEXT:        memref.store %[[V]], %y[%[[Q3]]] : memref<8xf32>
+func.func @blocked(%w: memref<2x4xf32>, %y: memref<8xf32>) {
+  tir.for %i1 = 0 to 8 step 1 {name = "i1", kind = "serial"} {
+    %c4 = arith.constant 4 : index
+    %q = arith.floordivsi %i1, %c4 : index
+    %r = arith.remsi %i1, %c4 : index
+    %c3 = arith.constant 3 : index
+    %q3 = arith.floordivsi %i1, %c3 : index
+    %v = memref.load %w[%q, %r] : memref<2x4xf32>
+    memref.store %v, %y[%q3] : memref<8xf32>
+  }
+  func.return
+}

@@ -317,6 +317,16 @@ def log_softmax(x: Array, axis: int) -> Array:
         return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
+def weight_as_oihw(w: np.ndarray, layout: str) -> np.ndarray:
+    """A conv2d weight of `layout` (see graph.conv2d) as O×C/groups×KH×KW."""
+    if layout == "IHWO":
+        return w.transpose(3, 0, 1, 2)
+    if nn.output_block(layout) is not None:
+        blocks, cg, kh, kw, block = w.shape
+        return w.transpose(0, 4, 1, 2, 3).reshape(blocks * block, cg, kh, kw)
+    return w
+
+
 @register_impls
 class NnFunctions(InterpreterFunctions):
     @impl(nn.Conv2dOp)
@@ -324,8 +334,7 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.Conv2dOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, w = (_accumulator(a) for a in args)
-        if get_str(op.properties, "kernel_layout", "OIHW") == "IHWO":
-            w = w.transpose(3, 0, 1, 2)
+        w = weight_as_oihw(w, nn.kernel_layout(op.properties))
         out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
         window = _window(op, w.shape[2:])
         groups = get_int(op.properties, "groups", 1)

@@ -30,6 +30,13 @@ func.func @main(%x: tensor<1x16x14x14xf32>, %w: tensor<16x3x3x32xf32>) -> tensor
 }
 """
 
+CONV_BLOCKED = """
+func.func @main(%x: tensor<1x16x14x14xf32>, %w: tensor<4x16x3x3x8xf32>) -> tensor<1x32x14x14xf32> {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW8o"} : (tensor<1x16x14x14xf32>, tensor<4x16x3x3x8xf32>) -> tensor<1x32x14x14xf32>
+  func.return %c : tensor<1x32x14x14xf32>
+}
+"""
+
 DEPTHWISE = """
 func.func @main(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32> {
   %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x16x16xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32>
@@ -65,12 +72,21 @@ def test_conv_with_ihwo_weights_vectorizes_output_channels_and_blocks_the_row() 
     assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
 
 
+def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> None:
+    """OIHW8o: the vector is the block of 8 output channels (not 16), and
+    the weights need no packing: each block is already contiguous."""
+    _, conv = recipes(CONV_BLOCKED)["conv2d_0"]
+    assert conv[0] == "tir-split{func=conv2d_0 loop=i1_1 factor=8}"
+    assert "tir-vectorize{func=conv2d_0 loop=i1_1_i}" in conv
+    assert not any(step.startswith("tir-cache-read") for step in conv)
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
 
 
-@pytest.mark.parametrize("text", [MATMUL, CONV_IHWO, DEPTHWISE])
+@pytest.mark.parametrize("text", [MATMUL, CONV_IHWO, CONV_BLOCKED, DEPTHWISE])
 def test_scheduled_kernels_compute_the_same(text: str) -> None:
     module = parse_module(text)
     rng = np.random.default_rng(0)

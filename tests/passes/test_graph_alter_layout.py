@@ -1,11 +1,13 @@
 """graph-alter-layout keeps outputs while laying constant weights out for
-vector code (conv2d weights IHWO, dense as matmul with a K×N weight), on the
-interpreter and natively; the batch-norm fold still works on IHWO weights."""
+vector code (conv2d weights in blocks of output channels or IHWO, dense as
+matmul with a K×N weight), on the interpreter and natively; the batch-norm
+fold still works on those weights."""
 
 from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -82,7 +84,11 @@ def test_conv_and_dense_keep_their_outputs_natively(
     apply_pipeline(module, "graph-alter-layout,dce")
     text = module_to_text(module)
     assert "graph.dense" not in text and "graph.matmul" in text
-    assert ('kernel_layout = "IHWO"' in text) == (groups == 1)
+    if groups == 1:
+        layout = {2: "IHWO", 4: "OIHW4o", 16: "OIHW16o"}[c_out]
+        assert f'kernel_layout = "{layout}"' in text
+    else:
+        assert "kernel_layout" not in text
     np.testing.assert_allclose(interp.run(module, [x])[0], expected, rtol=1e-5, atol=1e-5)
     (native,) = compile_graph(module, opt_level=0).run([x])
     np.testing.assert_allclose(native, expected, rtol=1e-5, atol=1e-5)
@@ -112,14 +118,17 @@ def test_whole_models_keep_their_outputs() -> None:
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
 
 
-def test_batch_norm_folds_into_an_ihwo_weight() -> None:
-    """simplify-inference after alter-layout scales the output-channel axis
-    of an IHWO weight (the last), not the first."""
-    model = resnet_like(widths=(4, 8), image=16)
+@pytest.mark.parametrize(("widths", "layout"), [((4, 8), "OIHW4o"), ((2, 6), "IHWO")])
+def test_batch_norm_folds_into_a_laid_out_weight(widths: tuple[int, int], layout: str) -> None:
+    """simplify-inference after alter-layout scales the output-channel axes
+    of a blocked (the first and the last) or IHWO weight (the last)."""
+    model = resnet_like(widths=widths, image=16)
     module = import_model(model)
     x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
     (expected,) = interp.run(module, [x])
-    apply_pipeline(module, "graph-alter-layout,graph-simplify-inference,graph-fold-constants,dce")
+    apply_pipeline(module, "graph-alter-layout")
+    assert f'kernel_layout = "{layout}"' in module_to_text(module)
+    apply_pipeline(module, "graph-simplify-inference,graph-fold-constants,dce")
     assert "graph.batch_norm" not in module_to_text(module)
     (got,) = interp.run(module, [x])
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))

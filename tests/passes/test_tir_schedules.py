@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
@@ -79,6 +79,17 @@ def conv2d(c: int, size: int, o: int, kernel: int, stride: int, pad: int) -> str
         (1, o, out, out),
         "graph.conv2d",
         props,
+    )
+
+
+def conv2d_blocked(c: int, size: int, blocks: int, block: int, kernel: int) -> str:
+    """conv2d with its weight in blocks of `block` output channels (OIHW<block>o)."""
+    out = size - kernel + 1
+    return _function(
+        [(1, c, size, size), (blocks, c, kernel, kernel, block)],
+        (1, blocks * block, out, out),
+        "graph.conv2d",
+        f'{{kernel_layout = "OIHW{block}o"}}',
     )
 
 
@@ -198,9 +209,11 @@ dims = st.integers(1, 7)
 
 @st.composite
 def reduction_kernel_texts(draw: st.DrawFn) -> str:
-    """matmul, dense, conv2d (stride, padding), max and avg pooling, as graph
-    text (what hypothesis prints for a failing example)."""
-    which = draw(st.sampled_from(["matmul", "dense", "conv2d", "max_pool2d", "avg_pool2d"]))
+    """matmul, dense, conv2d (stride, padding; or a blocked weight), max and
+    avg pooling, as graph text (what hypothesis prints for a failing example)."""
+    which = draw(
+        st.sampled_from(["matmul", "dense", "conv2d", "conv2d_blocked", "max_pool2d", "avg_pool2d"])
+    )
     if which == "matmul":
         return matmul(draw(dims), draw(dims), draw(dims))
     if which == "dense":
@@ -208,6 +221,9 @@ def reduction_kernel_texts(draw: st.DrawFn) -> str:
     kernel = draw(st.integers(1, 3))
     stride = draw(st.integers(1, 2))
     size = draw(st.integers(kernel, 7))
+    if which == "conv2d_blocked":
+        blocks, block = draw(st.integers(1, 2)), draw(st.sampled_from([2, 4]))
+        return conv2d_blocked(draw(st.integers(1, 3)), size, blocks, block, kernel)
     if which == "conv2d":
         pad = draw(st.integers(0, 1))
         return conv2d(draw(st.integers(1, 3)), size, draw(st.integers(1, 4)), kernel, stride, pad)
@@ -245,6 +261,28 @@ def test_split_keeps_the_numbers(kernel: Kernel, data: st.DataObject) -> None:
     tails = loops.get(f"{loop}_tail", [])
     assert [t.extent for t in tails] == ([extent % factor] if extent % factor else [])
     assert all(len(same) == 1 for same in loops.values())
+
+
+@pytest.mark.parametrize(("factor", "folded"), [(4, True), (2, False)])
+def test_split_by_the_block_reads_blocked_weights_from_the_loop_variables(
+    factor: int, folded: bool
+) -> None:
+    """Splitting the output channels of a conv2d with OIHW4o weights by 4
+    turns `oc floordiv 4` and `oc rem 4` into the outer and inner loop
+    variables; by 2 it keeps them."""
+    kernel = lower(conv2d_blocked(2, 4, 2, 4, 2))
+    channels = kernel.spatial[1]
+    scheduled = check_schedule(
+        kernel, f"tir-split{{func={kernel.name} loop={channels} factor={factor}}}"
+    )
+    ops = list(kernel_function(scheduled, kernel.name).walk())
+    division = any(isinstance(op, arith.FloorDivSIOp | arith.RemSIOp) for op in ops)
+    assert division != folded
+    weight = next(op for op in ops if isinstance(op, memref.LoadOp) and len(op.indices) == 5)
+    loops = loops_by_name(kernel_function(scheduled, kernel.name))
+    if folded:
+        assert weight.indices[0] is loops[f"{channels}_o"][0].induction_variable
+        assert weight.indices[4] is loops[f"{channels}_i"][0].induction_variable
 
 
 def test_split_peels_and_renames_the_tail_copy() -> None:

@@ -377,7 +377,7 @@ func.func @pad_crops_past_the_start(%x: tensor<2xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @conv2d_unknown_kernel_layout(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op property 'kernel_layout' is "HWIO", expected one of "OIHW", "IHWO"
+  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op property 'kernel_layout' is "HWIO", expected "OIHW", "IHWO" or "OIHW<b>o" (b a positive integer, as in "OIHW16o")
   %0 = graph.conv2d %x, %w {kernel_layout = "HWIO"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   func.return %0 : tensor<1x4x6x6xf32>
 }
@@ -388,4 +388,20 @@ func.func @conv2d_ihwo_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>
   // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op input tensor<1x3x8x8xf32> has 3 channels but weight tensor<4x3x3x3xf32> expects 4 (groups=1)
   %0 = graph.conv2d %x, %w {kernel_layout = "IHWO"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x6x6xf32>
   func.return %0 : tensor<1x3x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_blocked_weight_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op weight must be 5-D (O/4×C/groups×KH×KW×4), got tensor<4x3x3x3xf32>
+  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv2d_blocked_weight_block(%x: tensor<1x3x8x8xf32>, %w: tensor<1x3x3x3x8xf32>) -> tensor<1x8x6x6xf32> {
+  // CHECK: invalid-nn.mlir:{{[0-9]+}}:3: error: 'graph.conv2d' op weight tensor<1x3x3x3x8xf32> in layout OIHW4o must have 4 as its last dimension
+  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o"} : (tensor<1x3x8x8xf32>, tensor<1x3x3x3x8xf32>) -> tensor<1x8x6x6xf32>
+  func.return %0 : tensor<1x8x6x6xf32>
 }

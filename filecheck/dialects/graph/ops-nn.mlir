@@ -78,6 +78,14 @@ func.func @resize_by_scales_and_roi(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x2x2x
   func.return %0, %1 : tensor<1x3x2x2xf32>, tensor<1x3x6x6xf32>
 }
 
+// The weight in blocks of 8 output channels, O/8×C/groups×KH×KW×8 (graph-alter-layout's output).
+// CHECK-LABEL: func.func @conv2d_blocked
+func.func @conv2d_blocked(%x: tensor<1x3x8x8xf32>, %w: tensor<2x3x3x3x8xf32>) -> tensor<1x16x6x6xf32> {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {kernel_layout = "OIHW8o"} : (tensor<1x3x8x8xf32>, tensor<2x3x3x3x8xf32>) -> tensor<1x16x6x6xf32>
+  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW8o"} : (tensor<1x3x8x8xf32>, tensor<2x3x3x3x8xf32>) -> tensor<1x16x6x6xf32>
+  func.return %0 : tensor<1x16x6x6xf32>
+}
+
 // The weight laid out C/groups×KH×KW×O (graph-alter-layout's output).
 // CHECK-LABEL: func.func @conv2d_ihwo
 func.func @conv2d_ihwo(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x16xf32>) -> tensor<1x16x4x4xf32> {
