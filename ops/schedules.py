@@ -8,15 +8,21 @@ Every top-level loop nest of the kernel gets one recipe:
 
 - a reduction nest (spatial loops, a scalar accumulator, reduction loops,
   an epilogue and one store: conv2d, matmul, dense, batch_matmul, pooling)
-  becomes a register-blocked micro-kernel: the vector loop is the spatial
+  becomes a register-blocked micro-kernel. The vector loop is the spatial
   loop that is the contiguous (last) index of a weight-like operand (conv2d
-  with IHWO weights: output channels; matmul: output columns), else of the
-  output (depthwise conv, pooling: the output row); it is split by the vector
-  width (16, 8 or 4 lanes, whichever divides it), the next spatial loop is
-  register-blocked by 4 to 8 (a tail peeled when no such factor divides),
-  the accumulator becomes a block×vector register tile (`tir-cache-write`)
-  with the reduction loops outside it, the block loop is unrolled and the
-  vector loops vectorized; the epilogue runs once per tile;
+  with blocked OIHW32o weights: output channels, through `oc rem 32`;
+  matmul: output columns), else of the output (depthwise conv, pooling:
+  the output row). Its columns are split in blocks of two 16-lane vectors
+  (or one vector of 16, 8 or 4 lanes, whichever divides); the next spatial
+  loop is register-blocked by up to 12 rows for two vectors, 14 for one
+  (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
+  block's second vector an outer loop; a tail is peeled when nothing
+  divides). The accumulators become a rows × vectors register tile
+  (`tir-cache-write`) with the reduction loops outside it, the rows and
+  vectors unrolled, the lanes vectorized; the epilogue runs once per tile,
+  its stores along the output row when that is contiguous (NCHW). With one
+  output row (a matrix-vector product) the tile is several vectors of the
+  columns instead;
 - every nest runs its first loop of more than one iteration in parallel.
 
 A primitive that refuses (a shape the recipe did not foresee) only stops
@@ -42,8 +48,9 @@ BLOCK_FACTORS = (14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 """Register-block sizes tried for the blocked loop, largest dividing first
 (AVX-512 has 32 vector registers: 14 accumulators leave room for the
 weight vector and the broadcasts)."""
-MAX_TILE_ELEMENTS = 224
-"""Block × vector accumulators kept in registers (8 AVX-512 registers)."""
+MAX_ACCUMULATORS = 24
+"""Rows × vectors of a register tile: AVX-512's 32 vector registers less
+the weight vectors and the broadcasts (14 rows of one vector, 12 of two)."""
 PARALLEL_ITERATIONS = 8
 """Iterations wanted of the parallel loop, to share among the threads."""
 
@@ -117,39 +124,123 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
     if found is None:
         return None
     vector, blocked = found
-    if blocked is not None:
-        width = blocked if blocked in VECTOR_WIDTHS and vector.extent % blocked == 0 else None
-    else:
-        width = next((w for w in VECTOR_WIDTHS if vector.extent % w == 0), None)
-    others = [loop for loop in nest.spatial if loop is not vector]
-    if width is None or not others or others[-1].extent < 2:
+    columns = _column_split(vector.extent, blocked)
+    if columns is None:
         return None
+    split, width = columns
+    others = [loop for loop in nest.spatial if loop is not vector]
+    if not others or others[-1].extent < 2:
+        return _vector_blocks(func, nest, vector, width)
     block = others[-1]
-    factor = _block_factor(block.extent, width)
+    factor, vectors = _tile_shape(block.extent, split // width)
     v, b = _name(vector), _name(block)
     outer: list[tuple[str, int]] = []
     for loop in nest.spatial:
         if loop is vector:
-            outer.append((f"{v}_o", loop.extent // width))
+            outer.append((f"{v}_o", loop.extent // split))
         elif loop is not block:
             outer.append((_name(loop), loop.extent))
-    chain = [name for name, _ in outer] + [b, f"{v}_i"]
-    steps = [
-        f"tir-split{{func={func} loop={v} factor={width}}}",
+    steps = [f"tir-split{{func={func} loop={v} factor={split}}}"]
+    if split == width:
+        lanes, tile = f"{v}_i", [b, f"{v}_i"]
+    else:
+        # Two vectors per block of columns: both in the tile, or the tile
+        # one vector wide and the block's vectors an outer loop.
+        steps.append(f"tir-split{{func={func} loop={v}_i factor={width}}}")
+        lanes = f"{v}_i_i"
+        if vectors > 1:
+            tile = [b, f"{v}_i_o", lanes]
+        else:
+            outer.append((f"{v}_i_o", split // width))
+            tile = [b, lanes]
+    chain = [name for name, _ in outer] + tile
+    steps += [
         f"tir-reorder{{func={func} order={','.join(chain)}}}",
         f"tir-split{{func={func} loop={b} factor={factor}}}",
         f"tir-cache-write{{func={func} loop={b}_o}}",
         f"tir-unroll{{func={func} loop={b}_i}}",
+    ]
+    if vectors > 1:
+        steps.append(f"tir-unroll{{func={func} loop={v}_i_o}}")
+    steps += [
+        f"tir-vectorize{{func={func} loop={lanes}}}",
+        f"tir-vectorize{{func={func} loop={lanes}_init}}",
+        *_write_back(func, nest, block, [f"{name}_wb" for name in tile[1:]], f"{b}_i_wb"),
+    ]
+    panel = _panel_argument(nest, vector, split)
+    if panel is not None and block.extent >= 2 * factor:
+        # Pack the operand's column panel once per v_o: every row tile
+        # then reads contiguous lines per reduction step.
+        steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
+    return steps, [*outer, (f"{b}_o", block.extent // factor)]
+
+
+def _write_back(func: str, nest: Nest, block: ForOp, columns: list[str], rows: str) -> list[str]:
+    """The tile's write-back loops (`rows` around the `columns`): vectorized
+    along the columns, or, when the output is contiguous along the blocked
+    loop (a conv2d's NCHW output row), turned so that each column stores
+    (and reads its residual) as one vector along the rows."""
+    assert nest.store is not None
+    if nest.store.indices and nest.store.indices[-1] is block.induction_variable:
+        return [
+            f"tir-reorder{{func={func} order={','.join([*columns, rows])}}}",
+            f"tir-vectorize{{func={func} loop={rows}}}",
+        ]
+    return [f"tir-vectorize{{func={func} loop={columns[-1]}}}"]
+
+
+def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
+    """(the columns split off the vector loop, the lanes of a vector) for a
+    vector loop of `extent`: a block of b (a blocked weight) is b / 16
+    vectors of 16 or one vector of b; otherwise two vectors of the widest
+    width that divides the extent twice, else one. None when no width fits."""
+    if blocked is not None:
+        if extent % blocked:
+            return None
+        if blocked % VECTOR_WIDTHS[0] == 0 and blocked <= 2 * VECTOR_WIDTHS[0]:
+            return blocked, VECTOR_WIDTHS[0]
+        return (blocked, blocked) if blocked in VECTOR_WIDTHS else None
+    width = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
+    if width is None:
+        return None
+    return (2 * width, width) if extent % (2 * width) == 0 else (width, width)
+
+
+def _tile_shape(extent: int, vectors: int) -> tuple[int, int]:
+    """(rows, vectors) of the register tile over a blocked loop of `extent`
+    when a block of columns holds `vectors` vectors: all of them when some
+    row count that fits divides the extent, else one vector (more rows fit)."""
+    if vectors > 1:
+        rows = _block_factor(extent, vectors)
+        if extent % rows == 0 or _block_factor(extent, 1) == rows:
+            return rows, vectors
+    return _block_factor(extent, 1), 1
+
+
+def _vector_blocks(
+    func: str, nest: Nest, vector: ForOp, width: int
+) -> tuple[list[str], list[tuple[str, int]]] | None:
+    """The micro-kernel when no other loop can be blocked (a matrix-vector
+    product: one output row): the tile is several vectors of the vector
+    loop itself, `v_o_i` × `v_i`. None when the loop holds one vector."""
+    vectors = vector.extent // width
+    if vectors < 2:
+        return None
+    factor = _block_factor(vectors, 1)
+    v = _name(vector)
+    outer = [(_name(loop), loop.extent) for loop in nest.spatial if loop is not vector]
+    chain = [name for name, _ in outer] + [f"{v}_o", f"{v}_i"]
+    steps = [
+        f"tir-split{{func={func} loop={v} factor={width}}}",
+        f"tir-reorder{{func={func} order={','.join(chain)}}}",
+        f"tir-split{{func={func} loop={v}_o factor={factor}}}",
+        f"tir-cache-write{{func={func} loop={v}_o_o}}",
+        f"tir-unroll{{func={func} loop={v}_o_i}}",
         f"tir-vectorize{{func={func} loop={v}_i}}",
         f"tir-vectorize{{func={func} loop={v}_i_init}}",
         f"tir-vectorize{{func={func} loop={v}_i_wb}}",
     ]
-    panel = _panel_argument(nest, vector, width)
-    if panel is not None and block.extent >= 2 * factor:
-        # Pack the operand's vector-wide column panel once per v_o: every
-        # row tile then reads one contiguous line per reduction step.
-        steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
-    return steps, [*outer, (f"{b}_o", block.extent // factor)]
+    return steps, [*outer, (f"{v}_o_o", vectors // factor)]
 
 
 PANEL_BYTES = 4 * 1024 * 1024
@@ -183,8 +274,10 @@ def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
     return None
 
 
-def _block_factor(extent: int, width: int) -> int:
-    fits = [f for f in BLOCK_FACTORS if f * width <= MAX_TILE_ELEMENTS and f <= extent]
+def _block_factor(extent: int, vectors: int) -> int:
+    """Rows of a tile `vectors` registers wide: the largest that divides
+    `extent` within MAX_ACCUMULATORS, else the largest that fits."""
+    fits = [f for f in BLOCK_FACTORS if f * vectors <= MAX_ACCUMULATORS and f <= extent]
     for f in fits:
         if extent % f == 0:
             return f

@@ -7,9 +7,10 @@ NCHW (no layout transform between layers):
 
 - `graph.conv2d(x, W)` with W a constant O×C×KH×KW and groups = 1 ->
   `graph.conv2d(x, W') {kernel_layout = "OIHW<b>o"}`, W' the O/b×C×KH×KW×b
-  blocks of b output channels (b = `block`, else block/2 or block/4,
-  whichever divides O), so that one block's weights are one contiguous run
-  the micro-kernel streams; when none divides O, `kernel_layout = "IHWO"`
+  blocks of b output channels (b = `block`, 32 by default, else the
+  largest of its halves down to 4 that divides O), so that one block's
+  weights are one contiguous run the micro-kernel streams (TVM's OIHW32o,
+  with activations kept NCHW); when none divides O, `kernel_layout = "IHWO"`
   (C×KH×KW×O). Grouped and depthwise convolutions keep OIHW: their schedule
   vectorizes along the output row;
 - `graph.dense(x, W)` with W a constant N×K -> `graph.matmul(x, Wᵀ)`, Wᵀ a
@@ -49,6 +50,18 @@ def blocked_weight(weight: np.ndarray, block: int) -> np.ndarray:
     return weight.reshape(o // block, block, c, kh, kw).transpose(0, 2, 3, 4, 1).copy()
 
 
+def block_sizes(block: int) -> list[int]:
+    """The block sizes tried, largest first: `block`, then its halves down
+    to MIN_BLOCK (a 4-lane vector)."""
+    sizes = [block]
+    while sizes[-1] % 2 == 0 and sizes[-1] // 2 >= MIN_BLOCK:
+        sizes.append(sizes[-1] // 2)
+    return sizes
+
+
+MIN_BLOCK = 4
+
+
 @dataclass(frozen=True)
 class ConvWeightsOutputChannelsInnermost(RewritePattern):
     """conv2d(x, W: OIHW constant), groups = 1 -> conv2d(x, W': OIHW<b>o)
@@ -64,8 +77,7 @@ class ConvWeightsOutputChannelsInnermost(RewritePattern):
         if get_str(op.properties, "kernel_layout", "OIHW") != "OIHW":
             return
         array = weight.to_array()
-        sizes = (self.block, self.block // 2, self.block // 4)
-        block = next((b for b in sizes if b >= 1 and array.shape[0] % b == 0), None)
+        block = next((b for b in block_sizes(self.block) if array.shape[0] % b == 0), None)
         if block is None:
             layout, array = "IHWO", array.transpose(1, 2, 3, 0).copy()
         else:
@@ -97,11 +109,11 @@ class GraphAlterLayout(ModulePass):
     (see the module docstring for input and output IR).
 
     Command line: `graph-alter-layout` or `graph-alter-layout{block=8}`
-    (16, the default, is one AVX-512 vector of f32). Refuses a block < 1."""
+    (32, the default, is two AVX-512 vectors of f32). Refuses a block < 1."""
 
     name = "graph-alter-layout"
 
-    block: int = 16
+    block: int = 32
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:

@@ -9,7 +9,7 @@
 // TWO:         graph.conv2d %x, %{{.*}} {padding = array<i64: 0, 0, 0, 1>, kernel_layout = "OIHW2o"} : (tensor<1x1x2x2xf32>, tensor<1x1x1x2x2xf32>)
 // ZERO: error: graph-alter-layout: block must be at least 1, got 0
 
-// A constant conv2d weight whose O a block size divides (16, else 8, else 4)
+// A constant conv2d weight whose O a block size divides (32, else 16, 8 or 4)
 // becomes O/b×C×KH×KW×b: element [o, c, i, j] moves to [o / b, c, i, j, o mod b].
 // CHECK-LABEL: func.func @conv_blocked
 // CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]]]]> : tensor<1x1x1x2x4xf32>

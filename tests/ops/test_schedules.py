@@ -16,6 +16,27 @@ from xtc.tools.compiler import compile_graph, schedule_kernels
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import module_to_text, parse_module
 
+
+def matmul_text(m: int, k: int, n: int) -> str:
+    return f"""
+func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %c = graph.matmul %a, %b : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %c : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+def conv_blocked_text(size: int, block: int) -> str:
+    """A 3x3 conv2d, 8 -> 2·block channels, weights in OIHW<block>o."""
+    x, w, y = f"1x8x{size}x{size}", f"2x8x3x3x{block}", f"1x{2 * block}x{size}x{size}"
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW{block}o"}} : (tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>
+  func.return %c : tensor<{y}xf32>
+}}
+"""
+
+
 MATMUL = """
 func.func @main(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
   %c = graph.matmul %a, %b : (tensor<64x32xf32>, tensor<32x48xf32>) -> tensor<64x48xf32>
@@ -63,13 +84,56 @@ def test_matmul_gets_a_register_tile_over_output_columns() -> None:
     assert recipe[-1] == "tir-parallel{func=matmul_0 loop=i0_o}"
 
 
+def test_wide_matmul_gets_a_tile_two_vectors_wide() -> None:
+    """64 output columns: 32-column blocks, two 16-lane vectors in the tile
+    (8 rows × 2 vectors), the write-back vectorized along the columns."""
+    (recipe,) = recipes(matmul_text(64, 32, 64))["matmul_0"]
+    assert recipe[:3] == [
+        "tir-split{func=matmul_0 loop=i1 factor=32}",
+        "tir-split{func=matmul_0 loop=i1_i factor=16}",
+        "tir-reorder{func=matmul_0 order=i1_o,i0,i1_i_o,i1_i_i}",
+    ]
+    assert "tir-split{func=matmul_0 loop=i0 factor=8}" in recipe
+    assert "tir-unroll{func=matmul_0 loop=i1_i_o}" in recipe
+    assert "tir-vectorize{func=matmul_0 loop=i1_i_i_wb}" in recipe
+    assert "tir-cache-read{func=matmul_0 loop=i1_o buffer=1}" in recipe
+
+
+def test_matrix_vector_product_tiles_the_columns() -> None:
+    """One row (M = 1): nothing to block but the columns, so the tile is
+    several vectors of them (1000 = 125 vectors of 8, 5 per tile)."""
+    (recipe,) = recipes(matmul_text(1, 64, 1000))["matmul_0"]
+    assert "tir-split{func=matmul_0 loop=i1 factor=8}" in recipe
+    assert "tir-split{func=matmul_0 loop=i1_o factor=5}" in recipe
+    assert "tir-cache-write{func=matmul_0 loop=i1_o_o}" in recipe
+    assert "tir-unroll{func=matmul_0 loop=i1_o_i}" in recipe
+    assert recipe[-1] == "tir-parallel{func=matmul_0 loop=i1_o_o}"
+
+
 def test_conv_with_ihwo_weights_vectorizes_output_channels_and_blocks_the_row() -> None:
+    """32 output channels: two vectors × 7 rows (14 = 2 × 7); the NCHW
+    output row is contiguous, so the write-back stores along the rows."""
     padding, conv = recipes(CONV_IHWO)["conv2d_0"]
     assert padding == ["tir-parallel{func=conv2d_0 loop=i1}"]
-    assert conv[0] == "tir-split{func=conv2d_0 loop=i1_1 factor=16}"
-    assert "tir-split{func=conv2d_0 loop=i3_1 factor=14}" in conv
+    assert conv[:2] == [
+        "tir-split{func=conv2d_0 loop=i1_1 factor=32}",
+        "tir-split{func=conv2d_0 loop=i1_1_i factor=16}",
+    ]
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=7}" in conv
     assert "tir-cache-write{func=conv2d_0 loop=i3_1_o}" in conv
+    assert "tir-reorder{func=conv2d_0 order=i1_1_i_o_wb,i1_1_i_i_wb,i3_1_i_wb}" in conv
+    assert "tir-vectorize{func=conv2d_0 loop=i3_1_i_wb}" in conv
     assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
+
+
+def test_conv_row_without_a_two_vector_divisor_gets_one_vector_of_13_rows() -> None:
+    """A 13-wide output row with OIHW32o weights: no row count of a
+    two-vector tile divides 13, so the tile is 13 rows × one vector and the
+    block's two vectors become an outer loop."""
+    _, conv = recipes(conv_blocked_text(13, 32))["conv2d_0"]
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=13}" in conv
+    assert "tir-reorder{func=conv2d_0 order=i0_1,i1_1_o,i2_1,i1_1_i_o,i3_1,i1_1_i_i}" in conv
+    assert not any("unroll{func=conv2d_0 loop=i1_1_i_o}" in step for step in conv)
 
 
 def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> None:
@@ -86,7 +150,18 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
 
 
-@pytest.mark.parametrize("text", [MATMUL, CONV_IHWO, CONV_BLOCKED, DEPTHWISE])
+@pytest.mark.parametrize(
+    "text",
+    [
+        MATMUL,
+        matmul_text(16, 24, 64),
+        matmul_text(1, 24, 40),
+        CONV_IHWO,
+        CONV_BLOCKED,
+        conv_blocked_text(13, 32),
+        DEPTHWISE,
+    ],
+)
 def test_scheduled_kernels_compute_the_same(text: str) -> None:
     module = parse_module(text)
     rng = np.random.default_rng(0)
