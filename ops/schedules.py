@@ -22,7 +22,10 @@ Every top-level loop nest of the kernel gets one recipe:
   vectors unrolled, the lanes vectorized; the epilogue runs once per tile,
   its stores along the output row when that is contiguous (NCHW). With one
   output row (a matrix-vector product) the tile is several vectors of the
-  columns instead;
+  columns instead. Operand panels are packed (`tir-cache-read`): matmul's
+  B, a column block at a time; an activation over ROWS_BYTES read along
+  the blocked row (a 1x1 conv's input), a row at a time, with the rows
+  then looped outside the column blocks;
 - every nest runs its first loop of more than one iteration in parallel.
 
 A primitive that refuses (a shape the recipe did not foresee) only stops
@@ -153,6 +156,15 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
         else:
             outer.append((f"{v}_i_o", split // width))
             tile = [b, lanes]
+    rows = _rows_argument(nest, block)
+    position = next(i for i, (name, _) in enumerate(outer) if name == f"{v}_o")
+    if rows is not None and position + 1 < len(outer):
+        # A large activation read along the blocked row (a 1x1 conv's NCHW
+        # input): loop over its rows outside the column blocks and pack
+        # the row's slab once, for every block of output channels.
+        outer.insert(position, outer.pop(position + 1))
+    else:
+        rows = None
     chain = [name for name, _ in outer] + tile
     steps += [
         f"tir-reorder{{func={func} order={','.join(chain)}}}",
@@ -172,6 +184,8 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
         # Pack the operand's column panel once per v_o: every row tile
         # then reads contiguous lines per reduction step.
         steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
+    if rows is not None:
+        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows}}}")
     return steps, [*outer, (f"{b}_o", block.extent // factor)]
 
 
@@ -271,6 +285,57 @@ def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
         bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
         panel = bytes_each * prod(shape) // max(1, shape[-1]) * width
         return buffer.index if 0 < panel <= PANEL_BYTES else None
+    return None
+
+
+ROWS_BYTES = 1024 * 1024
+"""The size from which the activation of a reduction is packed row by row
+(more than the L2 cache can keep while every column block reads it)."""
+
+
+def _rows_argument(nest: Nest, block: ForOp) -> int | None:
+    """The position of the kernel argument that the reduction reads with
+    the blocked loop's variable in its last index, every index affine in
+    the loop variables (a 1x1 convolution's NCHW input, not a padded
+    window), when it is over ROWS_BYTES. None otherwise."""
+    innermost = nest.spatial[-1]
+    for op in innermost.body.walk():
+        if not isinstance(op, memref.LoadOp) or not op.indices:
+            continue
+        last = _affine_variables(op.indices[-1])
+        if last is None or block.induction_variable not in last:
+            continue
+        if not _inside_reduction(op, innermost):
+            continue
+        buffer = op.memref
+        if not isinstance(buffer, BlockArgument) or not isinstance(buffer.type, MemRefType):
+            return None
+        if not isinstance(buffer.block.parent_op(), FuncOp):
+            return None
+        if any(_affine_variables(i) is None for i in op.indices):
+            return None
+        bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
+        size = bytes_each * prod(buffer.type.get_shape())
+        return buffer.index if size > ROWS_BYTES else None
+    return None
+
+
+def _affine_variables(index: SSAValue) -> set[SSAValue] | None:
+    """The loop variables of an index that is a sum of constant multiples
+    of loop variables (what tir-cache-read can pack), None for another."""
+    if isinstance(index, BlockArgument):
+        return {index} if isinstance(index.block.parent_op(), ForOp) else None
+    owner = index.owner
+    if isinstance(owner, arith.ConstantOp):
+        return set()
+    if isinstance(owner, arith.AddiOp):
+        lhs, rhs = _affine_variables(owner.lhs), _affine_variables(owner.rhs)
+        return None if lhs is None or rhs is None else lhs | rhs
+    if isinstance(owner, arith.MuliOp):
+        lhs, rhs = _affine_variables(owner.lhs), _affine_variables(owner.rhs)
+        if lhs is None or rhs is None or (lhs and rhs):
+            return None
+        return lhs | rhs
     return None
 
 

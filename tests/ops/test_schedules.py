@@ -145,6 +145,34 @@ def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> N
     assert not any(step.startswith("tir-cache-read") for step in conv)
 
 
+def conv1x1_text(channels: int, size: int, out: int) -> str:
+    """A 1x1 conv2d over a channels×size×size input, weights in OIHW32o."""
+    x, w, y = (
+        f"1x{channels}x{size}x{size}",
+        f"{out // 32}x{channels}x1x1x32",
+        f"1x{out}x{size}x{size}",
+    )
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{kernel_layout = "OIHW32o"}} : (tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>
+  func.return %c : tensor<{y}xf32>
+}}
+"""
+
+
+def test_conv_over_a_large_input_loops_over_its_rows_and_packs_them() -> None:
+    """A 1x1 conv whose input is over ROWS_BYTES (160×48×48 f32, 1.4 MiB):
+    output rows outside the channel blocks, each input row slab packed once
+    for all blocks; a small input (160×16×16) keeps the blocks outside."""
+    (conv,) = recipes(conv1x1_text(160, 48, 64))["conv2d_0"]
+    assert "tir-reorder{func=conv2d_0 order=i0,i2,i1_o,i3,i1_i_o,i1_i_i}" in conv
+    assert "tir-cache-read{func=conv2d_0 loop=i2 buffer=0}" in conv
+    assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2}"
+    (small,) = recipes(conv1x1_text(160, 16, 64))["conv2d_0"]
+    assert "tir-reorder{func=conv2d_0 order=i0,i1_o,i2,i3,i1_i_o,i1_i_i}" in small
+    assert not any(step.startswith("tir-cache-read") for step in small)
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -159,6 +187,7 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
         CONV_IHWO,
         CONV_BLOCKED,
         conv_blocked_text(13, 32),
+        conv1x1_text(160, 48, 64),
         DEPTHWISE,
     ],
 )
