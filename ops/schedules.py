@@ -26,6 +26,9 @@ Every top-level loop nest of the kernel gets one recipe:
   B, a column block at a time; an activation over ROWS_BYTES read along
   the blocked row (a 1x1 conv's input), a row at a time, with the rows
   then looped outside the column blocks;
+- an elementwise nest stored along its innermost loop has that loop split
+  by the widest vector width dividing it and vectorized (with
+  tir-expand-math in the pipeline, exp and erf vectorize too);
 - every nest runs its first loop of more than one iteration in parallel.
 
 A primitive that refuses (a shape the recipe did not foresee) only stops
@@ -104,10 +107,38 @@ def nest_schedule(func: str, nest: Nest) -> list[str]:
         recipe = _micro_kernel(func, nest)
         if recipe is not None:
             steps, outer = recipe
+    elif nest.store is not None:
+        recipe = _elementwise_vector(func, nest)
+        if recipe is not None:
+            steps, outer = recipe
     parallel = _parallel_loop(outer)
     if parallel is not None:
         steps.append(f"tir-parallel{{func={func} loop={parallel}}}")
     return steps
+
+
+def _elementwise_vector(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int]]] | None:
+    """An elementwise nest whose store runs along its innermost loop: that
+    loop split by the widest vector width dividing it, the inner part
+    vectorized. None when the store is not contiguous or no width divides."""
+    innermost = nest.spatial[-1]
+    assert nest.store is not None
+    if any(isinstance(op, ForOp) for op in innermost.body.walk()):
+        return None
+    if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
+        return None
+    width = next((w for w in VECTOR_WIDTHS if innermost.extent % w == 0), None)
+    if width is None:
+        return None
+    name = _name(innermost)
+    outer = [(_name(loop), loop.extent) for loop in nest.spatial[:-1]]
+    if innermost.extent == width:
+        return [f"tir-vectorize{{func={func} loop={name}}}"], outer
+    steps = [
+        f"tir-split{{func={func} loop={name} factor={width}}}",
+        f"tir-vectorize{{func={func} loop={name}_i}}",
+    ]
+    return steps, [*outer, (f"{name}_o", innermost.extent // width)]
 
 
 def _parallel_loop(outer: list[tuple[str, int]]) -> str | None:

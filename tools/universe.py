@@ -64,6 +64,12 @@ def get_tir_plan_memory() -> type[ModulePass]:
     return TirPlanMemory
 
 
+def get_tir_expand_math() -> type[ModulePass]:
+    from xtc.passes.tir_expand_math import TirExpandMath
+
+    return TirExpandMath
+
+
 def get_tir_split() -> type[ModulePass]:
     from xtc.passes.tir_split import TirSplit
 
@@ -148,6 +154,7 @@ XTC_PASSES = {
     "convert-te-to-tir": get_convert_te_to_tir,
     "convert-tir-to-llvm": get_convert_tir_to_llvm,
     "tir-plan-memory": get_tir_plan_memory,
+    "tir-expand-math": get_tir_expand_math,
     "tir-split": get_tir_split,
     "tir-reorder": get_tir_reorder,
     "tir-fuse": get_tir_fuse,

@@ -26,6 +26,16 @@ func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x
 """
 
 
+def unary_text(op: str, rows: int, columns: int) -> str:
+    t = f"tensor<{rows}x{columns}xf32>"
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %y = {op} %x : ({t}) -> {t}
+  func.return %y : {t}
+}}
+"""
+
+
 def conv_blocked_text(size: int, block: int) -> str:
     """A 3x3 conv2d, 8 -> 2·block channels, weights in OIHW<block>o."""
     x, w, y = f"1x8x{size}x{size}", f"2x8x3x3x{block}", f"1x{2 * block}x{size}x{size}"
@@ -114,7 +124,11 @@ def test_conv_with_ihwo_weights_vectorizes_output_channels_and_blocks_the_row() 
     """32 output channels: two vectors × 7 rows (14 = 2 × 7); the NCHW
     output row is contiguous, so the write-back stores along the rows."""
     padding, conv = recipes(CONV_IHWO)["conv2d_0"]
-    assert padding == ["tir-parallel{func=conv2d_0 loop=i1}"]
+    # The padding nest is elementwise: its 16-wide rows are one vector.
+    assert padding == [
+        "tir-vectorize{func=conv2d_0 loop=i3}",
+        "tir-parallel{func=conv2d_0 loop=i1}",
+    ]
     assert conv[:2] == [
         "tir-split{func=conv2d_0 loop=i1_1 factor=32}",
         "tir-split{func=conv2d_0 loop=i1_1_i factor=16}",
@@ -173,6 +187,20 @@ def test_conv_over_a_large_input_loops_over_its_rows_and_packs_them() -> None:
     assert not any(step.startswith("tir-cache-read") for step in small)
 
 
+def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
+    """An elementwise kernel stored along its last axis (3072 = 192 × 16):
+    that axis split by 16 and vectorized, the rows in parallel; a last axis
+    no width divides (7) stays scalar."""
+    (gelu,) = recipes(unary_text("graph.erf", 128, 3072))["erf_0"]
+    assert gelu == [
+        "tir-split{func=erf_0 loop=i1 factor=16}",
+        "tir-vectorize{func=erf_0 loop=i1_i}",
+        "tir-parallel{func=erf_0 loop=i0}",
+    ]
+    (odd,) = recipes(unary_text("graph.erf", 128, 7))["erf_0"]
+    assert odd == ["tir-parallel{func=erf_0 loop=i0}"]
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -188,6 +216,8 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
         CONV_BLOCKED,
         conv_blocked_text(13, 32),
         conv1x1_text(160, 48, 64),
+        unary_text("graph.erf", 16, 48),
+        unary_text("graph.exp", 16, 48),
         DEPTHWISE,
     ],
 )

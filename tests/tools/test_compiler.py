@@ -90,7 +90,10 @@ def test_pipeline_strings() -> None:
     lowerings = "convert-graph-to-te,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
     assert pipeline(0) == lowerings
     graph = "graph-simplify-inference,graph-alter-layout,graph-fold-constants,dce,graph-fuse-ops"
-    fused = "convert-graph-to-te,te-inline,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
+    fused = (
+        "convert-graph-to-te,te-inline,convert-te-to-tir,tir-expand-math,tir-plan-memory,"
+        "convert-tir-to-llvm"
+    )
     assert pipeline(3) == f"{graph},{fused}"
     assert pipeline_steps("a,b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]
 
