@@ -23,9 +23,10 @@ Every top-level loop nest of the kernel gets one recipe:
   its stores along the output row when that is contiguous (NCHW). With one
   output row (a matrix-vector product) the tile is several vectors of the
   columns instead. Operand panels are packed (`tir-cache-read`): matmul's
-  B, a column block at a time; an activation over ROWS_BYTES read along
-  the blocked row (a 1x1 conv's input), a row at a time, with the rows
-  then looped outside the column blocks;
+  B, a column block at a time; an activation read along the blocked row
+  (a 1x1 conv's input), a row at a time with the rows looped outside the
+  column blocks, when re-reading it per column block would move more bytes
+  than re-reading the weights per row;
 - an elementwise nest stored along its innermost loop has that loop split
   by the widest vector width dividing it and vectorized (with
   tir-expand-math in the pipeline, exp and erf vectorize too);
@@ -190,10 +191,16 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
     rows = _rows_argument(nest, block)
     position = next(i for i, (name, _) in enumerate(outer) if name == f"{v}_o")
     if rows is not None and position + 1 < len(outer):
-        # A large activation read along the blocked row (a 1x1 conv's NCHW
-        # input): loop over its rows outside the column blocks and pack
-        # the row's slab once, for every block of output channels.
-        outer.insert(position, outer.pop(position + 1))
+        activation, weights = rows[1], _argument_bytes(nest, exclude=rows[0])
+        row_count, column_blocks = outer[position + 1][1], outer[position][1]
+        if weights * row_count < activation * column_blocks:
+            # An activation read along the blocked row (a 1x1 conv's NCHW
+            # input) that costs more to re-read per column block than the
+            # weights cost per row: loop over its rows outside the column
+            # blocks and pack each row's slab once, for all of them.
+            outer.insert(position, outer.pop(position + 1))
+        else:
+            rows = None
     else:
         rows = None
     chain = [name for name, _ in outer] + tile
@@ -216,7 +223,7 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
         # then reads contiguous lines per reduction step.
         steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
     if rows is not None:
-        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows}}}")
+        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows[0]}}}")
     return steps, [*outer, (f"{b}_o", block.extent // factor)]
 
 
@@ -319,16 +326,11 @@ def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
     return None
 
 
-ROWS_BYTES = 1024 * 1024
-"""The size from which the activation of a reduction is packed row by row
-(more than the L2 cache can keep while every column block reads it)."""
-
-
-def _rows_argument(nest: Nest, block: ForOp) -> int | None:
-    """The position of the kernel argument that the reduction reads with
-    the blocked loop's variable in its last index, every index affine in
-    the loop variables (a 1x1 convolution's NCHW input, not a padded
-    window), when it is over ROWS_BYTES. None otherwise."""
+def _rows_argument(nest: Nest, block: ForOp) -> tuple[int, int] | None:
+    """(position, bytes) of the kernel argument that the reduction reads
+    with the blocked loop's variable in its last index, every index affine
+    in the loop variables (a 1x1 convolution's NCHW input, not a padded
+    window). None when there is none."""
     innermost = nest.spatial[-1]
     for op in innermost.body.walk():
         if not isinstance(op, memref.LoadOp) or not op.indices:
@@ -338,17 +340,35 @@ def _rows_argument(nest: Nest, block: ForOp) -> int | None:
             continue
         if not _inside_reduction(op, innermost):
             continue
-        buffer = op.memref
-        if not isinstance(buffer, BlockArgument) or not isinstance(buffer.type, MemRefType):
+        size = _argument_size(op.memref)
+        if size is None or any(_affine_variables(i) is None for i in op.indices):
             return None
-        if not isinstance(buffer.block.parent_op(), FuncOp):
-            return None
-        if any(_affine_variables(i) is None for i in op.indices):
-            return None
-        bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
-        size = bytes_each * prod(buffer.type.get_shape())
-        return buffer.index if size > ROWS_BYTES else None
+        assert isinstance(op.memref, BlockArgument)
+        return op.memref.index, size
     return None
+
+
+def _argument_bytes(nest: Nest, exclude: int) -> int:
+    """The bytes of the kernel arguments the reduction reads, but `exclude`
+    (the weights, next to the activation)."""
+    innermost = nest.spatial[-1]
+    seen: dict[int, int] = {}
+    for op in innermost.body.walk():
+        if isinstance(op, memref.LoadOp) and _inside_reduction(op, innermost):
+            size = _argument_size(op.memref)
+            if size is not None and isinstance(op.memref, BlockArgument):
+                seen[op.memref.index] = size
+    return sum(size for position, size in seen.items() if position != exclude)
+
+
+def _argument_size(buffer: SSAValue) -> int | None:
+    """The bytes of a kernel argument, None for another buffer."""
+    if not isinstance(buffer, BlockArgument) or not isinstance(buffer.type, MemRefType):
+        return None
+    if not isinstance(buffer.block.parent_op(), FuncOp):
+        return None
+    bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
+    return bytes_each * prod(buffer.type.get_shape())
 
 
 def _affine_variables(index: SSAValue) -> set[SSAValue] | None:

@@ -175,9 +175,11 @@ func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
 
 
 def test_conv_over_a_large_input_loops_over_its_rows_and_packs_them() -> None:
-    """A 1x1 conv whose input is over ROWS_BYTES (160×48×48 f32, 1.4 MiB):
-    output rows outside the channel blocks, each input row slab packed once
-    for all blocks; a small input (160×16×16) keeps the blocks outside."""
+    """A 1x1 conv whose input costs more to re-read per block of 32 output
+    channels (1.4 MiB × 2 blocks) than its weights per output row (40 KiB ×
+    48 rows): output rows outside the channel blocks, each input row slab
+    packed once for all blocks; with a 160×16×16 input (160 KiB × 2 against
+    40 KiB × 16) the blocks stay outside."""
     (conv,) = recipes(conv1x1_text(160, 48, 64))["conv2d_0"]
     assert "tir-reorder{func=conv2d_0 order=i0,i2,i1_o,i3,i1_i_o,i1_i_i}" in conv
     assert "tir-cache-read{func=conv2d_0 loop=i2 buffer=0}" in conv
