@@ -51,15 +51,48 @@ def check(x: np.ndarray, e: np.ndarray, r: np.ndarray) -> None:
     want_r = np.array([math.erf(v) for v in wide])
     finite = np.isfinite(want_e) & (want_e > np.finfo(np.float32).tiny)
     np.testing.assert_allclose(e[finite], want_e[finite], rtol=2.5e-7, atol=0)
-    np.testing.assert_allclose(e[~finite & ~np.isnan(x)], want_e[~finite & ~np.isnan(x)], atol=2e-45)
+    np.testing.assert_allclose(
+        e[~finite & ~np.isnan(x)], want_e[~finite & ~np.isnan(x)], atol=2e-45
+    )
     np.testing.assert_allclose(r[~np.isnan(x)], want_r[~np.isnan(x)], rtol=2e-7, atol=1.5e-7)
     assert np.isnan(e[np.isnan(x)]).all() and np.isnan(r[np.isnan(x)]).all()
 
 
 EDGES = np.array(
-    [0.0, -0.0, 1e-30, -1e-8, 0.5, -0.99999, 1.0, -1.0, 3.9, 4.0, -4.5, 10.0, 88.5, 88.72,
-     88.73, 100.0, -87.0, -87.4, -95.0, -103.9, -104.5, -200.0, np.inf, -np.inf, np.nan,
-     -np.nan, 20.0, -20.0, 0.3, 2.0, -2.5, 1e-3],
+    [
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-8,
+        0.5,
+        -0.99999,
+        1.0,
+        -1.0,
+        3.9,
+        4.0,
+        -4.5,
+        10.0,
+        88.5,
+        88.72,
+        88.73,
+        100.0,
+        -87.0,
+        -87.4,
+        -95.0,
+        -103.9,
+        -104.5,
+        -200.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        20.0,
+        -20.0,
+        0.3,
+        2.0,
+        -2.5,
+        1e-3,
+    ],
     np.float32,
 )
 
