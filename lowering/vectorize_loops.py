@@ -88,6 +88,7 @@ from xtc.lowering.convert_tir_to_llvm import (
     element_bytes,
     llvm_type,
 )
+from xtc.passes.tir_loops import constant_int
 
 MAX_LANES = 64
 """The widest loop vectorized here (the schedules vectorize extents <= 64)."""
@@ -139,13 +140,6 @@ def _is_integer(t: Attribute) -> bool:
     return isinstance(t, IndexType | IntegerType)
 
 
-def _constant_int(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 @dataclass
 class LoopAnalysis:
     """Which values of a loop body vary across iterations, with the stride of
@@ -195,7 +189,7 @@ def _affine_stride(op: Operation, analysis: LoopAnalysis) -> int | None:
             return lhs + rhs if isinstance(op, arith.AddiOp) else lhs - rhs
         case arith.MuliOp():
             for position in (0, 1):
-                factor = _constant_int(op.operands[1 - position])
+                factor = constant_int(op.operands[1 - position])
                 stride = strides[position]
                 if factor is not None and stride is not None:
                     return stride * factor
@@ -270,7 +264,7 @@ def _is_scalar_alias(op: Operation) -> bool:
 def _index_key(indices: Sequence[SSAValue]) -> tuple[object, ...]:
     """Indices compared as SSA values, constants by value."""
     return tuple(
-        ("constant", constant) if (constant := _constant_int(index)) is not None else index
+        ("constant", constant) if (constant := constant_int(index)) is not None else index
         for index in indices
     )
 

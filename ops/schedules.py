@@ -43,11 +43,12 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.tir_loops import constant_int
 
 VECTOR_WIDTHS = (16, 8, 4)
 """Lanes of f32 tried, widest first (16 = one AVX-512 register)."""
@@ -188,21 +189,8 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
         else:
             outer.append((f"{v}_i_o", split // width))
             tile = [b, lanes]
-    rows = _rows_argument(nest, block)
     position = next(i for i, (name, _) in enumerate(outer) if name == f"{v}_o")
-    if rows is not None and position + 1 < len(outer):
-        activation, weights = rows[1], _argument_bytes(nest, exclude=rows[0])
-        row_count, column_blocks = outer[position + 1][1], outer[position][1]
-        if weights * row_count < activation * column_blocks:
-            # An activation read along the blocked row (a 1x1 conv's NCHW
-            # input) that costs more to re-read per column block than the
-            # weights cost per row: loop over its rows outside the column
-            # blocks and pack each row's slab once, for all of them.
-            outer.insert(position, outer.pop(position + 1))
-        else:
-            rows = None
-    else:
-        rows = None
+    rows = _rows_first(nest, block, outer, position)
     chain = [name for name, _ in outer] + tile
     steps += [
         f"tir-reorder{{func={func} order={','.join(chain)}}}",
@@ -223,8 +211,28 @@ def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int
         # then reads contiguous lines per reduction step.
         steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
     if rows is not None:
-        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows[0]}}}")
+        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows}}}")
     return steps, [*outer, (f"{b}_o", block.extent // factor)]
+
+
+def _rows_first(
+    nest: Nest, block: ForOp, outer: list[tuple[str, int]], position: int
+) -> int | None:
+    """When an activation read along the blocked row (a 1x1 conv's NCHW
+    input) costs more to re-read per column block (`outer[position]`) than
+    the weights cost to re-read per row (the loop after it): moves that row
+    loop in front of the column blocks and returns the activation's
+    position, to pack each row's slab once for all blocks. Else None."""
+    rows = _rows_argument(nest, block)
+    if rows is None or position + 1 >= len(outer):
+        return None
+    argument, activation = rows
+    weights = _argument_bytes(nest, exclude=argument)
+    row_count, column_blocks = outer[position + 1][1], outer[position][1]
+    if weights * row_count >= activation * column_blocks:
+        return None
+    outer.insert(position, outer.pop(position + 1))
+    return argument
 
 
 def _write_back(func: str, nest: Nest, block: ForOp, columns: list[str], rows: str) -> list[str]:
@@ -312,17 +320,12 @@ def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
             continue
         if op.indices[-1] is not vector.induction_variable:
             continue
-        buffer = op.memref
-        if not isinstance(buffer, BlockArgument) or not _inside_reduction(op, innermost):
+        size = _argument_size(op.memref)
+        if size is None or not _inside_reduction(op, innermost):
             continue
-        if not isinstance(buffer.block.parent_op(), FuncOp):
-            continue
-        if not isinstance(buffer.type, MemRefType):
-            return None
-        shape = buffer.type.get_shape()
-        bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
-        panel = bytes_each * prod(shape) // max(1, shape[-1]) * width
-        return buffer.index if 0 < panel <= PANEL_BYTES else None
+        assert isinstance(op.memref, BlockArgument) and isinstance(op.memref.type, MemRefType)
+        panel = size // max(1, op.memref.type.get_shape()[-1]) * width
+        return op.memref.index if 0 < panel <= PANEL_BYTES else None
     return None
 
 
@@ -427,9 +430,9 @@ def _loop_of_index(
         return variables[index], None
     owner = index.owner
     if isinstance(owner, arith.RemSIOp | arith.RemUIOp) and owner.lhs in variables:
-        divisor = owner.rhs.owner
-        if isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr):
-            return variables[owner.lhs], divisor.value.value.data
+        divisor = constant_int(owner.rhs)
+        if divisor is not None:
+            return variables[owner.lhs], divisor
     return None
 
 

@@ -20,7 +20,7 @@ libm call). Command line: `tir-expand-math`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -140,16 +140,23 @@ class _Builder:
         return self.add(arith.SelectOp(inside, small, large))
 
 
+def _replace_f32(
+    op: Operation, expand: Callable[[_Builder, SSAValue], SSAValue], rewriter: PatternRewriter
+) -> None:
+    """Replaces a unary f32 op by what `expand` builds from its operand."""
+    if op.results[0].type != f32:
+        return
+    build = _Builder()
+    value = expand(build, op.operands[0])
+    rewriter.replace(op, build.ops, [value])
+
+
 class ExpandExp(RewritePattern):
     """math.exp (f32) -> range reduction and a polynomial."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: math.ExpOp, rewriter: PatternRewriter) -> None:
-        if op.result.type != f32:
-            return
-        build = _Builder()
-        value = build.exp(op.operand)
-        rewriter.replace(op, build.ops, [value])
+        _replace_f32(op, _Builder.exp, rewriter)
 
 
 class ExpandErf(RewritePattern):
@@ -157,11 +164,7 @@ class ExpandErf(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: math.ErfOp, rewriter: PatternRewriter) -> None:
-        if op.result.type != f32:
-            return
-        build = _Builder()
-        value = build.erf(op.operand)
-        rewriter.replace(op, build.ops, [value])
+        _replace_f32(op, _Builder.erf, rewriter)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
@@ -274,6 +274,14 @@ def nest_of(loops: Sequence[ForOp]) -> Block:
 
 def index_constant(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, IndexType()))
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The value of an integer (or index) arith.constant, None for another value."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def set_kind(loop: ForOp, kind: str, rewriter: PatternRewriter) -> None:

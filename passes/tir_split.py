@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -24,6 +24,7 @@ from xtc.passes.tir_loops import (
     ScheduleError,
     check_fresh_names,
     check_unit_stride,
+    constant_int,
     find_loop,
     function_name,
     index_constant,
@@ -105,19 +106,12 @@ def _fold_quotient_and_remainder(
     becomes the loop variables themselves."""
     for use in list(index.uses):
         user = use.operation
-        if use.index != 0 or _constant_index(user.operands[1]) != factor:
+        if use.index != 0 or constant_int(user.operands[1]) != factor:
             continue
         if isinstance(user, _QUOTIENTS):
             rewriter.replace(user, [], [outer.induction_variable])
         elif isinstance(user, _REMAINDERS):
             rewriter.replace(user, [], [inner.induction_variable])
-
-
-def _constant_index(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 @dataclass(frozen=True)
