@@ -30,6 +30,7 @@ from xtc.runtime.model import CompiledModel, TensorSpec
 TARGETS = ("llvm",)
 GRAPH_PASSES = (
     "graph-simplify-inference",
+    "graph-fold-scale-axis",
     "graph-alter-layout",
     "graph-fold-constants",
     "dce",

@@ -58,6 +58,12 @@ def get_graph_simplify_inference() -> type[ModulePass]:
     return GraphSimplifyInference
 
 
+def get_graph_fold_scale_axis() -> type[ModulePass]:
+    from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
+
+    return GraphFoldScaleAxis
+
+
 def get_tir_plan_memory() -> type[ModulePass]:
     from xtc.passes.tir_plan_memory import TirPlanMemory
 
@@ -147,6 +153,7 @@ XTC_DIALECTS = {"graph": get_graph_dialect, "te": get_te_dialect, "tir": get_tir
 XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,
     "graph-simplify-inference": get_graph_simplify_inference,
+    "graph-fold-scale-axis": get_graph_fold_scale_axis,
     "graph-alter-layout": get_graph_alter_layout,
     "graph-fuse-ops": get_graph_fuse_ops,
     "te-inline": get_te_inline,

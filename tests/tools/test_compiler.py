@@ -89,7 +89,10 @@ def test_every_opt_level_gives_the_same_answer(
 def test_pipeline_strings() -> None:
     lowerings = "convert-graph-to-te,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
     assert pipeline(0) == lowerings
-    graph = "graph-simplify-inference,graph-alter-layout,graph-fold-constants,dce,graph-fuse-ops"
+    graph = (
+        "graph-simplify-inference,graph-fold-scale-axis,graph-alter-layout,"
+        "graph-fold-constants,dce,graph-fuse-ops"
+    )
     fused = (
         "convert-graph-to-te,te-inline,convert-te-to-tir,tir-expand-math,tir-plan-memory,"
         "convert-tir-to-llvm"
