@@ -124,6 +124,12 @@ def get_tir_cache_read() -> type[ModulePass]:
     return TirCacheRead
 
 
+def get_tir_compute_at() -> type[ModulePass]:
+    from xtc.passes.tir_compute_at import TirComputeAt
+
+    return TirComputeAt
+
+
 def get_convert_te_to_tir() -> type[ModulePass]:
     from xtc.lowering.convert_te_to_tir import ConvertTeToTir
 
@@ -169,6 +175,7 @@ XTC_PASSES = {
     "tir-vectorize": get_tir_vectorize,
     "tir-cache-write": get_tir_cache_write,
     "tir-cache-read": get_tir_cache_read,
+    "tir-compute-at": get_tir_compute_at,
     "tir-parallel": get_tir_parallel,
 }
 
