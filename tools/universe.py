@@ -130,6 +130,12 @@ def get_tir_compute_at() -> type[ModulePass]:
     return TirComputeAt
 
 
+def get_tir_compute_inline() -> type[ModulePass]:
+    from xtc.passes.tir_compute_inline import TirComputeInline
+
+    return TirComputeInline
+
+
 def get_convert_te_to_tir() -> type[ModulePass]:
     from xtc.lowering.convert_te_to_tir import ConvertTeToTir
 
@@ -176,6 +182,7 @@ XTC_PASSES = {
     "tir-cache-write": get_tir_cache_write,
     "tir-cache-read": get_tir_cache_read,
     "tir-compute-at": get_tir_compute_at,
+    "tir-compute-inline": get_tir_compute_inline,
     "tir-parallel": get_tir_parallel,
 }
 
