@@ -25,8 +25,15 @@ variable (`iv * c + uniform`). Then:
   product used only there, is `llvm.fmuladd` (one FMA where the CPU has it,
   as C compilers contract such an expression);
 - a load whose indices are uniform is one scalar load; one whose address has
-  stride 1 is one vector load; any other is a gather (a scalar load per lane
-  into `insertelement`s);
+  stride 1 is one vector load; one whose stride is a constant s from 2 to 4
+  (a stride-2 convolution along its output row), of a float or a
+  whole-byte integer, is one masked load of the elements from lane 0's
+  through the last lane's, `llvm.masked.load` of a `<N*s x T>` vector with
+  its first (N-1)*s+1 lanes enabled (nothing past the last lane's element is
+  read, so a buffer may end there), then a `shufflevector` of lanes 0, s,
+  2s, ... (AVX-512: masked `vmovups`, then `vpermps` / `vpermt2ps`); any other (a
+  negative, wider or unknown stride, i1 elements) is a gather (a scalar load
+  per lane into `insertelement`s);
 - a store whose address has stride 1 is one vector store; any other stride
   stores each lane on its own.
 
@@ -92,6 +99,11 @@ from xtc.passes.tir_loops import constant_int
 
 MAX_LANES = 64
 """The widest loop vectorized here (the schedules vectorize extents <= 64)."""
+
+MAX_WIDE_LOAD_STRIDE = 4
+"""The widest address stride loaded as one masked wide load and a shuffle:
+the wide load reads stride times the lanes, so wider strides would read
+mostly elements no lane uses (a gather then costs less)."""
 
 PLACEHOLDER_PREFIX = "llvm.xtc."
 """Intrinsic names that runtime/llvm_ir.py replaces by an LLVM instruction."""
@@ -304,6 +316,15 @@ def vectorize_loop(loop: tir.ForOp) -> None:
         loop.kind = StringAttr("serial")
         return
     _VectorCode(analysis).emit_loop()
+
+
+def _loads_exactly(t: Attribute) -> bool:
+    """Whether a vector of `t` lies in memory as its elements do in a buffer:
+    floats and whole-byte integers (not i1, a byte per element in a buffer)."""
+    element = llvm_type(t)
+    if isinstance(element, IntegerType):
+        return element.bitwidth in (8, 16, 32, 64)
+    return isinstance(element, Float16Type | Float32Type | Float64Type)
 
 
 def _vector_suffix(t: VectorType[Attribute]) -> str:
@@ -523,25 +544,64 @@ class _VectorCode:
     # ------------------------------------------------------------ memory
 
     def load(self, op: memref.LoadOp) -> None:
-        """A varying load: one vector load at stride 1, else a gather."""
-        result_type = op.res.type
-        if self.analysis.address_stride(op.memref, op.indices) == 1:
-            vector_type = self.vector_type(result_type)
-            in_memory = self.memory_type(vector_type)
-            address = self.vector_address(op, in_memory)
-            alignment = element_bytes(result_type)
-            loaded = self.emit.op(llvm.LoadOp(address, in_memory, alignment=alignment))
-            if in_memory != vector_type:
-                loaded = self.emit.create(llvm.TruncOp, [loaded], vector_type)
-            self.record(op.res, loaded)
-            return
+        """A varying load: one vector load at stride 1, a masked wide load and
+        a shuffle at a small constant stride, else a gather."""
+        stride = self.analysis.address_stride(op.memref, op.indices)
+        if stride == 1:
+            self.record(op.res, self.contiguous_load(op))
+        elif (
+            stride is not None
+            and 2 <= stride <= MAX_WIDE_LOAD_STRIDE
+            and _loads_exactly(op.res.type)
+        ):
+            self.record(op.res, self.strided_load(op, stride))
+        else:
+            self.record(op.res, self.gather(op))
+
+    def contiguous_load(self, op: memref.LoadOp) -> SSAValue:
+        """The lanes of a load of neighbouring elements: one vector load."""
+        vector_type = self.vector_type(op.res.type)
+        in_memory = self.memory_type(vector_type)
+        address = self.vector_address(op, in_memory)
+        alignment = element_bytes(op.res.type)
+        loaded = self.emit.op(llvm.LoadOp(address, in_memory, alignment=alignment))
+        if in_memory != vector_type:
+            loaded = self.emit.create(llvm.TruncOp, [loaded], vector_type)
+        return loaded
+
+    def gather(self, op: memref.LoadOp) -> SSAValue:
+        """The lanes of any load: a scalar load per lane into a vector."""
         gathered: list[SSAValue] = []
         for lane in range(self.lanes):
             indices = [self.lane(index, lane) for index in op.indices]
             scalar = self.rewriter.insert(memref.LoadOp.get(op.memref, indices)).res
             self.lane_values[(op.res, lane)] = scalar
             gathered.append(scalar)
-        self.record(op.res, self.build_vector(gathered, result_type))
+        return self.build_vector(gathered, op.res.type)
+
+    def strided_load(self, op: memref.LoadOp, stride: int) -> SSAValue:
+        """The lanes of a load `stride` elements apart: the elements from lane
+        0's to the last lane's as one masked load of a `<lanes * stride x T>`
+        vector (the lanes past the last one's element disabled, so none is
+        read), then a shuffle of every `stride`-th."""
+        element = llvm_type(op.res.type)
+        wide_type = VectorType(element, [self.lanes * stride])
+        needed = (self.lanes - 1) * stride + 1
+        mask_type = VectorType(i1, [self.lanes * stride])
+        enabled = [1] * needed + [0] * (self.lanes * stride - needed)
+        mask = self.emit.op(
+            llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(mask_type, enabled), mask_type)
+        )
+        alignment = self.emit.int_const(element_bytes(op.res.type), i32)
+        unused = self.emit.op(llvm.UndefOp(wide_type))
+        # the alignment argument is the pre-LLVM-22 form, which LLVM's IR
+        # reader upgrades (to an `align` on the pointer), as for xDSL's masked store
+        name = f"llvm.masked.load.{_vector_suffix(wide_type)}.p0"
+        address = self.vector_address(op, wide_type)
+        wide = self.emit.value_intrinsic(name, [address, alignment, mask, unused], wide_type)
+        picked = DenseArrayBase.from_list(i32, [lane * stride for lane in range(self.lanes)])
+        vector_type = self.vector_type(op.res.type)
+        return self.emit.op(llvm.ShuffleVectorOp(wide, unused, picked, vector_type))
 
     def store(self, op: memref.StoreOp) -> None:
         """One vector store at stride 1, else a scalar store per lane."""

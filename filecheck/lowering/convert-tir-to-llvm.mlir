@@ -357,6 +357,68 @@ func.func @relu_nchw(%x: memref<2x8xf32>, %y: memref<1x8x2x1xf32> {graph.output 
 
 // -----
 
+// Loads whose lanes are a small constant stride apart (2 to 4 elements: a
+// stride-2 convolution along its output row) read the span from lane 0's
+// element to the last lane's with one masked load of stride * lanes
+// elements, the lanes past the last one's element disabled (none of them is
+// read), then keep every stride-th: stride 2 over %a (16 wide, 15 enabled),
+// stride 3 over a column of %b (24 wide, 22 enabled). A stride of 5 and a
+// non-affine index are gathers (a scalar load per lane, insertelements).
+// CHECK-LABEL: llvm.func @strided_loads(
+// CHECK:         %[[MASK2:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false]> : vector<16xi1>) : vector<16xi1>
+// CHECK-NEXT:    %[[ALIGN2:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK-NEXT:    %[[UNDEF2:.*]] = llvm.mlir.undef : vector<16xf32>
+// CHECK:         %[[A0:.*]] = llvm.getelementptr inbounds %a[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[AV:.*]] = llvm.getelementptr %[[A0]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
+// CHECK-NEXT:    %[[WIDE2:.*]] = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%[[AV]], %[[ALIGN2]], %[[MASK2]], %[[UNDEF2]]) : (!llvm.ptr, i32, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NEXT:    %two = llvm.shufflevector %[[WIDE2]], %[[UNDEF2]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>
+// CHECK-NEXT:    %[[MASK3:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false, false]> : vector<24xi1>) : vector<24xi1>
+// CHECK:         %[[WIDE3:.*]] = llvm.call_intrinsic "llvm.masked.load.v24f32.p0"(%{{.*}}, %{{.*}}, %[[MASK3]], %{{.*}}) : (!llvm.ptr, i32, vector<24xi1>, vector<24xf32>) -> vector<24xf32>
+// CHECK-NEXT:    %three = llvm.shufflevector %[[WIDE3]], %{{.*}} [0, 3, 6, 9, 12, 15, 18, 21] : vector<24xf32>
+// CHECK-NOT:     llvm.masked.load
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-COUNT-8: llvm.insertelement
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-COUNT-8: llvm.insertelement
+// CHECK-NOT:     llvm.masked.load
+// CHECK:         llvm.return
+
+// IR-LABEL: define void @"strided_loads"(
+// IR:         %[[W2:.*]] = call <16 x float> @"llvm.masked.load.v16f32.p0"(ptr %{{.*}}, i32 4, <16 x i1> <i1 -1, {{.*}}, i1 -1, i1 0>, <16 x float>
+// IR-NEXT:    shufflevector <16 x float> %[[W2]], <16 x float> {{.*}}, <8 x i32> <i32 0, i32 2, i32 4, i32 6, i32 8, i32 10, i32 12, i32 14>
+// IR:         %[[W3:.*]] = call <24 x float> @"llvm.masked.load.v24f32.p0"(ptr %{{.*}}, i32 4, <24 x i1> <i1 -1, {{.*}}, i1 -1, i1 0, i1 0>, <24 x float>
+// IR-NEXT:    shufflevector <24 x float> %[[W3]], <24 x float> {{.*}}, <8 x i32> <i32 0, i32 3, i32 6, i32 9, i32 12, i32 15, i32 18, i32 21>
+
+// After O3 the load from %a, whose 16 elements all lie in the buffer, is a
+// plain vector load; the one from %b would end past the buffer and stays
+// masked (no byte after the last element is read).
+// O3-LABEL: define void @strided_loads(
+// O3:         %[[L2:.*]] = load <16 x float>, ptr %{{.*}}, align 4
+// O3-NEXT:    shufflevector <16 x float> %[[L2]], <16 x float> poison, <8 x i32> <i32 0, i32 2, i32 4, i32 6, i32 8, i32 10, i32 12, i32 14>
+// O3:         %[[L3:.*]] = tail call <24 x float> @llvm.masked.load.v24f32.p0(ptr nonnull align 4 %{{.*}}, <24 x i1> <i1 true, {{.*}}, i1 true, i1 false, i1 false>, <24 x float> poison)
+// O3-NEXT:    shufflevector <24 x float> %[[L3]], <24 x float> poison, <8 x i32> <i32 0, i32 3, i32 6, i32 9, i32 12, i32 15, i32 18, i32 21>
+func.func @strided_loads(%a: memref<64xf32>, %b: memref<8x3xf32>, %o: memref<8xf32> {graph.output = 0 : i64}) {
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "vectorized"} {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c5 = arith.constant 5 : index
+    %even = arith.muli %i, %c2 : index
+    %two = memref.load %a[%even] : memref<64xf32>
+    %three = memref.load %b[%i, %c1] : memref<8x3xf32>
+    %fifth = arith.muli %i, %c5 : index
+    %five = memref.load %a[%fifth] : memref<64xf32>
+    %half = arith.divui %i, %c2 : index
+    %halves = memref.load %a[%half] : memref<64xf32>
+    %x = arith.addf %two, %three : f32
+    %y = arith.addf %x, %five : f32
+    %z = arith.addf %y, %halves : f32
+    memref.store %z, %o[%i] : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
 // A reduction into one element cannot run its iterations side by side: the
 // vectorized loop stays a serial loop of scalar code (right, only slower).
 // CHECK-LABEL: llvm.func @sum(

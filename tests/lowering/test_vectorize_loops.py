@@ -5,13 +5,18 @@ lowered IR is checked for the vector code or the serial fallback."""
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import re
 from collections.abc import Sequence
 
+import llvmlite.binding as llvm_binding
 import numpy as np
+import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import ModuleOp, VectorType
 
@@ -19,7 +24,8 @@ from xtc import interp
 from xtc.dialects import tir
 from xtc.lowering.vectorize_loops import analyze_loop
 from xtc.runtime.llvm_ir import LLVMIRError, llvm_ir
-from xtc.runtime.llvm_jit import aligned_copy, compile_module
+from xtc.runtime.llvm_jit import aligned_copy, compile_module, host_features, host_target_machine
+from xtc.tools.compiler import compile_model
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -502,6 +508,203 @@ def test_any_extent_and_strides(
     else:
         inputs = [RNG.integers(-100, 100, size, dtype=np.int32) for _ in range(2)]
     check(text, inputs, vectorized=extent > 1)
+
+
+# ------------------------------------------------- small constant strides
+
+
+def strided_read(n: int, lanes: int, stride: int, offset: int, dtype: str) -> str:
+    """o[i] = a[offset + i * stride] + b[i] over `lanes` vectorized lanes, `a`
+    of `n` elements."""
+    add = "arith.addf" if dtype.startswith("f") else "arith.addi"
+    body = f"""
+    tir.for %i = 0 to {lanes} step 1 {{name = "i", kind = "vectorized"}} {{
+      %stride = arith.constant {stride} : index
+      %offset = arith.constant {offset} : index
+      %t = arith.muli %i, %stride : index
+      %k = arith.addi %t, %offset : index
+      %x = memref.load %a[%k] : memref<{n}x{dtype}>
+      %y = memref.load %b[%i] : memref<{lanes}x{dtype}>
+      %r = {add} %x, %y : {dtype}
+      memref.store %r, %o[%i] : memref<{lanes}x{dtype}>
+    }}"""
+    inputs = [("a", f"memref<{n}x{dtype}>"), ("b", f"memref<{lanes}x{dtype}>")]
+    return function("k", inputs, [("o", f"memref<{lanes}x{dtype}>")], body)
+
+
+def random_values(shape: int, dtype: str) -> np.ndarray:
+    if dtype.startswith("f"):
+        return floats(shape, dtype)
+    if dtype == "i1":
+        return RNG.integers(0, 2, shape).astype(np.bool_)
+    return RNG.integers(-100, 100, shape).astype(NUMPY[dtype])
+
+
+def masked_loads(module: ModuleOp) -> list[str]:
+    return [name for name in intrinsic_calls(module) if name.startswith("llvm.masked.load")]
+
+
+@pytest.mark.parametrize(
+    ("stride", "dtype", "wide_load"),
+    [
+        (2, "f32", "llvm.masked.load.v32f32.p0"),
+        (3, "f32", "llvm.masked.load.v48f32.p0"),
+        (4, "f64", "llvm.masked.load.v64f64.p0"),
+        (2, "i32", "llvm.masked.load.v32i32.p0"),
+        (3, "i8", "llvm.masked.load.v48i8.p0"),
+        (2, "f16", "llvm.masked.load.v32f16.p0"),
+        (2, "i64", "llvm.masked.load.v32i64.p0"),
+        (5, "f32", None),  # wider: a gather
+        (-2, "f32", None),  # negative: a gather
+        (2, "i1", None),  # a byte per element in memory: a gather
+    ],
+)
+def test_a_small_constant_stride_is_one_masked_load_and_a_shuffle(
+    stride: int, dtype: str, wide_load: str | None
+) -> None:
+    n = 15 * abs(stride) + 1
+    offset = n - 1 if stride < 0 else 0
+    text = strided_read(n, 16, stride, offset, dtype)
+    module = check(text, [random_values(n, dtype), random_values(16, dtype)])
+    assert masked_loads(module) == ([wide_load] if wide_load else [])
+    shuffles = [op for op in module.walk() if isinstance(op, llvm.ShuffleVectorOp)]
+    if wide_load:
+        assert [list(op.mask.iter_values()) for op in shuffles] == [
+            [lane * stride for lane in range(16)]
+        ]
+
+
+def test_a_non_affine_index_is_still_a_gather() -> None:
+    """a[min(2 i, 20)]: no constant stride."""
+    body = """
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+      %c2 = arith.constant 2 : index
+      %c20 = arith.constant 20 : index
+      %t = arith.muli %i, %c2 : index
+      %k = arith.minsi %t, %c20 : index
+      %x = memref.load %a[%k] : memref<32xf32>
+      memref.store %x, %o[%i] : memref<16xf32>
+    }"""
+    text = function("k", [("a", "memref<32xf32>")], [("o", "memref<16xf32>")], body)
+    module = check(text, [floats(32)])
+    assert masked_loads(module) == []
+    assert vector_ops(module).count("llvm.insertelement") == 16
+
+
+PAGE = mmap.PAGESIZE
+PROT_NONE = 0  # <sys/mman.h>; Python's mmap module only names it from 3.13
+
+
+def before_a_guard_page(values: np.ndarray) -> np.ndarray:
+    """A copy of `values` whose last byte is the last of a page, the next
+    page unreadable: a read past the last element faults. (Kept alive by
+    the array; the mapping goes when the array does.)"""
+    nbytes = values.nbytes
+    pages = -(-nbytes // PAGE) + 1
+    region = mmap.mmap(-1, pages * PAGE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    raw = np.frombuffer(region, dtype=np.uint8)
+    guard = raw.ctypes.data + (pages - 1) * PAGE
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mprotect(ctypes.c_void_p(guard), ctypes.c_size_t(PAGE), PROT_NONE) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect of the guard page failed")
+    end = (pages - 1) * PAGE
+    array = raw[end - nbytes : end].view(values.dtype).reshape(values.shape)
+    array[...] = values
+    return array
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lanes=st.integers(2, 33),
+    stride=st.sampled_from([2, 3, 4, 5, -2, -3]),
+    extra=st.integers(0, 40),
+    dtype=st.sampled_from(["f32", "f64", "i32"]),
+)
+def test_strided_loads_at_the_end_of_a_buffer_read_nothing_past_it(
+    lanes: int, stride: int, extra: int, dtype: str
+) -> None:
+    """The last lane's element (the first lane's, for a negative stride) is
+    the buffer's last, the page after it unreadable: the masked load must
+    not touch the elements past the last lane's. Native equals the
+    interpreter."""
+    itemsize = np.dtype(NUMPY[dtype]).itemsize
+    span = (lanes - 1) * abs(stride) + 1
+    per_line = 64 // itemsize  # the JIT wants 64-byte aligned buffers
+    n = -(-(span + extra) // per_line) * per_line
+    offset = n - 1 if stride < 0 else n - span
+    text = strided_read(n, lanes, stride, offset, dtype)
+    a, b = random_values(n, dtype), random_values(lanes, dtype)
+    expected = interp.run(parse_module(text), [a, b], "k")[0]
+    module = lower(text)
+    assert len(masked_loads(module)) == (1 if 2 <= stride <= 4 else 0)
+    guarded = before_a_guard_page(a)
+    got = aligned_copy(np.zeros_like(expected))
+    compile_module(module).call("k", [guarded, aligned_copy(b), got])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_the_masked_load_is_a_masked_vector_move_and_a_permute() -> None:
+    """On AVX-512, a stride-2 load of 8 f32 lanes is one masked vmovups of 16
+    floats (15 enabled) and one vpermps, with no per-lane insert."""
+    if "+avx512f" not in host_features().split(","):
+        pytest.skip("the host has no AVX-512")
+    module = lower(strided_read(15, 8, 2, 0, "f32"))
+    ref = llvm_binding.parse_assembly(compile_module(module).optimized_ir)
+    assembly = host_target_machine().emit_assembly(ref)
+    assert re.search(r"vmovups\s+\(%\w+\), %zmm\d+ \{%k\d\} \{z\}", assembly), assembly
+    assert re.search(r"\bvperm(t2|i2)?ps\b", assembly), assembly
+    assert not re.search(r"vinsertps|vpinsrd|vmovss", assembly), assembly
+
+
+def stride_two_model(op: str, channels: int, size: int) -> onnx.ModelProto:
+    """A 3x3 stride-2 depthwise conv (+ bias, ReLU6) or max pool, padding 1."""
+    out = (size - 1) // 2 + 1
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, size, size])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, out, out])
+    if op == "depthwise":
+        weights = RNG.standard_normal((channels, 1, 3, 3)).astype(np.float32)
+        bias = RNG.standard_normal(channels).astype(np.float32)
+        initializers = [
+            numpy_helper.from_array(weights, "w"),
+            numpy_helper.from_array(bias, "bias"),
+            numpy_helper.from_array(np.array(0, np.float32), "low"),
+            numpy_helper.from_array(np.array(6, np.float32), "high"),
+        ]
+        nodes = [
+            helper.make_node(
+                "Conv", ["x", "w", "bias"], ["c"], pads=[1] * 4, strides=[2, 2], group=channels
+            ),
+            helper.make_node("Clip", ["c", "low", "high"], ["y"]),
+        ]
+    else:
+        initializers = []
+        nodes = [
+            helper.make_node(
+                "MaxPool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2]
+            )
+        ]
+    graph = helper.make_graph(nodes, op, [x], [y], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(
+    ("op", "channels", "size"), [("depthwise", 8, 32), ("maxpool", 8, 32), ("maxpool", 4, 29)]
+)
+def test_stride_two_models_match_onnxruntime(op: str, channels: int, size: int) -> None:
+    onnxruntime = pytest.importorskip("onnxruntime")
+    model = stride_two_model(op, channels, size)
+    x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    expected = session.run(None, {"x": x})[0]
+    dumped: dict[str, str] = {}
+    compiled = compile_model(
+        model, dump=lambda stage, text: dumped.__setitem__(stage, text), dump_stages=("llvm",)
+    )
+    np.testing.assert_allclose(compiled.run({"x": x})[0], expected, rtol=1e-5, atol=1e-5)
+    if op == "depthwise":  # its input row is read with stride 2
+        assert "llvm.masked.load" in dumped["llvm"]
 
 
 # ----------------------------------------------------- serial fallbacks
