@@ -94,6 +94,12 @@ def get_tir_fuse() -> type[ModulePass]:
     return TirFuse
 
 
+def get_tir_prefetch() -> type[ModulePass]:
+    from xtc.passes.tir_prefetch import TirPrefetch
+
+    return TirPrefetch
+
+
 def get_tir_unroll() -> type[ModulePass]:
     from xtc.passes.tir_unroll import TirUnroll
 
@@ -177,6 +183,7 @@ XTC_PASSES = {
     "tir-split": get_tir_split,
     "tir-reorder": get_tir_reorder,
     "tir-fuse": get_tir_fuse,
+    "tir-prefetch": get_tir_prefetch,
     "tir-unroll": get_tir_unroll,
     "tir-vectorize": get_tir_vectorize,
     "tir-cache-write": get_tir_cache_write,
