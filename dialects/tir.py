@@ -14,11 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, StringAttr, i64
-from xdsl.ir import Block, Dialect, Operation, Region
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_op_definition,
+    operand_def,
     prop_def,
     region_def,
     traits_def,
@@ -101,8 +110,7 @@ class ForOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_variable)
         printer.print_string(
-            f" = {self.lower.value.data} to {self.upper.value.data} "
-            f"step {self.step.value.data} "
+            f" = {self.lower.value.data} to {self.upper.value.data} step {self.step.value.data} "
         )
         printer.print_string(f'{{name = "{self.loop_name.data}", kind = "{self.kind.data}"}} ')
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
@@ -125,4 +133,38 @@ class ForOp(IRDLOperation):
         return cls(lower, upper, name.data, kind.data, step, body)
 
 
-TIR = Dialect("tir", [ForOp], [])
+PREFETCH_LOCALITIES = range(4)
+"""LLVM's prefetch locality: 0 (no reuse, not kept) to 3 (kept in every
+cache level); on x86, 3 is `prefetcht0` (L1) and 2 `prefetcht1` (L2)."""
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint, no effect on any value: bring the cache line holding element
+    `offset` of `buffer` (counted in the buffer's row-major order; an offset
+    past either end is clamped to the buffer) towards the core. `locality`
+    as LLVM's `llvm.prefetch` (see PREFETCH_LOCALITIES). Declares no memory
+    effect trait, so passes keep it in place as an op they do not know."""
+
+    name = "tir.prefetch"
+
+    buffer = operand_def(MemRefType)
+    offset = operand_def(IndexType)
+    locality = prop_def(IntegerAttr[IntegerType])
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$buffer `[` $offset `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, offset: SSAValue, locality: int = 3) -> None:
+        super().__init__(
+            operands=[buffer, offset], properties={"locality": IntegerAttr(locality, i64)}
+        )
+
+    def verify_(self) -> None:
+        if self.locality.value.data not in PREFETCH_LOCALITIES:
+            raise VerifyException(
+                f"'{self.name}' locality {self.locality.value.data} is not one of 0, 1, 2, 3"
+            )
+
+
+TIR = Dialect("tir", [ForOp, PrefetchOp], [])

@@ -23,7 +23,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc.dialects.graph.constant import array_from_attr, numpy_dtype
-from xtc.dialects.tir import OUTPUT_ATTR, ForOp
+from xtc.dialects.tir import OUTPUT_ATTR, ForOp, PrefetchOp
 from xtc.interp.te import load_element, store_element
 
 Args = tuple[Any, ...]
@@ -79,6 +79,10 @@ class TirFunctions(InterpreterFunctions):
     @impl(memref.DeallocOp)
     def run_dealloc(self, interpreter: Interpreter, op: memref.DeallocOp, args: Args) -> Results:
         return ()
+
+    @impl(PrefetchOp)
+    def run_prefetch(self, interpreter: Interpreter, op: PrefetchOp, args: Args) -> Results:
+        return ()  # a cache hint: no effect on any value
 
     @impl(memref.LoadOp)
     def run_load(self, interpreter: Interpreter, op: memref.LoadOp, args: Args) -> Results:

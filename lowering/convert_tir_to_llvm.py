@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i1,
     i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
@@ -988,6 +989,34 @@ class LowerView(LoweringPattern):
         rewriter.replace(op, _as_memref(address, op.result.type))
 
 
+class LowerPrefetch(LoweringPattern):
+    """tir.prefetch -> `llvm.prefetch` (read, data cache) of the element at the
+    offset clamped to the buffer: the address stays inside the buffer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.PrefetchOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        memref_type = _static_memref(op, op.buffer.type)
+        last = emit.int_const(prod(memref_type.get_shape()) - 1, i64)
+        zero = emit.int_const(0, i64)
+        offset = emit.select(emit.icmp("slt", op.offset, zero), zero, op.offset, i64)
+        offset = emit.select(emit.icmp("sgt", offset, last), last, offset, i64)
+        element = llvm_type(memref_type.get_element_type())
+        address = emit.op(
+            llvm.GEPOp(
+                _pointer(op.buffer, emit),
+                [llvm.GEP_USE_SSA_VAL],
+                element,
+                ssa_indices=[offset],
+                inbounds=True,
+            )
+        )
+        read, data = emit.int_const(0, i32), emit.int_const(1, i32)
+        locality = emit.int_const(op.locality.value.data, i32)
+        emit.intrinsic("llvm.prefetch.p0", [address, read, locality, data], None)
+        rewriter.erase(op)
+
+
 class LowerCopy(LoweringPattern):
     """memref.copy of contiguous buffers -> llvm.memcpy."""
 
@@ -1091,6 +1120,7 @@ def _operation_patterns(externals: Externals) -> list[RewritePattern]:
         LowerGetGlobal,
         LowerView,
         LowerCopy,
+        LowerPrefetch,
         LowerCall,
         LowerReturn,
         LowerBranch,

@@ -57,11 +57,11 @@ def describe_buffer(func: FuncOp, buffer: SSAValue) -> str:
     return f"%{hint} (argument {position})" if hint else f"argument {position}"
 
 
-def find_buffer(func: FuncOp, buffer: int | str) -> SSAValue:
+def find_buffer(func: FuncOp, buffer: int | str, pass_name: str = PASS) -> SSAValue:
     """The argument of `func` that `buffer` names: its position (0 is the
-    first), or its SSA name (`in1` or `%in1`). Refuses a position out of
-    range, a name no argument or several arguments have, and an argument
-    that is not a memref."""
+    first), or its SSA name (`in1` or `%in1`). Refuses (as `pass_name`) a
+    position out of range, a name no argument or several arguments have,
+    and an argument that is not a memref."""
     arguments = func.body.block.args
     where = f"@{function_name(func)}"
     if isinstance(buffer, str) and buffer.isdigit():
@@ -69,7 +69,7 @@ def find_buffer(func: FuncOp, buffer: int | str) -> SSAValue:
     if isinstance(buffer, int):
         if not 0 <= buffer < len(arguments):
             raise ScheduleError(
-                PASS,
+                pass_name,
                 f"buffer={buffer}: {where} has {len(arguments)} arguments; buffer is a "
                 f"position from 0 to {len(arguments) - 1} or an argument's name",
                 func,
@@ -82,7 +82,7 @@ def find_buffer(func: FuncOp, buffer: int | str) -> SSAValue:
             listed = ", ".join(f"%{a.name_hint}" for a in arguments if a.name_hint)
             problem = "no argument" if not named else f"{len(named)} arguments"
             raise ScheduleError(
-                PASS,
+                pass_name,
                 f"buffer={buffer}: {problem} of {where} named %{name} (its arguments: "
                 f"{listed or 'none named'}); name it by its position instead",
                 func,
@@ -90,7 +90,7 @@ def find_buffer(func: FuncOp, buffer: int | str) -> SSAValue:
         chosen = named[0]
     if not isinstance(chosen.type, MemRefType):
         raise ScheduleError(
-            PASS,
+            pass_name,
             f"buffer={buffer}: {describe_buffer(func, chosen)} of {where} is a "
             f"{chosen.type}, not a buffer",
             func,

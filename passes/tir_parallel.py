@@ -44,7 +44,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import MemoryEffectKind, get_effects
 
-from xtc.dialects.tir import ForOp
+from xtc.dialects.tir import ForOp, PrefetchOp
 from xtc.passes.tir_loops import (
     ScheduleError,
     find_loop,
@@ -293,6 +293,8 @@ class _Checker:
     def check_other_effects(self, op: Operation) -> None:
         """An op other than a load or store (memref.copy, memref.dealloc, ...)
         may write or free only buffers allocated inside the loop."""
+        if isinstance(op, PrefetchOp):
+            return  # a cache hint: it reads nothing a value depends on and writes nothing
         effects = get_effects(op)
         if effects is None:
             if not _buffers_of(op) and not any(isinstance(r.type, MemRefType) for r in op.results):

@@ -24,3 +24,11 @@ func.func @no_name() {
   }
   func.return
 }
+
+// -----
+
+func.func @prefetch_locality(%A: memref<4x3xf32>, %at: index) {
+  // CHECK: invalid.mlir:32:3: error: 'tir.prefetch' locality 7 is not one of 0, 1, 2, 3
+  tir.prefetch %A[%at] {locality = 7 : i64} : memref<4x3xf32>
+  func.return
+}

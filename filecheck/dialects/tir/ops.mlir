@@ -36,3 +36,10 @@ func.func @kinds(%A: memref<16xf32>) {
   }
   func.return
 }
+
+// CHECK-LABEL: func.func @prefetch
+// CHECK-NEXT:    tir.prefetch %{{.*}}[%{{.*}}] {locality = 2 : i64} : memref<4x3xf32>
+func.func @prefetch(%A: memref<4x3xf32>, %at: index) {
+  tir.prefetch %A[%at] {locality = 2 : i64} : memref<4x3xf32>
+  func.return
+}
