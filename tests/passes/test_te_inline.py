@@ -14,20 +14,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation
 
 from xtc import interp
-from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.te import ComputeOp, ReduceOp
 from xtc.dialects.tir import ForOp
 from xtc.frontend.onnx import import_model
 from xtc.interp.testing import random_inputs
-from xtc.interp.tir import output_arguments
 from xtc.passes.te_inline import MAX_DUPLICATED_OPS
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like, squeezenet
+from xtc.tools.native import run_native
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -74,17 +72,9 @@ def model_inputs(module: ModuleOp) -> list[np.ndarray]:
     return inputs
 
 
-def run_native(tir: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_planned(tir: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Plans memory, lowers to LLVM, JIT-compiles and calls `main`."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), "tir-plan-memory,convert-tir-to-llvm"))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
+    return run_native(tir, inputs, "tir-plan-memory,convert-tir-to-llvm")
 
 
 def assert_close(got: list[np.ndarray], expected: list[np.ndarray], rtol: float = 1e-4) -> None:
@@ -101,7 +91,7 @@ def test_models_run_natively_as_the_graph_interpreter_says(name: str) -> None:
     te = apply_pipeline(graph.clone(), TO_TE)
     assert any(len(te_ops(k)) > 1 for k in kernels(te))
     tir = apply_pipeline(te, "convert-te-to-tir")
-    assert_close(run_native(tir, inputs), interp.run(graph, inputs))
+    assert_close(run_planned(tir, inputs), interp.run(graph, inputs))
 
 
 @pytest.mark.parametrize(
@@ -350,4 +340,4 @@ def test_an_anchor_and_its_epilogue_become_one_compute(
     expected = interp.run(graph, inputs)
     assert_close(interp.run(te, inputs), expected, rtol=1e-5)
     tir = apply_pipeline(te, "convert-te-to-tir")
-    assert_close(run_native(tir, inputs), expected)
+    assert_close(run_planned(tir, inputs), expected)

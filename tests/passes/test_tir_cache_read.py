@@ -6,7 +6,6 @@ refusals (ScheduleErrors naming pass, buffer, loop and function)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
@@ -19,14 +18,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xtc import interp
-from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.tir import ForOp
 from xtc.interp.testing import random_inputs
-from xtc.interp.tir import output_arguments
 from xtc.ops.schedules import default_schedule
 from xtc.passes.tir_cache_read import TirCacheRead
 from xtc.passes.tir_loops import ScheduleError, loops_by_name, loops_in
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
+from xtc.tools.native import run_native
 from xtc.tools.pipelines import apply_pipeline, parse_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -59,19 +56,6 @@ def b_argument(module: ModuleOp) -> SSAValue:
 
 def loads_of(root: Operation, buffer: SSAValue) -> list[memref.LoadOp]:
     return [op for op in root.walk() if isinstance(op, memref.LoadOp) and op.memref is buffer]
-
-
-def run_native(tir: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Lowers to LLVM, JIT-compiles and calls `main` on aligned copies."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), "convert-tir-to-llvm"))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
 
 
 def local_buffers(module: ModuleOp) -> list[tuple[str, tuple[int, ...]]]:

@@ -8,25 +8,22 @@ and the refusals (ScheduleErrors naming pass, loops and function)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from xtc import interp
-from xtc.dialects.graph.constant import numpy_dtype
 from xtc.interp.testing import random_inputs
-from xtc.interp.tir import output_arguments
 from xtc.ops.schedules import default_schedule
 from xtc.passes.tir_compute_at import TirComputeAt
 from xtc.passes.tir_loops import ScheduleError, loops_by_name, loops_in
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
+from xtc.tools.native import run_native
 from xtc.tools.pipelines import apply_pipeline, parse_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -110,19 +107,6 @@ def buffer_of(func: FuncOp) -> SSAValue:
 
 def loads_of(root: Operation, buffer: SSAValue) -> list[memref.LoadOp]:
     return [op for op in root.walk() if isinstance(op, memref.LoadOp) and op.memref is buffer]
-
-
-def run_native(tir: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Lowers to LLVM, JIT-compiles and calls `main` on aligned copies."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), "convert-tir-to-llvm"))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
 
 
 def check_same_numbers(before: ModuleOp, after: ModuleOp, inputs: Sequence[np.ndarray]) -> None:

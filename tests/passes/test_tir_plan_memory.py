@@ -14,17 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i8
-from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc import interp
-from xtc.dialects.graph.constant import numpy_dtype
 from xtc.frontend.onnx import import_model
 from xtc.interp.testing import random_inputs
-from xtc.interp.tir import output_arguments
 from xtc.passes.tir_plan_memory import plan_offsets
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
 from xtc.tools.model_builders import bert_encoder, resnet_like
+from xtc.tools.native import run_native
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -151,19 +148,6 @@ def test_a_plan_that_overlaps_live_buffers_gives_other_numbers(lowered: Lowered)
             op.byte_shift.owner.value = IntegerAttr(0, IndexType())
     got = interp.run(clobbered, lowered.inputs)
     assert any(not np.array_equal(g, e) for g, e in zip(got, lowered.expected, strict=True))
-
-
-def run_native(tir: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Lowers to LLVM, JIT-compiles and calls `main` on aligned copies."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), "convert-tir-to-llvm"))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
 
 
 def test_planned_model_runs_the_same_natively(lowered: Lowered) -> None:

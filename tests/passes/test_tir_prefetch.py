@@ -171,7 +171,7 @@ def test_the_lowering_calls_llvm_prefetch() -> None:
         ),
         (
             "loop=i buffer=x",
-            "what one iteration reads takes 288 prefetches (one per row and cache line; at most 64)",
+            "takes 288 prefetches (one per row and cache line; at most 64)",
         ),
         ("loop=r0 buffer=7", "buffer=7: @window has 2 arguments"),
         ("loop=r0 buffer=x distance=0", "distance=0 must be at least 1"),

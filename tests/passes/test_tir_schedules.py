@@ -21,14 +21,12 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
 from xtc import interp
-from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.tir import ForOp
 from xtc.interp.testing import random_inputs
-from xtc.interp.tir import output_arguments
 from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_reorder import TirReorder
 from xtc.passes.tir_split import TirSplit
-from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
+from xtc.tools.native import run_native
 from xtc.tools.pipelines import apply_pipeline, parse_pipeline
 from xtc.tools.textual_ir import parse_module
 
@@ -162,19 +160,6 @@ def lower(text: str) -> Kernel:
     kernel = next(f for f in tir.ops if isinstance(f, FuncOp) and f.sym_name.data != "main")
     spatial, reduction = nest_loops(kernel)
     return Kernel(graph, tir, kernel.sym_name.data, spatial, reduction)
-
-
-def run_native(tir: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Lowers to LLVM, JIT-compiles and calls `main` on aligned copies."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), "convert-tir-to-llvm"))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
 
 
 def check_schedule(
