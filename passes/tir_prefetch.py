@@ -122,7 +122,7 @@ class PrefetchAhead(RewritePattern):
             shift = index_constant(first + sum(s * p for s, p in zip(strides, point, strict=True)))
             offset = arith.AddiOp(base, shift.result)
             ops += [shift, offset, PrefetchOp(buffer, offset.result, self.locality)]
-        rewriter.insert_op(ops, InsertPoint.at_start(loop.body.block))
+        rewriter.insert(ops, InsertPoint.at_start(loop.body.block))
 
     def linear_form(
         self, loop: ForOp, dimensions: Sequence[Dimension], strides: Sequence[int]
