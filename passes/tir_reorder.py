@@ -34,7 +34,7 @@ PASS = "tir-reorder"
 
 
 def _check_vectorized_stays_innermost(
-    func: FuncOp, nest: Sequence[ForOp], order: Sequence[str]
+    func: FuncOp, nest: Sequence[ForOp], order: Sequence[str], pass_name: str = PASS
 ) -> None:
     """Refuses an order that would put a loop marked vectorized around
     another loop."""
@@ -45,7 +45,7 @@ def _check_vectorized_stays_innermost(
         last = loop_name(loop) == order[-1]
         if not last or innermost_body_has_loop:
             raise ScheduleError(
-                PASS,
+                pass_name,
                 f"loop '{loop_name(loop)}' in @{function_name(func)} is vectorized and "
                 "would hold another loop in this order",
                 loop,
@@ -55,17 +55,19 @@ def _check_vectorized_stays_innermost(
 @dataclass(frozen=True)
 class ReorderLoops(RewritePattern):
     """The perfect nest of the loops named in `order` -> the same loops
-    nested in that order, in the chosen functions."""
+    nested in that order, in the chosen functions. Refusals name
+    `pass_name` (a pass built on this one, such as tir-tile, passes its own)."""
 
     functions: frozenset[str]
     order: tuple[str, ...]
+    pass_name: str = PASS
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
         if function_name(op) not in self.functions:
             return
-        nest = perfect_nest(PASS, op, self.order)
-        _check_vectorized_stays_innermost(op, nest, self.order)
+        nest = perfect_nest(self.pass_name, op, self.order)
+        _check_vectorized_stays_innermost(op, nest, self.order, self.pass_name)
         if [loop_name(loop) for loop in nest] == list(self.order):
             return
         sink_pure_ops(nest)

@@ -38,18 +38,18 @@ from xtc.passes.tir_loops import (
 PASS = "tir-split"
 
 
-def _check_split(func: FuncOp, loop: ForOp, factor: int) -> None:
+def _check_split(func: FuncOp, loop: ForOp, factor: int, pass_name: str = PASS) -> None:
     """Refuses a loop that is not serial from 0 step 1, or a factor outside
-    [1, extent]."""
-    check_unit_stride(PASS, func, loop)
+    [1, extent], in a diagnostic of pass `pass_name`."""
+    check_unit_stride(pass_name, func, loop)
     where = f"loop '{loop_name(loop)}' in @{function_name(func)}"
     if loop.kind.data != "serial":
         raise ScheduleError(
-            PASS, f"{where} is {loop.kind.data}; split a loop before setting its kind", loop
+            pass_name, f"{where} is {loop.kind.data}; split a loop before setting its kind", loop
         )
     if not 1 <= factor <= loop.extent:
         raise ScheduleError(
-            PASS, f"factor {factor} is not in [1, {loop.extent}], the extent of {where}", loop
+            pass_name, f"factor {factor} is not in [1, {loop.extent}], the extent of {where}", loop
         )
 
 
@@ -118,25 +118,27 @@ def _fold_quotient_and_remainder(
 class SplitLoop(RewritePattern):
     """`for L` -> `for L_o { for L_i { L = L_o * factor + L_i; body } }`,
     then `for L_tail { L = (E // factor) * factor + L_tail; body }` when
-    factor does not divide E, in the chosen functions."""
+    factor does not divide E, in the chosen functions. Refusals name
+    `pass_name` (a pass built on this one, such as tir-tile, passes its own)."""
 
     functions: frozenset[str]
     loop: str
     factor: int
+    pass_name: str = PASS
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
         if function_name(op) not in self.functions:
             return
-        loop = find_loop(PASS, op, self.loop)
-        _check_split(op, loop, self.factor)
+        loop = find_loop(self.pass_name, op, self.loop)
+        _check_split(op, loop, self.factor, self.pass_name)
         name = loop_name(loop)
         new_names = [f"{name}_o", f"{name}_i"]
         peeled = loop.extent % self.factor != 0
         if peeled:
             tail_name, copies = _tail_names(loop)
             new_names += [tail_name, *copies]
-        check_fresh_names(PASS, op, new_names, loop)
+        check_fresh_names(self.pass_name, op, new_names, loop)
         replacement: list[Operation] = []
         tail = _tail_loop(loop, self.factor) if peeled else None
         outer, inner, index = _main_nest(loop, self.factor)

@@ -88,6 +88,12 @@ def get_tir_reorder() -> type[ModulePass]:
     return TirReorder
 
 
+def get_tir_tile() -> type[ModulePass]:
+    from xtc.passes.tir_tile import TirTile
+
+    return TirTile
+
+
 def get_tir_fuse() -> type[ModulePass]:
     from xtc.passes.tir_fuse import TirFuse
 
@@ -182,6 +188,7 @@ XTC_PASSES = {
     "tir-expand-math": get_tir_expand_math,
     "tir-split": get_tir_split,
     "tir-reorder": get_tir_reorder,
+    "tir-tile": get_tir_tile,
     "tir-fuse": get_tir_fuse,
     "tir-prefetch": get_tir_prefetch,
     "tir-unroll": get_tir_unroll,
