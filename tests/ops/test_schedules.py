@@ -76,6 +76,9 @@ func.func @main(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x
 """
 
 
+DEPTHWISE_14 = DEPTHWISE.replace("16x16", "14x14")
+
+
 def recipes(text: str) -> dict[str, list[list[str]]]:
     module = apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
     return {f.sym_name.data: default_schedule(f) for f in module.ops if f.sym_name.data != "main"}
@@ -208,6 +211,14 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
 
 
+def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
+    # No width of 16, 8 or 4 divides 14: the whole row is one vector.
+    _, conv = recipes(DEPTHWISE_14)["conv2d_0"]
+    assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=14}"
+    assert "tir-vectorize{func=conv2d_0 loop=i3_1_i}" in conv
+    assert "tir-unroll{func=conv2d_0 loop=i2_1_i}" in conv
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -221,6 +232,7 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
         unary_text("graph.erf", 16, 48),
         unary_text("graph.exp", 16, 48),
         DEPTHWISE,
+        DEPTHWISE_14,
     ],
 )
 def test_scheduled_kernels_compute_the_same(text: str) -> None:
