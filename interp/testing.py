@@ -98,3 +98,13 @@ def assert_pipeline_preserves_outputs(
                 g, e, rtol=rtol, atol=rtol * max(1.0, float(np.abs(e).max(initial=0)))
             )
     return after
+
+
+def matmul_text(m: int, k: int, n: int) -> str:
+    """`@main` computing the m x k by k x n f32 matmul."""
+    a, b, c = (f"tensor<{r}x{s}xf32>" for r, s in ((m, k), (k, n), (m, n)))
+    return (
+        f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
+        f"  %c = graph.matmul %a, %b : ({a}, {b}) -> {c}\n"
+        f"  func.return %c : {c}\n}}\n"
+    )

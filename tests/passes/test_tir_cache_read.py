@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
+from xtc.interp.testing import matmul_text as matmul
 from xtc.interp.testing import random_inputs
 from xtc.ops.schedules import default_schedule
 from xtc.passes.tir_cache_read import TirCacheRead
@@ -28,16 +29,6 @@ from xtc.tools.pipelines import apply_pipeline, parse_pipeline
 from xtc.tools.textual_ir import parse_module
 
 KERNEL = "matmul_0"
-
-
-def matmul(m: int, k: int, n: int) -> str:
-    """`@main` computing the m x k by k x n f32 matmul."""
-    a, b, c = (f"tensor<{r}x{s}xf32>" for r, s in ((m, k), (k, n), (m, n)))
-    return (
-        f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
-        f"  %c = graph.matmul %a, %b : ({a}, {b}) -> {c}\n"
-        f"  func.return %c : {c}\n}}\n"
-    )
 
 
 def lower(m: int, k: int, n: int) -> tuple[ModuleOp, ModuleOp]:

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from xtc import interp
+from xtc.interp.testing import matmul_text as matmul
 from xtc.interp.testing import random_inputs
 from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_tile import TirTile, tiled_order
@@ -27,16 +28,6 @@ TO_TIR = "convert-graph-to-te,convert-te-to-tir"
 TILE_SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-
-
-def matmul(m: int, k: int, n: int) -> str:
-    """`@main` computing the m x k by k x n f32 matmul."""
-    a, b, c = (f"tensor<{r}x{s}xf32>" for r, s in ((m, k), (k, n), (m, n)))
-    return (
-        f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
-        f"  %c = graph.matmul %a, %b : ({a}, {b}) -> {c}\n"
-        f"  func.return %c : {c}\n}}\n"
-    )
 
 
 def add3(shape: tuple[int, int, int]) -> str:
