@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     UnrealizedConversionCastOp,
+    VectorType,
     i1,
     i8,
     i32,
@@ -543,28 +544,25 @@ class LowerIntegerMinMax(LoweringPattern):
         rewriter.replace(op, [], [result])
 
 
+_FLOAT_MIN_MAX: dict[type[Operation], str] = {
+    arith.MaximumfOp: "maximum",
+    arith.MinimumfOp: "minimum",
+    arith.MaxnumfOp: "maxnum",
+    arith.MinnumfOp: "minnum",
+}
+
+
 class LowerFloatMinMax(LoweringPattern):
     """maximumf/minimumf (NaN-propagating, as numpy) -> llvm.maximum/minimum;
-    maxnumf/minnumf -> llvm.maxnum/minnum."""
+    maxnumf/minnumf -> llvm.maxnum/minnum (typed: llvm.maxnum.f32)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(
-            op, arith.MaxnumfOp | arith.MinnumfOp | arith.MaximumfOp | arith.MinimumfOp
-        ):
+        kind = _FLOAT_MIN_MAX.get(type(op))
+        if kind is None:
             return
-        a, b = op.operands
-        match op:
-            case arith.MaxnumfOp() | arith.MinnumfOp():
-                twin = llvm.VectorFMaxOp if isinstance(op, arith.MaxnumfOp) else llvm.VectorFMinOp
-                rewriter.replace(op, twin.create(operands=[a, b], result_types=[a.type]))
-            case arith.MaximumfOp() | arith.MinimumfOp():
-                t = op.results[0].type
-                kind = "maximum" if isinstance(op, arith.MaximumfOp) else "minimum"
-                emit = self.emitter(rewriter)
-                result = emit.value_intrinsic(f"llvm.{kind}.{_suffix(t)}", [a, b], t)
-                rewriter.replace(op, [], [result])
-            case _:
-                return
+        emit = self.emitter(rewriter)
+        result = typed_intrinsic(emit, kind, list(op.operands), op.results[0].type)
+        rewriter.replace(op, [], [result])
 
 
 class LowerExtendedArith(LoweringPattern):
@@ -672,6 +670,10 @@ class LowerFloatCast(LoweringPattern):
         match op:
             case arith.ExtFOp():
                 result = emit.create(llvm.FPExtOp, [source], target)
+            case arith.TruncFOp() if isinstance(target, Float16Type) and isinstance(
+                source.type, Float64Type
+            ):
+                result = truncate_to_half(emit, source, target)
             case arith.TruncFOp():
                 result = emit.create(llvm.FPTruncOp, [source], target)
             case arith.SIToFPOp():
@@ -721,25 +723,24 @@ class LowerUnrealizedCast(LoweringPattern):
             rewriter.replace(op, [], [op.inputs[0]])
 
 
-# math: ops with an xDSL llvm op, ops with an LLVM intrinsic, libm calls.
-_MATH_LLVM_OPS: dict[type[Operation], type[IRDLOperation]] = {
-    math.AbsFOp: llvm.FAbsOp,
-    math.CeilOp: llvm.FCeilOp,
-    math.FloorOp: llvm.FFloorOp,
-    math.SqrtOp: llvm.FSqrtOp,
-    math.ExpOp: llvm.FExpOp,
-    math.Exp2Op: llvm.FExp2Op,
-    math.LogOp: llvm.FLogOp,
-    math.Log2Op: llvm.FLog2Op,
-    math.SinOp: llvm.FSinOp,
-    math.CosOp: llvm.FCosOp,
-    math.CopySignOp: llvm.FCopySignOp,
-    math.PowFOp: llvm.FPowOp,
-    math.FmaOp: llvm.FMAOp,
-}
-
+# math: ops with an LLVM intrinsic, libm calls. Every intrinsic is called
+# under its typed name (`llvm.floor.f32`): xDSL's llvm ops for these (FFloorOp,
+# ...) declare one untyped `llvm.floor`, so a module using floor on f32 and on
+# f64 would declare it twice with two types.
 _MATH_INTRINSICS: dict[type[Operation], str] = {
+    math.AbsFOp: "fabs",
+    math.CeilOp: "ceil",
+    math.FloorOp: "floor",
+    math.SqrtOp: "sqrt",
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
     math.Log10Op: "log10",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.CopySignOp: "copysign",
+    math.PowFOp: "pow",
     math.TruncOp: "trunc",
     math.RoundOp: "round",
     math.RoundEvenOp: "roundeven",
@@ -764,35 +765,90 @@ _MATH_LIBM: dict[type[Operation], str] = {
 }
 
 
+def typed_intrinsic(emit: Emitter, name: str, args: Sequence[SSAValue], t: Attribute) -> SSAValue:
+    """`llvm.<name>.<type>(args)` of result type `t` (a scalar)."""
+    return emit.value_intrinsic(f"llvm.{name}.{_suffix(t)}", args, t)
+
+
 class LowerMath(LoweringPattern):
-    """Float math: an llvm intrinsic op (exp, log, sqrt, pow, ...), an LLVM
-    intrinsic by name (tanh, tan, asin, round, ...; LLVM calls libm for those
-    it cannot inline), or a libm call (erf, cbrt, log1p, ...; f16 is computed
-    in f32). rsqrt is 1 / sqrt, fpowi is powf."""
+    """Float math: an LLVM intrinsic under its typed name (exp, sqrt, tanh,
+    round, ...; LLVM calls libm for those it cannot inline), or a libm call
+    (erf, cbrt, log1p, ...; f16 is computed in f32). rsqrt is 1 / sqrt,
+    fpowi is pow, and fma on f16 is computed in f32 and rounded back (as
+    onnxruntime does; LLVM would widen it to f64 and round through a
+    compiler-rt helper)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
-        if kind in _MATH_LLVM_OPS:
-            twin = _MATH_LLVM_OPS[kind]
-            rewriter.replace(
-                op, twin.create(operands=list(op.operands), result_types=[op.results[0].type])
-            )
-            return
         emit = self.emitter(rewriter)
         if kind in _MATH_INTRINSICS:
             t = op.results[0].type
-            name = f"llvm.{_MATH_INTRINSICS[kind]}.{_suffix(t)}"
-            rewriter.replace(op, [], [emit.value_intrinsic(name, list(op.operands), t)])
+            result = typed_intrinsic(emit, _MATH_INTRINSICS[kind], list(op.operands), t)
         elif kind in _MATH_LIBM:
-            rewriter.replace(op, [], [_libm_call(emit, _MATH_LIBM[kind], op.operands[0])])
+            result = _libm_call(emit, _MATH_LIBM[kind], op.operands[0])
+        elif isinstance(op, math.FmaOp):
+            result = fused_multiply_add(emit, list(op.operands), op.result.type)
         elif isinstance(op, math.RsqrtOp):
             one = emit.float_const(1.0, op.result.type)
-            root = emit.create(llvm.FSqrtOp, [op.operand], op.result.type)
-            rewriter.replace(op, llvm.FDivOp(one, root))
+            root = typed_intrinsic(emit, "sqrt", [op.operand], op.result.type)
+            result = emit.create(llvm.FDivOp, [one, root], op.result.type)
         elif isinstance(op, math.FPowIOp):
             t = op.result.type
             exponent = emit.create(llvm.SIToFPOp, [op.rhs], t)
-            rewriter.replace(op, [], [emit.create(llvm.FPowOp, [op.lhs, exponent], t)])
+            result = typed_intrinsic(emit, "pow", [op.lhs, exponent], t)
+        else:
+            return
+        rewriter.replace(op, [], [result])
+
+
+def fused_multiply_add(emit: Emitter, operands: Sequence[SSAValue], t: Attribute) -> SSAValue:
+    """a * b + c rounded once (`llvm.fma`); on f16 computed in f32 and
+    rounded back to f16. `t` is a float type or a vector of one."""
+    element = t.get_element_type() if isinstance(t, VectorType) else t
+    if not isinstance(element, Float16Type):
+        return emit.value_intrinsic(f"llvm.fma.{_type_suffix(t)}", operands, t)
+    wide = _with_element(t, builtin.f32)
+    extended = [emit.create(llvm.FPExtOp, [x], wide) for x in operands]
+    product = emit.value_intrinsic(f"llvm.fma.{_type_suffix(wide)}", extended, wide)
+    return emit.create(llvm.FPTruncOp, [product], t)
+
+
+def _type_suffix(t: Attribute) -> str:
+    """An overloaded intrinsic's type suffix for a scalar or vector: f32, v16f16."""
+    if isinstance(t, VectorType):
+        vector = cast(VectorType[Attribute], t)
+        return f"v{vector.get_shape()[0]}{_suffix(vector.get_element_type())}"
+    return _suffix(t)
+
+
+def _with_element(t: Attribute, element: Attribute) -> Attribute:
+    """`t` with its element type replaced (a scalar type is its own element)."""
+    if isinstance(t, VectorType):
+        return VectorType(element, cast(VectorType[Attribute], t).get_shape())
+    return element
+
+
+def truncate_to_half(emit: Emitter, x: SSAValue, t: Attribute) -> SSAValue:
+    """f64 -> f16 (`t`) rounded once to nearest even, through f32 rounded to
+    odd (f32's 24 bits are more than twice f16's 11, so the second rounding
+    is exact): LLVM's own f64 -> f16 truncation calls the compiler-rt helper
+    __truncdfhf2, which a host without AVX512-FP16 lacks in process."""
+    nearest = emit.create(llvm.FPTruncOp, [x], builtin.f32)
+    back = emit.create(llvm.FPExtOp, [nearest], x.type)
+    inexact = _fcmp(emit, "one", back, x)
+    magnitude_back = typed_intrinsic(emit, "fabs", [back], x.type)
+    magnitude = typed_intrinsic(emit, "fabs", [x], x.type)
+    overshot = _fcmp(emit, "ogt", magnitude_back, magnitude)
+    bits = emit.create(llvm.BitcastOp, [nearest], i32)
+    toward_zero = emit.create(llvm.SubOp, [bits, emit.create(llvm.ZExtOp, [overshot], i32)], i32)
+    odd = emit.create(llvm.OrOp, [toward_zero, emit.create(llvm.ZExtOp, [inexact], i32)], i32)
+    rounded_to_odd = emit.create(llvm.BitcastOp, [odd], builtin.f32)
+    return emit.create(llvm.FPTruncOp, [rounded_to_odd], t)
+
+
+def _fcmp(emit: Emitter, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    index = arith.CMPF_COMPARISON_OPERATIONS.index(predicate)
+    return emit.op(llvm.FCmpOp(lhs, rhs, IntegerAttr(index, i64)))
 
 
 def _libm_call(emit: Emitter, base: str, x: SSAValue) -> SSAValue:

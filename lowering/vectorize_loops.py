@@ -93,6 +93,7 @@ from xtc.lowering.convert_tir_to_llvm import (
     Externals,
     _element_pointer,  # pyright: ignore[reportPrivateUsage]
     element_bytes,
+    fused_multiply_add,
     llvm_type,
 )
 from xtc.passes.tir_loops import constant_int
@@ -365,7 +366,6 @@ _INTRINSICS: dict[type[Operation], str] = {
     math.Atan2Op: "atan2",
     math.CopySignOp: "copysign",
     math.PowFOp: "pow",
-    math.FmaOp: "fma",
     math.TruncOp: "trunc",
     math.RoundOp: "round",
     math.RoundEvenOp: "roundeven",
@@ -761,6 +761,10 @@ def _widen_cast(code: _VectorCode, op: Operation) -> SSAValue | None:
                 return None  # per lane, as the scalar lowering's halving
             wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(i64))
             return code.emit.create(llvm.SIToFPOp, [wide], code.result_type(op))
+        case arith.TruncFOp() if isinstance(source.type, Float64Type) and isinstance(
+            op.results[0].type, Float16Type
+        ):
+            return None  # per lane, through f32 rounded to odd as the scalar lowering
         case arith.FPToSIOp() | arith.FPToUIOp():
             kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
             source_type = code.vector_type(source.type)
@@ -795,6 +799,8 @@ def _widen_math(code: _VectorCode, op: Operation) -> SSAValue | None:
             one = code.constant_vector([1.0] * code.lanes, op.result.type)
             root = code.emit.value_intrinsic(f"llvm.sqrt.{_vector_suffix(t)}", code.operands(op), t)
             return code.emit.op(llvm.FDivOp(one, root))
+        case math.FmaOp():
+            return fused_multiply_add(code.emit, code.operands(op), t)
         case math.FPowIOp():
             base, exponent = code.operands(op)
             exponent = code.emit.create(llvm.SIToFPOp, [exponent], t)

@@ -36,6 +36,7 @@ import llvmlite.binding as llvm_binding
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
+from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
 
@@ -90,6 +91,7 @@ def build_library(
     ref.triple = machine.triple
     ref.data_layout = str(machine.target_data)
     ref.verify()
+    link_float_builtins(ref)
     optimize_at(ref, opt_level, machine)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.o").write_bytes(machine.emit_object(ref))

@@ -34,6 +34,8 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from xtc.runtime.elf_symbols import undefined_symbols
+from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import llvm_ir
 
 ALIGNMENT = 64
@@ -79,14 +81,34 @@ def is_aligned(array: np.ndarray) -> bool:
 # ------------------------------------------------------------ the host CPU
 
 
-def new_host_target_machine() -> llvm_binding.TargetMachine:
-    """A target machine for this CPU (name and features), for JIT use. An
-    execution engine takes ownership of the one it is given, so each engine
-    gets a new one."""
+@dataclass(frozen=True)
+class CpuTarget:
+    """The x86-64 CPU that code is compiled for, as LLVM names it: a CPU name
+    ("znver5", "skylake-avx512", "x86-64") and features ("+avx2,-avx512fp16").
+    Code compiled for the host runs here; so does code for a CPU whose
+    features are a subset of the host's (`CpuTarget.host().without(...)`)."""
+
+    cpu: str
+    features: str = ""
+
+    @staticmethod
+    def host() -> CpuTarget:
+        return CpuTarget(host_cpu(), host_features())
+
+    def without(self, *features: str) -> CpuTarget:
+        """This target with `features` ("avx512fp16", ...) turned off."""
+        kept = [f for f in self.features.split(",") if f and f[1:] not in features]
+        return CpuTarget(self.cpu, ",".join([*kept, *(f"-{f}" for f in features)]))
+
+
+def new_target_machine(target: CpuTarget | None = None) -> llvm_binding.TargetMachine:
+    """A JIT target machine for `target` (default: this CPU). An execution
+    engine takes ownership of the one it is given, so each engine gets a new
+    one."""
     _initialize()
-    target = llvm_binding.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm_binding.get_host_cpu_name(), features=_host_features(), opt=3, jit=True
+    target = target or CpuTarget.host()
+    return llvm_binding.Target.from_default_triple().create_target_machine(
+        cpu=target.cpu, features=target.features, opt=3, jit=True
     )
 
 
@@ -94,7 +116,7 @@ def new_host_target_machine() -> llvm_binding.TargetMachine:
 def host_target_machine() -> llvm_binding.TargetMachine:
     """The target machine that parsing and optimization use (never handed to
     an engine)."""
-    return new_host_target_machine()
+    return new_target_machine()
 
 
 @functools.cache
@@ -182,8 +204,7 @@ def num_threads_from_environment() -> int | None:
     return int(text)
 
 
-def _parse_for_host(module: ModuleOp) -> llvm_binding.ModuleRef:
-    machine = host_target_machine()
+def _parse_for(module: ModuleOp, machine: llvm_binding.TargetMachine) -> llvm_binding.ModuleRef:
     ref = llvm_binding.parse_assembly(llvm_ir(module))
     ref.triple = machine.triple
     ref.data_layout = str(machine.target_data)
@@ -212,9 +233,20 @@ def optimize_at(
 
 def optimized_llvm_ir(module: ModuleOp) -> str:
     """The LLVM IR of an llvm-level module after `optimize`."""
-    ref = _parse_for_host(module)
+    ref = _parse_for(module, host_target_machine())
     optimize(ref)
     return str(ref)
+
+
+def assembly_for(module: ModuleOp, target: CpuTarget) -> str:
+    """The assembly of an llvm-level module optimized and compiled for
+    `target`, which need not be this CPU (tests of instruction selection
+    name the CPU they expect, never the host's)."""
+    machine = new_target_machine(target)
+    ref = _parse_for(module, machine)
+    link_float_builtins(ref)
+    optimize_at(ref, 3, machine)
+    return machine.emit_assembly(ref)
 
 
 # --------------------------------------------------------------- the JIT
@@ -308,16 +340,38 @@ class JitModule:
         return self._functions[name]
 
 
-def compile_module(module: ModuleOp) -> JitModule:
-    """JIT-compiles an llvm-level module (after convert-tir-to-llvm); its
-    parallel loops use XTC_NUM_THREADS threads when that is set."""
+class UnresolvedSymbolError(RuntimeError):
+    """Compiled code calls a function that nothing in the process defines."""
+
+
+def compile_module(module: ModuleOp, target: CpuTarget | None = None) -> JitModule:
+    """JIT-compiles an llvm-level module (after convert-tir-to-llvm) for
+    `target` (default: this CPU; another must be one this CPU can run); its
+    parallel loops use XTC_NUM_THREADS threads when that is set. Refuses
+    (UnresolvedSymbolError, naming them) code that calls a function the
+    process cannot resolve, which MCJIT would bind to address 0."""
     threads = num_threads_from_environment()
-    ref = _parse_for_host(module)
-    optimize(ref)
+    machine = host_target_machine() if target is None else new_target_machine(target)
+    ref = _parse_for(module, machine)
+    link_float_builtins(ref)
+    optimize_at(ref, 3, machine)
     if uses_libgomp(module):
         _make_libgomp_visible()
-    engine = llvm_binding.create_mcjit_compiler(ref, new_host_target_machine())
+    engine = llvm_binding.create_mcjit_compiler(ref, new_target_machine(target))
+    objects: list[bytes] = []
+    engine.set_object_cache(lambda _module, data: objects.append(bytes(data)))
     engine.finalize_object()
+    unresolved = sorted(
+        name
+        for data in objects
+        for name in undefined_symbols(data)
+        if not llvm_binding.address_of_symbol(name)
+    )
+    if unresolved:
+        raise UnresolvedSymbolError(
+            f"the compiled code calls {', '.join(unresolved)}, which nothing in this process "
+            "defines (a helper LLVM called for an instruction the target CPU lacks?)"
+        )
     jit = JitModule(engine, ref, _exported_signatures(module))
     if threads is not None:
         jit.set_num_threads(threads)

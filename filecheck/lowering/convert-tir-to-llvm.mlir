@@ -60,7 +60,7 @@ func.func @matmul(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32> 
 
 // Unsigned buffers hold signless integers: the ui8 <-> i8 casts vanish.
 // scf.if becomes a diamond whose join block takes the result; math goes to
-// intrinsics (exp), intrinsics by name (tanh) or libm (erf -> erff).
+// intrinsics under their typed names (tanh, exp) or libm (erf -> erff).
 // CHECK-LABEL: llvm.func @elementwise(
 // CHECK:         %[[P:.*]] = llvm.getelementptr inbounds %x[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK-NEXT:    %u = llvm.load %[[P]] {alignment = 1 : i64} : !llvm.ptr -> i8
@@ -71,7 +71,7 @@ func.func @matmul(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32> 
 // CHECK-NEXT:    llvm.br ^[[JOIN:.*]](%e : f32)
 // CHECK-NEXT:  ^[[ELSE]]:
 // CHECK-NEXT:    %t = llvm.call_intrinsic "llvm.tanh.f32"(%v) : (f32) -> f32
-// CHECK-NEXT:    %w = llvm.intr.exp(%t) : (f32) -> f32
+// CHECK-NEXT:    %w = llvm.call_intrinsic "llvm.exp.f32"(%t) : (f32) -> f32
 // CHECK-NEXT:    llvm.br ^[[JOIN]](%w : f32)
 // CHECK-NEXT:  ^[[JOIN]](%r: f32):
 // CHECK:       llvm.func @erff(f32) -> f32
@@ -79,7 +79,7 @@ func.func @matmul(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32> 
 // IR-LABEL: define void @"elementwise"
 // IR:         call ccc float @"erff"(float
 // IR:         call float @"llvm.tanh.f32"(float
-// IR:         call float @"llvm.exp{{.*}}"(float
+// IR:         call float @"llvm.exp.f32"(float
 // IR:       declare float @"erff"(float
 func.func @elementwise(%x: memref<4xui8>, %f: memref<4xf32>, %o: memref<4xf32>) {
   tir.for %i = 0 to 4 step 2 {name = "i0", kind = "serial"} {
@@ -97,6 +97,52 @@ func.func @elementwise(%x: memref<4xui8>, %f: memref<4xf32>, %o: memref<4xf32>) 
       scf.yield %w : f32
     }
     memref.store %r, %o[%i] : memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// One math function on two float types: each call names its type, so the
+// LLVM module declares llvm.floor.f32 and llvm.floor.f64 side by side (one
+// untyped llvm.floor would be declared twice, with two types). fma on f16
+// runs in f32 and rounds back; f64 -> f16 rounds through f32 rounded to odd.
+// CHECK-LABEL: llvm.func @mixed(
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.floor.f32"(%{{.*}}) : (f32) -> f32
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.floor.f64"(%{{.*}}) : (f64) -> f64
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.maxnum.f32"(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.maxnum.f64"(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+// CHECK:         %[[A:.*]] = llvm.fpext %{{.*}} : f16 to f32
+// CHECK-NEXT:    %[[B:.*]] = llvm.fpext %{{.*}} : f16 to f32
+// CHECK-NEXT:    %[[C:.*]] = llvm.fpext %{{.*}} : f16 to f32
+// CHECK-NEXT:    %[[F:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[A]], %[[B]], %[[C]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT:    %{{.*}} = llvm.fptrunc %[[F]] : f32 to f16
+// CHECK:         %[[NEAREST:.*]] = llvm.fptrunc %[[D:.*]] : f64 to f32
+// CHECK-NEXT:    %[[BACK:.*]] = llvm.fpext %[[NEAREST]] : f32 to f64
+// CHECK-NEXT:    %[[INEXACT:.*]] = llvm.fcmp "one" %[[BACK]], %[[D]] : f64
+// CHECK:         %[[ODD:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:    %{{.*}} = llvm.fptrunc %[[ODD]] : f32 to f16
+
+// IR-LABEL: define void @"mixed"
+// IR:         call float @"llvm.floor.f32"(float
+// IR:         call double @"llvm.floor.f64"(double
+// IR-DAG:   declare float @"llvm.floor.f32"(float
+// IR-DAG:   declare double @"llvm.floor.f64"(double
+func.func @mixed(%x: memref<4xf32>, %d: memref<4xf64>, %h: memref<4xf16>) {
+  tir.for %i = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<4xf32>
+    %w = memref.load %d[%i] : memref<4xf64>
+    %fv = math.floor %v : f32
+    %fw = math.floor %w : f64
+    %mv = arith.maxnumf %fv, %v : f32
+    %mw = arith.maxnumf %fw, %w : f64
+    memref.store %mv, %x[%i] : memref<4xf32>
+    memref.store %mw, %d[%i] : memref<4xf64>
+    %a = memref.load %h[%i] : memref<4xf16>
+    %f = math.fma %a, %a, %a : f16
+    memref.store %f, %h[%i] : memref<4xf16>
+    %t = arith.truncf %mw : f64 to f16
+    memref.store %t, %h[%i] : memref<4xf16>
   }
   func.return
 }

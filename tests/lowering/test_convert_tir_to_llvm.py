@@ -17,7 +17,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xtc.dialects.graph.constant import attr_from_array
 from xtc.lowering.convert_tir_to_llvm import LoweringError
-from xtc.runtime.llvm_jit import JitModule, aligned_copy, aligned_empty, compile_module
+from xtc.runtime.llvm_jit import (
+    CpuTarget,
+    JitModule,
+    aligned_copy,
+    aligned_empty,
+    compile_module,
+)
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import module_to_text, parse_module
 
@@ -43,8 +49,18 @@ def lower(text: str) -> ModuleOp:
     return module
 
 
-def jit(text: str) -> JitModule:
-    return compile_module(lower(text))
+def jit(text: str, target: CpuTarget | None = None) -> JitModule:
+    return compile_module(lower(text), target)
+
+
+# This CPU; this CPU without native f16 arithmetic (as an AMD Zen 5, whatever
+# the host); a baseline x86-64 without even F16C conversions (every f16 value
+# converts through runtime/float_builtins.py).
+TARGETS = {
+    "host": None,
+    "host-without-avx512fp16": CpuTarget.host().without("avx512fp16"),
+    "x86-64": CpuTarget("x86-64"),
+}
 
 
 def kernel(
@@ -165,14 +181,15 @@ def _close(actual: np.ndarray, expected: np.ndarray, ftype: str, what: str) -> N
     )
 
 
+@pytest.mark.parametrize("target", list(TARGETS))
 @pytest.mark.parametrize("ftype", ["f16", "f32", "f64"])
-def test_every_float_op(ftype: str) -> None:
+def test_every_float_op(ftype: str, target: str) -> None:
     dtype = DTYPES[ftype]
     kernels = [kernel(_symbol(op), op, [ftype], [ftype]) for op in FLOAT_UNARY]
     kernels += [kernel(_symbol(op), op, [ftype] * 2, [ftype]) for op in FLOAT_BINARY]
     kernels.append(kernel("math_fma", "math.fma", [ftype] * 3, [ftype]))
     kernels.append(kernel("math_fpowi", "math.fpowi", [ftype, "i32"], [ftype]))
-    compiled = jit(module_of(kernels))
+    compiled = jit(module_of(kernels), TARGETS[target])
     for op, (reference, bounds) in FLOAT_UNARY.items():
         x = _uniform(bounds, dtype)
         (out,) = run_kernel(compiled, _symbol(op), [x], [ftype])
@@ -447,9 +464,10 @@ def _cast_reference(op: str, x: np.ndarray, source: str, target: str) -> np.ndar
     return x.astype(out)
 
 
-def test_every_cast() -> None:
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_every_cast(target: str) -> None:
     kernels = [kernel(f"cast_{k}", op, [s], [t]) for k, (op, s, t) in enumerate(CASTS)]
-    compiled = jit(module_of(kernels))
+    compiled = jit(module_of(kernels), TARGETS[target])
     for k, (op, source, target) in enumerate(CASTS):
         x = _cast_input(op, source)
         (out,) = run_kernel(compiled, f"cast_{k}", [x], [target])

@@ -63,6 +63,52 @@ def test_bert_encoder_matches_onnxruntime() -> None:
 
 
 @pytest.mark.parametrize("opt_level", [0, 1, 2])
+def _one_graph(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[onnx.ValueInfoProto],
+    initializers: tuple[onnx.TensorProto, ...] = (),
+) -> onnx.ModelProto:
+    graph = onnx.helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 19)])
+
+
+def test_one_math_function_on_two_float_types() -> None:
+    """Resize's index math floors in f64 beside an f32 Floor; a Softmax's
+    f32 exp beside an Exp of a Cast to f64: one LLVM module holds
+    llvm.floor.f32 and .f64, llvm.exp.f32 and .f64."""
+    helper, tp = onnx.helper, onnx.TensorProto
+    scales = onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    resize_floor = _one_graph(
+        [
+            helper.make_node("Resize", ["x", "", "scales"], ["r"], mode="linear"),
+            helper.make_node("Floor", ["r"], ["y"]),
+        ],
+        [helper.make_tensor_value_info("x", tp.FLOAT, [1, 2, 5, 7])],
+        [helper.make_tensor_value_info("y", tp.FLOAT, [1, 2, 10, 14])],
+        (scales,),
+    )
+    softmax_exp = _one_graph(
+        [
+            helper.make_node("Softmax", ["x"], ["s"], axis=-1),
+            helper.make_node("Cast", ["x"], ["d"], to=tp.DOUBLE),
+            helper.make_node("Exp", ["d"], ["e"]),
+        ],
+        [helper.make_tensor_value_info("x", tp.FLOAT, [3, 10])],
+        [
+            helper.make_tensor_value_info("s", tp.FLOAT, [3, 10]),
+            helper.make_tensor_value_info("e", tp.DOUBLE, [3, 10]),
+        ],
+    )
+    rng = np.random.default_rng(3)
+    for model, shape in ((resize_floor, (1, 2, 5, 7)), (softmax_exp, (3, 10))):
+        x = rng.normal(0, 5, shape).astype(np.float32)
+        expected = onnxruntime_outputs(model, {"x": x})
+        for got, want in zip(xtc.compile(model).run([x]), expected, strict=True):
+            assert got.dtype == want.dtype
+            assert_close_to_scale(got, want, rtol=1e-5)
+
+
 def test_every_opt_level_gives_the_same_answer(
     opt_level: int, resnet: tuple[onnx.ModelProto, xtc.CompiledModel]
 ) -> None:
