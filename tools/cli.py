@@ -296,6 +296,9 @@ COMMANDS = {"import": cmd_import, "compile": cmd_compile, "run": cmd_run}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    from xtc.tools.universe import report_plugin_warnings_as
+
+    report_plugin_warnings_as("xtc")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv[:1] == ["conformance"]:

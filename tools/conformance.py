@@ -150,8 +150,11 @@ def run_case(case: Any, path: str) -> CaseResult:
     from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
-    input_names = [i.name for i in case.model.graph.input if i.name not in
-                   {t.name for t in case.model.graph.initializer}]
+    input_names = [
+        i.name
+        for i in case.model.graph.input
+        if i.name not in {t.name for t in case.model.graph.initializer}
+    ]
     frozen: list[str] = []
     try:
         module = _import(case)

@@ -56,8 +56,14 @@ def _conv_bn(
     fan_in = c_in * k * k
     w = b.random(f"{tag}.conv.weight", [c_out, c_in, k, k], (2.0 / fan_in) ** 0.5)
     pad = k // 2
-    y = b.node("Conv", [x, w], f"{tag}.conv", kernel_shape=[k, k], strides=[stride, stride],
-               pads=[pad, pad, pad, pad])
+    y = b.node(
+        "Conv",
+        [x, w],
+        f"{tag}.conv",
+        kernel_shape=[k, k],
+        strides=[stride, stride],
+        pads=[pad, pad, pad, pad],
+    )
     gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
     beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
     mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
@@ -122,7 +128,9 @@ def bert_encoder(
     # The additive mask: 0 where attended, -10000 where masked (1 = keep in `mask`).
     one = b.weight("one", np.array(1.0, np.float32))
     big = b.weight("minus_10000", np.array(-10000.0, np.float32))
-    keep = b.node("Unsqueeze", ["mask", b.weight("axes_1_2", np.array([1, 2], np.int64))], "mask.4d")
+    keep = b.node(
+        "Unsqueeze", ["mask", b.weight("axes_1_2", np.array([1, 2], np.int64))], "mask.4d"
+    )
     keep = b.node("Cast", [keep], "mask.float", to=TensorProto.FLOAT)
     additive = b.node("Mul", [b.node("Sub", [one, keep], "mask.inv"), big], "mask.add")
     for layer in range(layers):
@@ -135,18 +143,30 @@ def bert_encoder(
 
         def split_heads(v: str, name: str) -> str:
             shape = b.node("Shape", [v], f"{name}.shape")
-            batch_dim = b.node("Gather", [shape, b.weight(f"{name}.i0", np.array(0, np.int64))],
-                               f"{name}.b", axis=0)
-            seq_dim = b.node("Gather", [shape, b.weight(f"{name}.i1", np.array(1, np.int64))],
-                             f"{name}.s", axis=0)
+            batch_dim = b.node(
+                "Gather",
+                [shape, b.weight(f"{name}.i0", np.array(0, np.int64))],
+                f"{name}.b",
+                axis=0,
+            )
+            seq_dim = b.node(
+                "Gather",
+                [shape, b.weight(f"{name}.i1", np.array(1, np.int64))],
+                f"{name}.s",
+                axis=0,
+            )
             dims = [
                 b.node("Unsqueeze", [batch_dim, b.weight(f"{name}.ax0", np.array([0], np.int64))]),
                 b.node("Unsqueeze", [seq_dim, b.weight(f"{name}.ax0b", np.array([0], np.int64))]),
                 b.weight(f"{name}.heads", np.array([heads, head], np.int64)),
             ]
             target = b.node("Concat", dims, f"{name}.target", axis=0)
-            return b.node("Transpose", [b.node("Reshape", [v, target], f"{name}.reshape")],
-                          f"{name}.transpose", perm=[0, 2, 1, 3])
+            return b.node(
+                "Transpose",
+                [b.node("Reshape", [v, target], f"{name}.reshape")],
+                f"{name}.transpose",
+                perm=[0, 2, 1, 3],
+            )
 
         q = split_heads(dense(x, hidden, hidden, f"{t}.query"), f"{t}.q")
         k = split_heads(dense(x, hidden, hidden, f"{t}.key"), f"{t}.k")
@@ -156,9 +176,15 @@ def bert_encoder(
         scores = b.node("Mul", [scores, b.weight(f"{t}.scale", np.array(scale, np.float32))])
         scores = b.node("Add", [scores, additive], f"{t}.masked")
         probs = b.node("Softmax", [scores], f"{t}.probs", axis=-1)
-        context = b.node("Transpose", [b.node("MatMul", [probs, v], f"{t}.context")],
-                         f"{t}.merge", perm=[0, 2, 1, 3])
-        context = b.node("Reshape", [context, b.weight(f"{t}.flat", np.array([0, 0, hidden], np.int64))])
+        context = b.node(
+            "Transpose",
+            [b.node("MatMul", [probs, v], f"{t}.context")],
+            f"{t}.merge",
+            perm=[0, 2, 1, 3],
+        )
+        context = b.node(
+            "Reshape", [context, b.weight(f"{t}.flat", np.array([0, 0, hidden], np.int64))]
+        )
         attn = dense(context, hidden, hidden, f"{t}.attn_out")
         x = _layer_norm(b, b.node("Add", [attn, x], f"{t}.res1"), hidden, f"{t}.ln1")
         inner = dense(x, hidden, ffn, f"{t}.ffn_in")
@@ -235,14 +261,28 @@ def resnet(
 
 
 def _conv_bn_relu6(
-    b: GraphBuilder, x: str, c_in: int, c_out: int, k: int, stride: int, groups: int,
-    relu6: bool, tag: str,
+    b: GraphBuilder,
+    x: str,
+    c_in: int,
+    c_out: int,
+    k: int,
+    stride: int,
+    groups: int,
+    relu6: bool,
+    tag: str,
 ) -> str:
     fan_in = (c_in // groups) * k * k
     w = b.random(f"{tag}.conv.weight", [c_out, c_in // groups, k, k], (2.0 / fan_in) ** 0.5)
     pad = k // 2
-    y = b.node("Conv", [x, w], f"{tag}.conv", kernel_shape=[k, k], strides=[stride, stride],
-               pads=[pad, pad, pad, pad], group=groups)
+    y = b.node(
+        "Conv",
+        [x, w],
+        f"{tag}.conv",
+        kernel_shape=[k, k],
+        strides=[stride, stride],
+        pads=[pad, pad, pad, pad],
+        group=groups,
+    )
     gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
     beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
     mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
@@ -263,8 +303,15 @@ def mobilenet_v2(
     b = GraphBuilder(seed)
     x = _conv_bn_relu6(b, "data", 3, 32, 3, 2, 1, True, "stem")
     c = 32
-    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+    settings = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]
     block = 0
     for expand, c_out, repeats, first_stride in settings:
         for i in range(repeats):
@@ -300,8 +347,9 @@ def squeezenet(
     def conv_relu(x: str, c_in: int, c_out: int, k: int, stride: int, pad: int, tag: str) -> str:
         w = b.random(f"{tag}.weight", [c_out, c_in, k, k], (2.0 / (c_in * k * k)) ** 0.5)
         bias = b.random(f"{tag}.bias", [c_out], 0.05)
-        y = b.node("Conv", [x, w, bias], tag, kernel_shape=[k, k], strides=[stride, stride],
-                   pads=[pad] * 4)
+        y = b.node(
+            "Conv", [x, w, bias], tag, kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4
+        )
         return b.node("Relu", [y], f"{tag}.relu")
 
     def fire(x: str, c_in: int, squeeze: int, expand: int, tag: str) -> str:

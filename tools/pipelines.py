@@ -7,15 +7,15 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.universe import Universe
 
 from xtc.tools.textual_ir import make_context
+from xtc.tools.universe import multiverse
 
 
 @functools.cache
 def _all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every registered pass (reading the entry points once: it is slow)."""
-    return dict(Universe.get_multiverse().all_passes)
+    return dict(multiverse().all_passes)
 
 
 def parse_pipeline(spec: str) -> PassPipeline:

@@ -19,11 +19,12 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 
 
 def make_context() -> Context:
-    """A context with xDSL's dialects and every xtc dialect loaded lazily."""
-    from xdsl.universe import Universe
+    """A context with xDSL's dialects, every xtc dialect and those of working
+    plugins, loaded lazily."""
+    from xtc.tools.universe import multiverse
 
     ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
+    for name, factory in multiverse().all_dialects.items():
         ctx.register_dialect(name, factory)
     return ctx
 

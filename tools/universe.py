@@ -1,8 +1,23 @@
 """Every xtc dialect and pass, registered in one place. The factories import
 lazily so that tools start fast. Exported through the `xdsl.universe` entry
-point, so plain `xdsl-opt` loads xtc too."""
+point, so plain `xdsl-opt` loads xtc too.
+
+xtc's own tools take their dialects, passes and targets from `multiverse()`:
+xDSL's and xtc's directly, then other packages' `xdsl.universe` plugins. A
+plugin that fails to load, is not a Universe, or defines a name already
+taken is skipped with one warning naming it (xDSL's own
+`Universe.get_multiverse()` raises instead, so one broken package anywhere
+in the environment would break every xtc command).
+"""
 
 from __future__ import annotations
+
+import functools
+import sys
+import warnings
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint, entry_points
+from typing import TextIO
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
@@ -203,3 +218,94 @@ XTC_PASSES = {
 XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}
 
 XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)
+
+
+class PluginWarning(UserWarning):
+    """An `xdsl.universe` plugin that xtc skips."""
+
+
+OWN_ENTRY_POINTS = ("xdsl", "xtc")
+"""Entry point names whose universes xtc takes directly, never by loading
+the entry point (a stale or shadowing one of these names cannot break xtc)."""
+
+
+@functools.cache
+def multiverse() -> Universe:
+    """xDSL's and xtc's dialects, passes and targets, with every working
+    plugin's (see the module doc); read once per process."""
+    return merge_universes(entry_points(group="xdsl.universe"))
+
+
+def merge_universes(plugins: Iterable[EntryPoint]) -> Universe:
+    """xDSL's and xtc's universes and those of `plugins` that load, in name
+    order; a plugin that breaks is skipped with a PluginWarning naming it."""
+    from xdsl.universe import XDSL_UNIVERSE
+
+    merged = Universe(
+        all_dialects={**XDSL_UNIVERSE.all_dialects, **XTC_UNIVERSE.all_dialects},
+        all_passes={**XDSL_UNIVERSE.all_passes, **XTC_UNIVERSE.all_passes},
+        all_targets={**XDSL_UNIVERSE.all_targets, **XTC_UNIVERSE.all_targets},
+    )
+    for plugin in sorted(plugins, key=lambda p: p.name):
+        if plugin.name in OWN_ENTRY_POINTS:
+            continue
+        universe = _load_plugin(plugin)
+        if universe is not None:
+            _merge_plugin(merged, plugin, universe)
+    return merged
+
+
+def report_plugin_warnings_as(program: str) -> None:
+    """Makes a PluginWarning print as one line, `<program>: warning: ...`,
+    as command-line tools report (other warnings print as Python does)."""
+    show = warnings.showwarning
+
+    def show_warning(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, PluginWarning):
+            print(f"{program}: warning: {message}", file=file or sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show_warning
+
+
+def _skip(plugin: EntryPoint, why: str) -> None:
+    warnings.warn(
+        f"xdsl.universe plugin {plugin.name!r} ({plugin.value}) is skipped: {why}",
+        PluginWarning,
+        stacklevel=3,
+    )
+
+
+def _load_plugin(plugin: EntryPoint) -> Universe | None:
+    try:
+        universe = plugin.load()
+    except Exception as e:  # noqa: BLE001 - any failure of a foreign package is skipped
+        _skip(plugin, f"it fails to load ({type(e).__name__}: {e})")
+        return None
+    if not isinstance(universe, Universe):
+        _skip(plugin, f"it is a {type(universe).__name__}, not an xdsl Universe")
+        return None
+    return universe
+
+
+def _merge_plugin(merged: Universe, plugin: EntryPoint, universe: Universe) -> None:
+    """Adds the plugin's names to `merged`, unless one of them is taken."""
+    parts: list[tuple[dict[str, Callable[[], object]], dict[str, Callable[[], object]]]] = [
+        (merged.all_dialects, universe.all_dialects),  # pyright: ignore[reportArgumentType]
+        (merged.all_passes, universe.all_passes),  # pyright: ignore[reportArgumentType]
+        (merged.all_targets, universe.all_targets),  # pyright: ignore[reportArgumentType]
+    ]
+    taken = sorted(name for mine, theirs in parts for name in theirs if name in mine)
+    if taken:
+        _skip(plugin, f"it redefines {', '.join(taken)}")
+        return
+    for mine, theirs in parts:
+        mine.update(theirs)

@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xtc.tools.textual_ir import LocatingParser, module_to_text
+from xtc.tools.universe import multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -46,6 +47,20 @@ class XtcOptMain(xDSLOptMain):
         # Passes create dense_resource blobs; printing them needs the builtin
         # dialect's resource interface among the loaded dialects.
         self.ctx.get_optional_dialect("builtin")
+
+    # Dialects, passes and targets from xtc's multiverse: a broken plugin in
+    # the environment is skipped with a warning, not fatal (tools/universe.py).
+    def register_all_dialects(self) -> None:
+        for name, factory in multiverse().all_dialects.items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        for name, factory in multiverse().all_passes.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        for name, factory in multiverse().all_targets.items():
+            self.available_targets.setdefault(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -231,6 +246,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(args: Sequence[str] | None = None) -> None:
+    report_plugin_warnings_as("xtc-opt")
     try:
         XtcOptMain(args).run()
     except UserError as e:
