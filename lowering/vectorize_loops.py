@@ -398,6 +398,15 @@ _CASTS: dict[type[Operation], type[IRDLOperation]] = {
 }
 
 
+class _NotWidenedYet(Exception):
+    """A varying value whose vector is asked for before it exists (see
+    _VectorCode.widen_with_operands)."""
+
+    def __init__(self, value: SSAValue) -> None:
+        super().__init__()
+        self.value = value
+
+
 class _VectorCode:
     """Emits the vector code of one analysed loop before it, then erases it.
     Ops are visited in body order: uniform ones move out of the loop, loads
@@ -413,6 +422,7 @@ class _VectorCode:
         self.vectors: dict[SSAValue, SSAValue] = {}
         self.lane_values: dict[tuple[SSAValue, int], SSAValue] = {}
         self.lane_indices: dict[int, SSAValue] = {}
+        self.widening = False
 
     def emit_loop(self) -> None:
         """Replaces the loop by its vector code."""
@@ -441,9 +451,32 @@ class _VectorCode:
                 self.vectors[value] = self.constant_vector(lanes, value.type)
             elif not self.analysis.varies(value):
                 self.vectors[value] = self.splat(value)
+            elif self.widening:
+                raise _NotWidenedYet(value)
             else:
-                self.widen(cast(Operation, value.owner))
+                self.widen_with_operands(value)
         return self.vectors[value]
+
+    def widen_with_operands(self, value: SSAValue) -> None:
+        """Widens the op of `value` and, first, the varying ops it needs, with
+        a stack instead of recursion (a chain of 5000 elementwise ops is 5000
+        deep): an op that asks for an operand not widened yet is retried once
+        that operand is (what it emitted before asking is cached, so a retry
+        emits nothing twice)."""
+        pending = [value]
+        self.widening = True
+        try:
+            while pending:
+                wanted = pending[-1]
+                if wanted in self.vectors:
+                    pending.pop()
+                    continue
+                try:
+                    self.widen(cast(Operation, wanted.owner))
+                except _NotWidenedYet as missing:
+                    pending.append(missing.value)
+        finally:
+            self.widening = False
 
     def lane(self, value: SSAValue, lane: int) -> SSAValue:
         """`value` in one lane, as a scalar of its own type. Integer values
@@ -792,12 +825,13 @@ def _widen_math(code: _VectorCode, op: Operation) -> SSAValue | None:
         return code.intrinsic(name, op)
     name = _INTEGER_INTRINSICS_WITH_FLAG.get(type(op))
     if name is not None:
+        code.operands(op)  # widened before the flag is emitted (a retry emits nothing twice)
         return code.intrinsic(name, op, [code.emit.int_const(0, i1)])
     t = code.result_type(op)
     match op:
         case math.RsqrtOp():
-            one = code.constant_vector([1.0] * code.lanes, op.result.type)
             root = code.emit.value_intrinsic(f"llvm.sqrt.{_vector_suffix(t)}", code.operands(op), t)
+            one = code.constant_vector([1.0] * code.lanes, op.result.type)
             return code.emit.op(llvm.FDivOp(one, root))
         case math.FmaOp():
             return fused_multiply_add(code.emit, code.operands(op), t)
