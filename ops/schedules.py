@@ -43,8 +43,10 @@ scheduled kernel is still right.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType
@@ -52,6 +54,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from xtc.dialects.tir import ForOp
+from xtc.ops.space import Config, Knob, KnobValue, Space, prefixed
 from xtc.passes.tir_loops import constant_int
 
 VECTOR_WIDTHS = (16, 8, 4)
@@ -72,6 +75,10 @@ PREFETCH_DISTANCE = 32
 ResNet-50: 16 and 64 gained less than 32)."""
 PARALLEL_ITERATIONS = 8
 """Iterations wanted of the parallel loop, to share among the threads."""
+TILE_ROWS = (16, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
+"""Register-tile rows a tuner may try (the defaults come from BLOCK_FACTORS)."""
+MAX_UNROLLED_REDUCTION = 8
+"""The longest innermost reduction loop a tuner may unroll."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +92,10 @@ class Nest:
 
 
 def default_schedule(kernel: FuncOp) -> list[list[str]]:
-    """The recipe of each top-level nest of `kernel` (see module doc)."""
-    if not kernel.body.blocks:
-        return []
-    name = kernel.sym_name.data
-    nests = [op for op in kernel.body.block.ops if isinstance(op, ForOp)]
-    return [recipe for op in nests if (recipe := nest_schedule(name, analyse(op)))]
+    """The recipe of each top-level nest of `kernel` (see module doc): its
+    templates at their default configs."""
+    schedule = kernel_schedule(kernel)
+    return [recipe for recipe in schedule.recipes(schedule.default()) if recipe]
 
 
 def analyse(top: ForOp) -> Nest:
@@ -111,165 +116,406 @@ def analyse(top: ForOp) -> Nest:
     return Nest(tuple(spatial), accumulator, store)
 
 
-def nest_schedule(func: str, nest: Nest) -> list[str]:
-    """The micro-kernel recipe when the nest is a reduction it fits, then
-    the first remaining outer loop of more than one iteration in parallel."""
-    steps: list[str] = []
-    outer = [(_name(loop), loop.extent) for loop in nest.spatial]
-    hints: list[str] = []
-    if nest.accumulator is not None and nest.store is not None:
-        recipe = _micro_kernel(func, nest)
-        if recipe is not None:
-            steps, outer = recipe
-            hints = _activation_prefetch(func, nest, steps)
-    elif nest.store is not None:
-        recipe = _elementwise_vector(func, nest)
-        if recipe is not None:
-            steps, outer = recipe
-    parallel = _parallel_loop(outer)
-    if parallel is not None:
-        steps.append(f"tir-parallel{{func={func} loop={parallel}}}")
-    return steps + hints
+# ------------------------------------------------------------- templates
 
 
-def _elementwise_vector(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int]]] | None:
-    """An elementwise nest whose store runs along its innermost loop: that
-    loop split by the widest vector width dividing it, the inner part
-    vectorized. None when the store is not contiguous or no width divides."""
-    innermost = nest.spatial[-1]
-    assert nest.store is not None
-    if any(isinstance(op, ForOp) for op in innermost.body.walk()):
-        return None
-    if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
-        return None
-    width = next((w for w in VECTOR_WIDTHS if innermost.extent % w == 0), None)
-    if width is None:
-        return None
-    name = _name(innermost)
-    outer = [(_name(loop), loop.extent) for loop in nest.spatial[:-1]]
-    if innermost.extent == width:
-        return [f"tir-vectorize{{func={func} loop={name}}}"], outer
-    steps = [
-        f"tir-split{{func={func} loop={name} factor={width}}}",
-        f"tir-vectorize{{func={func} loop={name}_i}}",
-    ]
-    return steps, [*outer, (f"{name}_o", innermost.extent // width)]
+class NestTemplate:
+    """A nest's schedule template: the knobs it can turn (`knobs`), the
+    choice today's heuristics make (`default`), and the steps of any choice
+    (`recipe`, `xtc-opt -p` strings naming the kernel's loops). A choice a
+    primitive refuses is an invalid config, never a wrong kernel: every
+    primitive keeps the numbers."""
+
+    kind = "loops"
+
+    def __init__(self, func: str, nest: Nest) -> None:
+        self.func = func
+        self.nest = nest
+
+    def knobs(self) -> tuple[Knob, ...]:
+        return (_GRAIN,)
+
+    def default(self) -> Config:
+        return {"parallel_grain": PARALLEL_ITERATIONS}
+
+    def recipe(self, config: Mapping[str, KnobValue]) -> list[str]:
+        outer = [(_name(loop), loop.extent) for loop in self.nest.spatial]
+        return self.parallel(outer, config)
+
+    def parallel(self, outer: list[tuple[str, int]], config: Mapping[str, KnobValue]) -> list[str]:
+        """The step that runs one of the `outer` loops in parallel (chosen
+        by the config's grain), if any has more than one iteration."""
+        parallel = _parallel_loop(outer, int(config["parallel_grain"]))
+        if parallel is None:
+            return []
+        return [f"tir-parallel{{func={self.func} loop={parallel}}}"]
 
 
-def _parallel_loop(outer: list[tuple[str, int]]) -> str | None:
-    """The first outer loop with at least PARALLEL_ITERATIONS iterations,
-    else the one with the most (None when all have one)."""
-    for name, extent in outer:
-        if extent >= PARALLEL_ITERATIONS:
-            return name
-    name, extent = max(outer, key=lambda entry: entry[1], default=("", 1))
-    return name if extent > 1 else None
+_GRAIN = Knob(
+    "parallel_grain",
+    (2, 4, 8, 16, 32),
+    "the first outer loop with at least this many iterations runs in parallel "
+    "(else the one with the most)",
+)
 
 
-def _micro_kernel(func: str, nest: Nest) -> tuple[list[str], list[tuple[str, int]]] | None:
-    """(the steps, the outer loops they leave: name and extent), or None
-    when the nest has no vector loop or nothing to block."""
-    found = _vector_loop(nest)
-    if found is None:
-        return None
-    vector, blocked = found
-    columns = _column_split(vector.extent, blocked)
-    if columns is None:
-        return None
-    split, width = columns
-    others = [loop for loop in nest.spatial if loop is not vector]
-    if not others or others[-1].extent < 2:
-        return _vector_blocks(func, nest, vector, width)
-    block = others[-1]
-    factor, vectors = _tile_shape(block.extent, split // width)
-    v, b = _name(vector), _name(block)
-    outer: list[tuple[str, int]] = []
-    for loop in nest.spatial:
-        if loop is vector:
-            outer.append((f"{v}_o", loop.extent // split))
-        elif loop is not block:
-            outer.append((_name(loop), loop.extent))
-    steps = [f"tir-split{{func={func} loop={v} factor={split}}}"]
-    if split == width:
-        lanes, tile = f"{v}_i", [b, f"{v}_i"]
-    else:
-        # Two vectors per block of columns: both in the tile, or the tile
-        # one vector wide and the block's vectors an outer loop.
-        steps.append(f"tir-split{{func={func} loop={v}_i factor={width}}}")
-        lanes = f"{v}_i_i"
-        if vectors > 1:
-            tile = [b, f"{v}_i_o", lanes]
+class ElementwiseTemplate(NestTemplate):
+    """An elementwise nest stored along its innermost loop: that loop split
+    by a vector width (0: left scalar), the inner part vectorized."""
+
+    kind = "elementwise"
+
+    def __init__(self, func: str, nest: Nest, widths: tuple[int, ...]) -> None:
+        super().__init__(func, nest)
+        self.widths = widths
+
+    @staticmethod
+    def widths_for(nest: Nest) -> tuple[int, ...]:
+        """The vector widths dividing the innermost loop, when the nest is
+        elementwise and stores along it; () otherwise."""
+        innermost = nest.spatial[-1]
+        assert nest.store is not None
+        if any(isinstance(op, ForOp) for op in innermost.body.walk()):
+            return ()
+        if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
+            return ()
+        return tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
+
+    def knobs(self) -> tuple[Knob, ...]:
+        width = Knob("vector_width", (*self.widths, 0), "lanes of the vector loop (0: scalar)")
+        return (width, *super().knobs())
+
+    def default(self) -> Config:
+        return {"vector_width": self.widths[0], **super().default()}
+
+    def recipe(self, config: Mapping[str, KnobValue]) -> list[str]:
+        innermost = self.nest.spatial[-1]
+        width = int(config["vector_width"])
+        name = _name(innermost)
+        outer = [(_name(loop), loop.extent) for loop in self.nest.spatial[:-1]]
+        if width == 0:
+            steps: list[str] = []
+            outer.append((name, innermost.extent))
+        elif innermost.extent == width:
+            steps = [f"tir-vectorize{{func={self.func} loop={name}}}"]
         else:
+            steps = [
+                f"tir-split{{func={self.func} loop={name} factor={width}}}",
+                f"tir-vectorize{{func={self.func} loop={name}_i}}",
+            ]
+            outer.append((f"{name}_o", innermost.extent // width))
+        return steps + self.parallel(outer, config)
+
+
+class PrefetchingTemplate(NestTemplate):
+    """A reduction nest that may prefetch the NCHW activation it reads in
+    place (see `_activation_prefetch`)."""
+
+    def __init__(self, func: str, nest: Nest) -> None:
+        super().__init__(func, nest)
+        self.prefetch_target = _prefetch_target(nest)
+
+    def knobs(self) -> tuple[Knob, ...]:
+        if self.prefetch_target is None:
+            return super().knobs()
+        return (*super().knobs(), _PREFETCH)
+
+    def default(self) -> Config:
+        config = super().default()
+        if self.prefetch_target is not None:
+            config["prefetch"] = PREFETCH_DISTANCE
+        return config
+
+    def hints(self, steps: list[str], config: Mapping[str, KnobValue]) -> list[str]:
+        if self.prefetch_target is None:
+            return []
+        argument, reduction = self.prefetch_target
+        distance = int(config["prefetch"])
+        if distance == 0 or reduction.extent <= distance:
+            return []
+        if any(s.startswith("tir-cache-read") and f"buffer={argument}}}" in s for s in steps):
+            return []
+        return [
+            f"tir-prefetch{{func={self.func} loop={_name(reduction)} buffer={argument} "
+            f"distance={distance}}}"
+        ]
+
+
+_PREFETCH = Knob(
+    "prefetch",
+    (0, 16, 32, 64),
+    "reduction steps ahead that the activation read in place is prefetched (0: none)",
+)
+
+
+class MicroKernelTemplate(PrefetchingTemplate):
+    """A reduction nest as a register-blocked micro-kernel (module doc): the
+    vector loop's column split, the register tile (rows x vectors), packing
+    of the row slabs and the column panels, the prefetch distance, an
+    unrolled innermost reduction loop, the parallel grain."""
+
+    kind = "micro_kernel"
+
+    def __init__(self, func: str, nest: Nest, vector: ForOp, blocked: int | None) -> None:
+        super().__init__(func, nest)
+        self.vector = vector
+        self.columns = _column_options(vector.extent, blocked)
+        self.block = [loop for loop in nest.spatial if loop is not vector][-1]
+        self.rows_argument = _rows_argument(nest, self.block)
+        default_split = _column_split(vector.extent, blocked)
+        assert default_split is not None
+        self.default_split = default_split
+        self.panel_exists = _panel_argument(nest, vector, default_split[0]) is not None
+        self.unrollable = _innermost_reduction(nest)
+
+    def knobs(self) -> tuple[Knob, ...]:
+        # Rows dividing the blocked loop (a peeled tail makes most parallel
+        # loops unprovable), and the default's when none does.
+        extent = self.block.extent
+        split, width = self.default_split
+        default_rows = _tile_shape(extent, split // width)[0]
+        rows = tuple(f for f in TILE_ROWS if extent % f == 0 or f == default_rows)
+        knobs = [
+            Knob("columns", self.columns, "split:lanes:vectors of the vector loop's columns"),
+            Knob("rows", rows, "rows of the register tile"),
+        ]
+        if self.rows_argument is not None:
+            knobs.append(
+                Knob("pack_rows", (0, 1), "rows outside the column blocks, each row slab packed")
+            )
+        if self.panel_exists:
+            knobs.append(Knob("pack_panel", (0, 1), "the column panel packed per column block"))
+        if self.unrollable is not None:
+            knobs.append(Knob("unroll_reduction", (0, 1), "the innermost reduction unrolled"))
+        return (*knobs, *super().knobs())
+
+    def default(self) -> Config:
+        split, width = self.default_split
+        rows, vectors = _tile_shape(self.block.extent, split // width)
+        config: Config = {"columns": f"{split}:{width}:{vectors}", "rows": rows}
+        if self.rows_argument is not None:
+            outer, position = self.outer_loops(split, width, vectors)
+            config["pack_rows"] = int(self.rows_pay(outer, position))
+        if self.panel_exists:
+            config["pack_panel"] = 1
+        if self.unrollable is not None:
+            config["unroll_reduction"] = 0
+        return {**config, **super().default()}
+
+    def outer_loops(
+        self, split: int, width: int, vectors: int
+    ) -> tuple[list[tuple[str, int]], int]:
+        """The loops outside the tile (name, extent) and the position of the
+        column blocks among them."""
+        v = _name(self.vector)
+        outer: list[tuple[str, int]] = []
+        for loop in self.nest.spatial:
+            if loop is self.vector:
+                outer.append((f"{v}_o", loop.extent // split))
+            elif loop is not self.block:
+                outer.append((_name(loop), loop.extent))
+        if split != width and vectors == 1:
             outer.append((f"{v}_i_o", split // width))
-            tile = [b, lanes]
-    position = next(i for i, (name, _) in enumerate(outer) if name == f"{v}_o")
-    rows = _rows_first(nest, block, outer, position)
-    chain = [name for name, _ in outer] + tile
-    steps += [
-        f"tir-reorder{{func={func} order={','.join(chain)}}}",
-        f"tir-split{{func={func} loop={b} factor={factor}}}",
-        f"tir-cache-write{{func={func} loop={b}_o}}",
-        f"tir-unroll{{func={func} loop={b}_i}}",
-    ]
-    if vectors > 1:
-        steps.append(f"tir-unroll{{func={func} loop={v}_i_o}}")
-    steps += [
-        f"tir-vectorize{{func={func} loop={lanes}}}",
-        f"tir-vectorize{{func={func} loop={lanes}_init}}",
-        *_write_back(func, nest, block, [f"{name}_wb" for name in tile[1:]], f"{b}_i_wb"),
-    ]
-    panel = _panel_argument(nest, vector, split)
-    if panel is not None and block.extent >= 2 * factor:
-        # Pack the operand's column panel once per v_o: every row tile
-        # then reads contiguous lines per reduction step.
-        steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
-    if rows is not None:
-        steps.append(f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={rows}}}")
-    return steps, [*outer, (f"{b}_o", block.extent // factor)]
+        position = next(i for i, (name, _) in enumerate(outer) if name == f"{v}_o")
+        return outer, position
+
+    def rows_pay(self, outer: list[tuple[str, int]], position: int) -> bool:
+        """Whether re-reading the activation per column block moves more
+        bytes than re-reading the weights per row (then rows go first and
+        each row slab is packed once)."""
+        if self.rows_argument is None or position + 1 >= len(outer):
+            return False
+        argument, activation = self.rows_argument
+        weights = _argument_bytes(self.nest, exclude=argument)
+        row_count, column_blocks = outer[position + 1][1], outer[position][1]
+        return weights * row_count < activation * column_blocks
+
+    def recipe(self, config: Mapping[str, KnobValue]) -> list[str]:
+        func, v, b = self.func, _name(self.vector), _name(self.block)
+        split, width, vectors = (int(part) for part in str(config["columns"]).split(":"))
+        rows = int(config["rows"])
+        outer, position = self.outer_loops(split, width, vectors)
+        steps = [f"tir-split{{func={func} loop={v} factor={split}}}"]
+        if split == width:
+            lanes, tile = f"{v}_i", [b, f"{v}_i"]
+        else:
+            steps.append(f"tir-split{{func={func} loop={v}_i factor={width}}}")
+            lanes = f"{v}_i_i"
+            tile = [b, f"{v}_i_o", lanes] if vectors > 1 else [b, lanes]
+        packed_rows = None
+        if config.get("pack_rows") and self.rows_argument and position + 1 < len(outer):
+            outer.insert(position, outer.pop(position + 1))
+            packed_rows = self.rows_argument[0]
+        chain = [name for name, _ in outer] + tile
+        steps += [
+            f"tir-reorder{{func={func} order={','.join(chain)}}}",
+            f"tir-split{{func={func} loop={b} factor={rows}}}",
+            f"tir-cache-write{{func={func} loop={b}_o}}",
+            f"tir-unroll{{func={func} loop={b}_i}}",
+        ]
+        if vectors > 1:
+            steps.append(f"tir-unroll{{func={func} loop={v}_i_o}}")
+        if config.get("unroll_reduction") and self.unrollable is not None:
+            steps.append(f"tir-unroll{{func={func} loop={_name(self.unrollable)}}}")
+        steps += [
+            f"tir-vectorize{{func={func} loop={lanes}}}",
+            f"tir-vectorize{{func={func} loop={lanes}_init}}",
+            *_write_back(func, self.nest, self.block, [f"{n}_wb" for n in tile[1:]], f"{b}_i_wb"),
+        ]
+        panel = _panel_argument(self.nest, self.vector, split)
+        if config.get("pack_panel") and panel is not None and self.block.extent >= 2 * rows:
+            # Pack the operand's column panel once per v_o: every row tile
+            # then reads contiguous lines per reduction step.
+            steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
+        if packed_rows is not None:
+            steps.append(
+                f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={packed_rows}}}"
+            )
+        outer.append((f"{b}_o", self.block.extent // rows))
+        return steps + self.parallel(outer, config) + self.hints(steps, config)
 
 
-def _activation_prefetch(func: str, nest: Nest, steps: list[str]) -> list[str]:
-    """Prefetch what the reduction will read of a conv's NCHW input
-    PREFETCH_DISTANCE steps ahead, when the micro-kernel reads it in place:
-    each step reads a row piece of the next channel plane, a stride no
-    hardware prefetcher follows, so the first column block's pass waits on
-    every line. Not when the rows are packed first (tir-cache-read)."""
+class VectorBlocksTemplate(PrefetchingTemplate):
+    """The micro-kernel when no other loop can be blocked (a matrix-vector
+    product: one output row): the tile is several vectors of the vector
+    loop itself, `v_o_i` x `v_i`."""
+
+    kind = "vector_blocks"
+
+    def __init__(self, func: str, nest: Nest, vector: ForOp, width: int) -> None:
+        super().__init__(func, nest)
+        self.vector = vector
+        self.width = width
+
+    def knobs(self) -> tuple[Knob, ...]:
+        vectors = self.vector.extent // self.width
+        factors = tuple(f for f in TILE_ROWS if f <= vectors)
+        return (Knob("vectors", factors, "vectors of the register tile"), *super().knobs())
+
+    def default(self) -> Config:
+        return {"vectors": _block_factor(self.vector.extent // self.width, 1), **super().default()}
+
+    def recipe(self, config: Mapping[str, KnobValue]) -> list[str]:
+        func, v, width = self.func, _name(self.vector), self.width
+        factor = int(config["vectors"])
+        outer = [
+            (_name(loop), loop.extent) for loop in self.nest.spatial if loop is not self.vector
+        ]
+        chain = [name for name, _ in outer] + [f"{v}_o", f"{v}_i"]
+        steps = [
+            f"tir-split{{func={func} loop={v} factor={width}}}",
+            f"tir-reorder{{func={func} order={','.join(chain)}}}",
+            f"tir-split{{func={func} loop={v}_o factor={factor}}}",
+            f"tir-cache-write{{func={func} loop={v}_o_o}}",
+            f"tir-unroll{{func={func} loop={v}_o_i}}",
+            f"tir-vectorize{{func={func} loop={v}_i}}",
+            f"tir-vectorize{{func={func} loop={v}_i_init}}",
+            f"tir-vectorize{{func={func} loop={v}_i_wb}}",
+        ]
+        outer.append((f"{v}_o_o", self.vector.extent // width // factor))
+        return steps + self.parallel(outer, config) + self.hints(steps, config)
+
+
+def nest_template(func: str, nest: Nest) -> NestTemplate:
+    """The template of a top-level nest: a micro-kernel for a reduction nest
+    it fits, a vector loop for an elementwise nest, else a parallel loop."""
+    if nest.accumulator is not None and nest.store is not None:
+        found = _vector_loop(nest)
+        columns = _column_split(found[0].extent, found[1]) if found is not None else None
+        if found is not None and columns is not None:
+            vector = found[0]
+            others = [loop for loop in nest.spatial if loop is not vector]
+            if others and others[-1].extent >= 2:
+                return MicroKernelTemplate(func, nest, vector, found[1])
+            if vector.extent // columns[1] >= 2:
+                return VectorBlocksTemplate(func, nest, vector, columns[1])
+    elif nest.store is not None:
+        widths = ElementwiseTemplate.widths_for(nest)
+        if widths:
+            return ElementwiseTemplate(func, nest, widths)
+    return NestTemplate(func, nest)
+
+
+@dataclass(frozen=True)
+class KernelSchedule:
+    """A kernel's templates, one per top-level nest; the kernel's space is
+    theirs joined, each knob named `<nest>.<knob>`."""
+
+    func: str
+    templates: tuple[NestTemplate, ...]
+
+    @property
+    def kind(self) -> str:
+        """The templates' kinds (kernels of one kind share a cost model)."""
+        return "+".join(t.kind for t in self.templates)
+
+    def space(self) -> Space:
+        return Space(
+            tuple(k for i, t in enumerate(self.templates) for k in prefixed(str(i), t.knobs()))
+        )
+
+    def default(self) -> Config:
+        return {f"{i}.{k}": v for i, t in enumerate(self.templates) for k, v in t.default().items()}
+
+    def recipes(self, config: Mapping[str, KnobValue]) -> list[list[str]]:
+        """The steps of each nest for `config` (a point of `space()`)."""
+        return [t.recipe(_nest_config(config, i)) for i, t in enumerate(self.templates)]
+
+    def steps(self, config: Mapping[str, KnobValue]) -> list[str]:
+        return [step for recipe in self.recipes(config) for step in recipe]
+
+
+def _nest_config(config: Mapping[str, KnobValue], nest: int) -> Config:
+    prefix = f"{nest}."
+    return {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+
+
+def kernel_schedule(kernel: FuncOp) -> KernelSchedule:
+    """The templates of `kernel`'s top-level nests."""
+    if not kernel.body.blocks:
+        return KernelSchedule(kernel.sym_name.data, ())
+    name = kernel.sym_name.data
+    nests = [op for op in kernel.body.block.ops if isinstance(op, ForOp)]
+    return KernelSchedule(name, tuple(nest_template(name, analyse(op)) for op in nests))
+
+
+def _prefetch_target(nest: Nest) -> tuple[int, ForOp] | None:
+    """(the activation argument, the reduction loop) that the micro-kernel
+    may prefetch: a conv's NCHW input read along the blocked row, each step
+    a row piece of the next channel plane (a stride no hardware prefetcher
+    follows). None when the nest reads none."""
     found = _vector_loop(nest)
     if found is None:
-        return []
+        return None
     others = [loop for loop in nest.spatial if loop is not found[0]]
     rows = _rows_argument(nest, others[-1]) if others else None
     innermost = nest.spatial[-1]
     reduction = next((op for op in innermost.body.block.ops if isinstance(op, ForOp)), None)
-    if rows is None or reduction is None or reduction.extent <= PREFETCH_DISTANCE:
-        return []
-    argument = rows[0]
-    if any(step.startswith("tir-cache-read") and f"buffer={argument}}}" in step for step in steps):
-        return []
-    return [
-        f"tir-prefetch{{func={func} loop={_name(reduction)} buffer={argument} "
-        f"distance={PREFETCH_DISTANCE}}}"
-    ]
+    if rows is None or reduction is None:
+        return None
+    return rows[0], reduction
 
 
-def _rows_first(
-    nest: Nest, block: ForOp, outer: list[tuple[str, int]], position: int
-) -> int | None:
-    """When an activation read along the blocked row (a 1x1 conv's NCHW
-    input) costs more to re-read per column block (`outer[position]`) than
-    the weights cost to re-read per row (the loop after it): moves that row
-    loop in front of the column blocks and returns the activation's
-    position, to pack each row's slab once for all blocks. Else None."""
-    rows = _rows_argument(nest, block)
-    if rows is None or position + 1 >= len(outer):
+def _innermost_reduction(nest: Nest) -> ForOp | None:
+    """The innermost reduction loop, when it is short enough to unroll
+    (2 to MAX_UNROLLED_REDUCTION iterations: a 3x3 kernel's row)."""
+    loops = [op for op in nest.spatial[-1].body.walk() if isinstance(op, ForOp)]
+    if not loops:
         return None
-    argument, activation = rows
-    weights = _argument_bytes(nest, exclude=argument)
-    row_count, column_blocks = outer[position + 1][1], outer[position][1]
-    if weights * row_count >= activation * column_blocks:
+    last = loops[-1]
+    if any(isinstance(op, ForOp) for op in last.body.walk()):
         return None
-    outer.insert(position, outer.pop(position + 1))
-    return argument
+    return last if 2 <= last.extent <= MAX_UNROLLED_REDUCTION else None
+
+
+def _parallel_loop(outer: list[tuple[str, int]], grain: int = PARALLEL_ITERATIONS) -> str | None:
+    """The first outer loop with at least `grain` iterations, else the one
+    with the most (None when all have one)."""
+    for name, extent in outer:
+        if extent >= grain:
+            return name
+    name, extent = max(outer, key=lambda entry: entry[1], default=("", 1))
+    return name if extent > 1 else None
 
 
 def _write_back(func: str, nest: Nest, block: ForOp, columns: list[str], rows: str) -> list[str]:
@@ -308,6 +554,28 @@ def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
     return (2 * width, width) if extent % (2 * width) == 0 else (width, width)
 
 
+def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
+    """Every `split:lanes:vectors` the vector loop may take: a blocked
+    weight's block (b/16 vectors of 16, in the tile or one an outer loop),
+    else one or two vectors of each width dividing the extent, else the
+    whole short loop as one vector."""
+    found: list[str] = []
+    if blocked is not None:
+        split, width = cast(tuple[int, int], _column_split(extent, blocked))
+        found = [f"{split}:{width}:{split // width}"]
+        if split != width:
+            found.append(f"{split}:{width}:1")
+        return tuple(found)
+    for width in VECTOR_WIDTHS:
+        if extent % (2 * width) == 0:
+            found += [f"{2 * width}:{width}:2", f"{2 * width}:{width}:1"]
+        if extent % width == 0:
+            found.append(f"{width}:{width}:1")
+    if not found and MIN_WHOLE_VECTOR <= extent <= VECTOR_WIDTHS[0]:
+        found.append(f"{extent}:{extent}:1")
+    return tuple(found)
+
+
 def _tile_shape(extent: int, vectors: int) -> tuple[int, int]:
     """(rows, vectors) of the register tile over a blocked loop of `extent`
     when a block of columns holds `vectors` vectors: all of them when some
@@ -317,32 +585,6 @@ def _tile_shape(extent: int, vectors: int) -> tuple[int, int]:
         if extent % rows == 0 or _block_factor(extent, 1) == rows:
             return rows, vectors
     return _block_factor(extent, 1), 1
-
-
-def _vector_blocks(
-    func: str, nest: Nest, vector: ForOp, width: int
-) -> tuple[list[str], list[tuple[str, int]]] | None:
-    """The micro-kernel when no other loop can be blocked (a matrix-vector
-    product: one output row): the tile is several vectors of the vector
-    loop itself, `v_o_i` × `v_i`. None when the loop holds one vector."""
-    vectors = vector.extent // width
-    if vectors < 2:
-        return None
-    factor = _block_factor(vectors, 1)
-    v = _name(vector)
-    outer = [(_name(loop), loop.extent) for loop in nest.spatial if loop is not vector]
-    chain = [name for name, _ in outer] + [f"{v}_o", f"{v}_i"]
-    steps = [
-        f"tir-split{{func={func} loop={v} factor={width}}}",
-        f"tir-reorder{{func={func} order={','.join(chain)}}}",
-        f"tir-split{{func={func} loop={v}_o factor={factor}}}",
-        f"tir-cache-write{{func={func} loop={v}_o_o}}",
-        f"tir-unroll{{func={func} loop={v}_o_i}}",
-        f"tir-vectorize{{func={func} loop={v}_i}}",
-        f"tir-vectorize{{func={func} loop={v}_i_init}}",
-        f"tir-vectorize{{func={func} loop={v}_i_wb}}",
-    ]
-    return steps, [*outer, (f"{v}_o_o", vectors // factor)]
 
 
 PANEL_BYTES = 4 * 1024 * 1024

@@ -1,0 +1,226 @@
+"""Schedule templates (ops/schedules.py): every nest's knobs, today's
+heuristics as the default config (the bench models' untuned schedules are
+exactly the recorded ones), and random configs that keep the numbers, on
+the tir interpreter and natively."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import DiagnosticException
+
+from xtc import interp
+from xtc.dialects.graph.constant import numpy_dtype
+from xtc.interp.tir import output_arguments
+from xtc.ops.schedules import (
+    ElementwiseTemplate,
+    MicroKernelTemplate,
+    NestTemplate,
+    VectorBlocksTemplate,
+    kernel_schedule,
+)
+from xtc.ops.space import ConfigError, Knob, Space
+from xtc.tools.make_model import MODELS
+from xtc.tools.native import run_native
+from xtc.tools.pipelines import apply_pipeline
+from xtc.tools.textual_ir import parse_module
+from xtc.tune.task import tir_model
+
+GOLDEN = Path(__file__).parent / "data" / "default_pipelines.json"
+
+
+@pytest.mark.parametrize("model", sorted(json.loads(GOLDEN.read_text())))
+def test_untuned_schedules_are_the_recorded_ones(model: str) -> None:
+    """The default config of every template gives, step for step, the
+    schedule the heuristics gave before they became templates (recorded
+    in tests/ops/data/default_pipelines.json from the bench models)."""
+    from xtc.tools.compiler import schedule_kernels
+
+    module, entry = tir_model(MODELS[model]())
+    assert schedule_kernels(module, entry) == json.loads(GOLDEN.read_text())[model]
+
+
+def test_space_numbers_its_points_and_checks_configs() -> None:
+    space = Space((Knob("rows", (4, 8, 12)), Knob("prefetch", (0, 32))))
+    assert len(space) == 6
+    assert [space.index(p) for p in space] == list(range(6))
+    assert space.point(4) == {"rows": 12, "prefetch": 0}
+    assert len(space.neighbours({"rows": 4, "prefetch": 0})) == 3
+    with pytest.raises(ConfigError, match="'rows' = 5 is not one of"):
+        space.check({"rows": 5, "prefetch": 0})
+    with pytest.raises(ConfigError, match="unknown knob 'cols'"):
+        space.check({"rows": 4, "prefetch": 0, "cols": 1})
+
+
+def graph_kernels(text: str) -> ModuleOp:
+    return apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
+
+
+def conv_text(c_in: int, c_out: int, size: int, layout: str, kernel: int = 3) -> str:
+    blocks = {
+        "OIHW8o": (c_out // 8, c_in, kernel, kernel, 8),
+        "OIHW": (c_out, c_in, kernel, kernel),
+    }
+    w = "x".join(map(str, blocks[layout]))
+    x, y = f"1x{c_in}x{size}x{size}", f"1x{c_out}x{size}x{size}"
+    pad = kernel // 2
+    attributes = f'padding = array<i64: {pad}, {pad}, {pad}, {pad}>, kernel_layout = "{layout}"'
+    types = f"(tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>"
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{{attributes}}} : {types}
+  %r = graph.relu %c : (tensor<{y}xf32>) -> tensor<{y}xf32>
+  func.return %r : tensor<{y}xf32>
+}}
+"""
+
+
+def matmul_text(m: int, k: int, n: int) -> str:
+    return f"""
+func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %c = graph.matmul %a, %b : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %c : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+def depthwise_text(channels: int, size: int) -> str:
+    x = f"1x{channels}x{size}x{size}"
+    types = f"(tensor<{x}xf32>, tensor<{channels}x1x3x3xf32>) -> tensor<{x}xf32>"
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{channels}x1x3x3xf32>) -> tensor<{x}xf32> {{
+  %c = graph.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, groups = {channels} : i64}} : {types}
+  func.return %c : tensor<{x}xf32>
+}}
+"""
+
+
+def elementwise_text(rows: int, columns: int) -> str:
+    t = f"tensor<{rows}x{columns}xf32>"
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %y = graph.sigmoid %x : ({t}) -> {t}
+  func.return %y : {t}
+}}
+"""
+
+
+NATIVE_KERNELS = {
+    "conv-blocked": conv_text(16, 32, 14, "OIHW8o"),
+    "conv-1x1": conv_text(32, 16, 12, "OIHW", kernel=1),
+    "matmul": matmul_text(24, 32, 64),
+    "matrix-vector": matmul_text(1, 32, 64),
+    "depthwise": depthwise_text(8, 14),
+    "elementwise": elementwise_text(6, 64),
+}
+TINY_KERNELS = {
+    "conv": conv_text(4, 16, 4, "OIHW8o"),
+    "matmul": matmul_text(4, 8, 32),
+    "depthwise": depthwise_text(4, 6),
+}
+
+
+@cache
+def the_kernel(text: str) -> tuple[ModuleOp, FuncOp, list[np.ndarray], list[np.ndarray]]:
+    """The first kernel of a graph text at the tir level, alone in a module
+    as @main, random inputs and its interpreted outputs."""
+    module = graph_kernels(text)
+    kernel = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data != "main")
+    alone = ModuleOp([kernel.clone()])
+    function = alone.body.block.first_op
+    assert isinstance(function, FuncOp)
+    outputs = output_arguments(function)
+    rng = np.random.default_rng(3)
+    inputs = [
+        rng.standard_normal(t.get_shape()).astype(numpy_dtype(t.get_element_type()))
+        for i, t in enumerate(function.function_type.inputs.data)
+        if i not in outputs and isinstance(t, MemRefType)
+    ]
+    expected = interp.run(alone, inputs, function.sym_name.data)
+    return alone, function, inputs, expected
+
+
+def scheduled(text: str, index: int) -> tuple[ModuleOp, list[np.ndarray], list[np.ndarray]] | None:
+    """The kernel with the config numbered `index` (modulo the space)
+    applied, renamed @main; None when a primitive refuses a step."""
+    module, function, inputs, expected = the_kernel(text)
+    schedule = kernel_schedule(function)
+    space = schedule.space()
+    config = space.point(index % len(space))
+    copy = module.clone()
+    try:
+        for step in schedule.steps(config):
+            apply_pipeline(copy, step)
+    except DiagnosticException:
+        return None
+    main = copy.body.block.first_op
+    assert isinstance(main, FuncOp)
+    main.sym_name = type(main.sym_name)("main")
+    main.sym_visibility = None
+    return copy, inputs, expected
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(kernel=st.sampled_from(sorted(NATIVE_KERNELS)), index=st.integers(0, 1 << 30))
+def test_random_configs_keep_the_numbers_natively(kernel: str, index: int) -> None:
+    found = scheduled(NATIVE_KERNELS[kernel], index)
+    if found is None:
+        return  # an invalid config: refused, never run
+    module, inputs, expected = found
+    for got, want in zip(run_native(module, inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=8, deadline=None)
+@given(kernel=st.sampled_from(sorted(TINY_KERNELS)), index=st.integers(0, 1 << 30))
+def test_random_configs_keep_the_numbers_on_the_interpreter(kernel: str, index: int) -> None:
+    found = scheduled(TINY_KERNELS[kernel], index)
+    if found is None:
+        return
+    module, inputs, expected = found
+    for got, want in zip(interp.run(module, inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kernel", sorted(NATIVE_KERNELS))
+def test_most_configs_are_valid(kernel: str) -> None:
+    """Refusals happen (and make a config invalid), but the knobs' values
+    are chosen so that most points of a space are schedules."""
+    _, function, _, _ = the_kernel(NATIVE_KERNELS[kernel])
+    space = kernel_schedule(function).space()
+    indices = np.random.default_rng(1).integers(0, len(space), 12)
+    valid = sum(scheduled(NATIVE_KERNELS[kernel], int(i)) is not None for i in indices)
+    assert valid >= 9, (kernel, valid)
+
+
+def test_each_kind_of_nest_gets_its_template() -> None:
+    kinds = {
+        name: [type(t) for t in kernel_schedule(the_kernel(text)[1]).templates]
+        for name, text in NATIVE_KERNELS.items()
+    }
+    # the padding nest copies rows: a vector loop
+    assert kinds["conv-blocked"] == [ElementwiseTemplate, MicroKernelTemplate]
+    assert kinds["matmul"] == [MicroKernelTemplate]
+    assert kinds["matrix-vector"] == [VectorBlocksTemplate]
+    assert kinds["elementwise"] == [ElementwiseTemplate]
+    # a reduction without a vector loop: the parallel loop only
+    pool = "func.func @main(%x: tensor<1x3x5x7xf32>) -> tensor<1x3x1x1xf32> {\n" + (
+        "  %y = graph.global_avg_pool2d %x : (tensor<1x3x5x7xf32>) -> tensor<1x3x1x1xf32>\n"
+        "  func.return %y : tensor<1x3x1x1xf32>\n}\n"
+    )
+    assert [type(t) for t in kernel_schedule(the_kernel(pool)[1]).templates] == [NestTemplate]
+
+
+def test_default_configs_are_points_of_their_spaces() -> None:
+    for text in NATIVE_KERNELS.values():
+        schedule = kernel_schedule(the_kernel(text)[1])
+        schedule.space().check(schedule.default())
+        assert len(schedule.space()) > 1
