@@ -330,6 +330,14 @@ class JitModule:
                 )
         self._function(name, len(arrays))(*(a.ctypes.data for a in arrays))
 
+    def caller(self, name: str, arrays: Sequence[np.ndarray]) -> Callable[[], None]:
+        """`name` on these arrays, checked once (as `call` checks), ready to
+        call again and again (timing loops)."""
+        self.call(name, arrays)
+        function = self._function(name, len(arrays))
+        pointers = [a.ctypes.data for a in arrays]
+        return lambda: function(*pointers)
+
     def _function(self, name: str, arity: int) -> Callable[..., None]:
         if name not in self._functions:
             address = self.address(name)

@@ -1,0 +1,217 @@
+"""Tuning records: one JSON line per measured candidate.
+
+    {"key": "4b021220...", "task": "fused_conv2d_bias_add_relu_0", "kind": "loops+micro_kernel",
+     "target": {"cpu": "znver5", "features": "+avx512f,..."}, "config": {"1.rows": 7, ...},
+     "steps": "tir-split{func=kernel loop=i1 factor=32},...", "costs": [0.00045, ...],
+     "error": null, "message": "", "flops": 231211008, "xtc_version": "0.1.0",
+     "timestamp": 1795691234.5}
+
+`steps` replays the schedule with `xtc-opt -p` on the task's kernel (its
+function named `kernel`); a compile re-derives the steps from `config` for
+each kernel that has the key. Records are appended and flushed one by one,
+so an interrupted tuning keeps every finished measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xtc import __version__
+from xtc.ops.space import Config, config_key
+from xtc.tune.measure import ErrorKind, MeasureResult
+from xtc.tune.task import Task
+
+
+class RecordsError(Exception):
+    """A records file that cannot be read, or whose records cannot apply."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The CPU that records were measured on, as LLVM names it."""
+
+    cpu: str
+    features: str
+
+    @staticmethod
+    def host() -> Target:
+        from xtc.runtime.llvm_jit import host_cpu, host_features
+
+        return Target(host_cpu(), host_features())
+
+    def to_json(self) -> dict[str, str]:
+        return {"cpu": self.cpu, "features": self.features}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measured candidate of one task."""
+
+    key: str
+    config: Config
+    steps: str
+    target: Target
+    costs: tuple[float, ...] = ()
+    error: str | None = None
+    message: str = ""
+    task: str = ""
+    kind: str = ""
+    flops: int = 0
+    build_s: float = 0.0
+    xtc_version: str = __version__
+    timestamp: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.costs)
+
+    @property
+    def cost(self) -> float:
+        """The median seconds per call; infinity for a failure."""
+        if not self.ok:
+            return float("inf")
+        ordered = sorted(self.costs)
+        middle = len(ordered) // 2
+        if len(ordered) % 2:
+            return ordered[middle]
+        return (ordered[middle - 1] + ordered[middle]) / 2
+
+    @staticmethod
+    def of(task: Task, config: Config, result: MeasureResult, target: Target) -> Record:
+        return Record(
+            key=task.key,
+            config=dict(config),
+            steps=",".join(task.steps(config)),
+            target=target,
+            costs=result.costs,
+            error=None if result.error is None else result.error.value,
+            message=result.message,
+            task=task.functions[0] if task.functions else "",
+            kind=task.kind,
+            flops=task.flops,
+            build_s=round(result.build_s, 4),
+            timestamp=result.timestamp,
+        )
+
+    def result(self) -> MeasureResult:
+        error = None if self.error is None else ErrorKind(self.error)
+        return MeasureResult(self.costs, error, self.message, self.build_s, self.timestamp)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "task": self.task,
+            "kind": self.kind,
+            "target": self.target.to_json(),
+            "config": self.config,
+            "steps": self.steps,
+            "costs": list(self.costs),
+            "error": self.error,
+            "message": self.message,
+            "flops": self.flops,
+            "build_s": self.build_s,
+            "xtc_version": self.xtc_version,
+            "timestamp": self.timestamp,
+        }
+
+    @staticmethod
+    def from_json(entry: Mapping[str, Any]) -> Record:
+        target = entry["target"]
+        error = entry.get("error")
+        if error is not None and error not in {k.value for k in ErrorKind}:
+            raise ValueError(f"unknown error kind {error!r}")
+        config = entry["config"]
+        if not isinstance(config, dict) or not all(
+            isinstance(v, int | str) for v in config.values()
+        ):
+            raise ValueError("config must map knob names to integers or strings")
+        return Record(
+            key=str(entry["key"]),
+            config=dict(config),
+            steps=str(entry.get("steps", "")),
+            target=Target(str(target["cpu"]), str(target["features"])),
+            costs=tuple(float(c) for c in entry.get("costs", ())),
+            error=error,
+            message=str(entry.get("message", "")),
+            task=str(entry.get("task", "")),
+            kind=str(entry.get("kind", "")),
+            flops=int(entry.get("flops", 0)),
+            build_s=float(entry.get("build_s", 0.0)),
+            xtc_version=str(entry.get("xtc_version", "")),
+            timestamp=float(entry.get("timestamp", 0.0)),
+        )
+
+
+def load_records(path: str | os.PathLike[str]) -> list[Record]:
+    """Every record of a records file; RecordsError naming the file and the
+    line when it cannot be read (a missing file has no records)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordsError(f"tuning records {path}: cannot be read ({e})") from None
+    records: list[Record] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(Record.from_json(json.loads(line)))
+        except (ValueError, KeyError, TypeError) as e:
+            raise RecordsError(
+                f"tuning records {path}, line {number}: not an xtc tuning record ({e})"
+            ) from None
+    return records
+
+
+class RecordWriter:
+    """Appends records to a file, each flushed to disk as it is written."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            self._file = self.path.open("a")
+        except OSError as e:
+            raise RecordsError(f"tuning records {self.path}: cannot be written ({e})") from None
+
+    def write(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self._file.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def best_records(records: Sequence[Record]) -> dict[str, Record]:
+    """The fastest valid record of each workload key."""
+    best: dict[str, Record] = {}
+    for record in records:
+        if not record.ok:
+            continue
+        if record.key not in best or record.cost < best[record.key].cost:
+            best[record.key] = record
+    return best
+
+
+def measured_configs(records: Sequence[Record], key: str) -> set[str]:
+    """The configs of a key already measured (config_key texts)."""
+    return {config_key(r.config) for r in records if r.key == key}
+
+
+def for_target(records: Sequence[Record], target: Target) -> list[Record]:
+    return [r for r in records if r.target == target]
