@@ -262,15 +262,14 @@ class LocalRunner(Runner):
 
     def _crash(self, slot: int, phase: str) -> MeasureResult:
         worker = self._workers[slot]
-        code = None
-        if worker is not None:
-            worker.process.join(timeout=5)
-            code = worker.process.exitcode
-        self._replace(slot)
+        assert worker is not None
+        code = worker.exit_code()
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return MeasureResult(
-            error=ErrorKind.CRASH, message=f"the worker died while {phase}ing ({how})"
-        )
+        words = worker.last_words()
+        self._replace(slot)
+        doing = {"build": "building", "run": "running"}[phase]
+        message = f"the worker died while {doing} ({how})" + (f": {words}" if words else "")
+        return MeasureResult(error=ErrorKind.CRASH, message=message)
 
     def close(self) -> None:
         for slot in range(len(self._workers)):
