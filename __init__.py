@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import onnx
 
     from xtc.runtime.model import CompiledModel
+    from xtc.tune.tuning import TuningSummary
 
 
 def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
@@ -31,6 +32,35 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     return compile_model(model, target, input_shapes, opt_level, tuning_records)
 
 
+def tune(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    records: str | os.PathLike[str],
+    trials: int = 1000,
+    tuner: str = "xgb",
+    time_budget_s: float | None = None,
+    early_stopping: int | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    threads: int | None = None,
+) -> TuningSummary:
+    """Tunes the model's kernels (`tuner`: xgb, ga, random or grid) for up
+    to `trials` measured candidates or `time_budget_s` seconds, appending
+    every measurement to `records` (resumed when it exists); compile with
+    `xtc.compile(model, tuning_records=records)`."""
+    from xtc.tune.measure import MeasureOptions
+    from xtc.tune.tuning import tune_model
+
+    return tune_model(
+        model,
+        records,
+        trials=trials,
+        tuner=tuner,
+        time_budget_s=time_budget_s,
+        early_stopping=early_stopping,
+        input_shapes=input_shapes,
+        options=MeasureOptions(threads=threads),
+    )
+
+
 def load(path: str | os.PathLike[str]) -> CompiledModel:
     """The compiled model in an artifact written by `.export` or `xtc compile`."""
     from xtc.runtime.artifact import load_artifact
@@ -46,6 +76,7 @@ __all__ = [
     "__version__",
     "compile",
     "load",
+    "tune",
 ]
 
 

@@ -5,6 +5,9 @@
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
+    xtc tune model.onnx [-o records.jsonl] [--trials N] [--time-budget 30m]
+                [--tuner xgb|ga|random|grid] [--early-stopping N] [--workers N]
+                [--runner local|ray] [--ray-address ADDR]
     xtc conformance [-k REGEX] [-j N] [--compiled]
 
 Exit status: 0 on success, 1 when xtc refuses the request (a bad model,
@@ -202,6 +205,91 @@ def _top_table(name: str, output: Any, count: int) -> str:
     return "\n".join(lines)
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from xtc.frontend.onnx import parse_input_shapes
+    from xtc.tune.measure import MeasureOptions
+    from xtc.tune.tuning import tune_model
+
+    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    records = args.output or str(Path(args.model).with_suffix(".records.jsonl").name)
+    options = MeasureOptions(threads=args.threads or _deployment_threads())
+    runner = None
+    if args.runner == "ray":
+        from xtc.tune.ray_runner import RayRunner
+
+        runner = RayRunner(options, address=args.ray_address)
+    bar = TuneProgress(args.trials)
+    try:
+        summary = tune_model(
+            args.model,
+            records,
+            trials=args.trials,
+            time_budget_s=args.time_budget,
+            tuner=args.tuner,
+            early_stopping=args.early_stopping,
+            input_shapes=shapes,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            options=options,
+            runner=runner,
+            workers=args.workers,
+            progress=bar.update,
+        )
+    finally:
+        bar.close()
+        if runner is not None:
+            runner.close()
+    print(summary.table())
+    print(
+        f"xtc: {summary.trials} trials in {summary.seconds:.0f} s; records in {records} "
+        f"(apply them: xtc compile {args.model} --tuning-records {records})",
+        file=sys.stderr,
+    )
+    if summary.interrupted:
+        print("xtc: interrupted: every finished measurement is in the records", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _deployment_threads() -> int:
+    from xtc.runtime.llvm_jit import num_threads_from_environment
+
+    return num_threads_from_environment() or os.cpu_count() or 1
+
+
+class TuneProgress:
+    """tqdm's bar over the trials: the kernel being tuned and the model's
+    estimated speed-up so far."""
+
+    def __init__(self, total: int) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, unit="trial", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, task: str, done: int, total: int, speedup: float) -> None:
+        self.bar.update(done - self.bar.n)
+        self.bar.set_postfix_str(f"{task[:40]} model x{speedup:.3f}", refresh=False)
+        self.bar.set_description("tuning", refresh=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _duration(text: str) -> float:
+    """Seconds of "90", "90s", "30m", "1.5h"."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a duration like 90s, 30m or 1.5h, got {text!r}"
+        ) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive duration, got {text!r}")
+    return seconds
+
+
 def cmd_conformance(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from xtc.tools.conformance import main as conformance_main
 
@@ -274,6 +362,56 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the N largest values of the first output",
     )
 
+    tuner = commands.add_parser("tune", help="tune a model's kernels; write tuning records")
+    tuner.add_argument("model", help="the .onnx file")
+    tuner.add_argument(
+        "-o", "--output", metavar="FILE", help="the records file (default: MODEL.records.jsonl)"
+    )
+    tuner.add_argument(
+        "--trials", type=_positive, default=1000, help="candidates measured in all (default 1000)"
+    )
+    tuner.add_argument(
+        "--time-budget", type=_duration, metavar="TIME", help="stop after this long: 90s, 30m, 2h"
+    )
+    tuner.add_argument(
+        "--tuner",
+        choices=("xgb", "ga", "random", "grid"),
+        default="xgb",
+        help="how candidates are chosen (default xgb: an XGBoost cost model)",
+    )
+    tuner.add_argument(
+        "--early-stopping",
+        type=_positive,
+        metavar="N",
+        help="stop tuning a kernel after N trials without improvement",
+    )
+    tuner.add_argument(
+        "--input-shapes",
+        metavar="SHAPES",
+        help='static shapes for symbolic inputs: "name:[1,3,224,224] other:[1,128]"',
+    )
+    tuner.add_argument(
+        "--threads",
+        type=_positive,
+        help="threads the kernels run with (default: XTC_NUM_THREADS, else all cores)",
+    )
+    tuner.add_argument(
+        "--workers", type=_positive, default=1, help="measuring processes (default 1)"
+    )
+    tuner.add_argument(
+        "--batch-size", type=_positive, default=8, help="candidates per round (default 8)"
+    )
+    tuner.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    tuner.add_argument(
+        "--runner",
+        choices=("local", "ray"),
+        default="local",
+        help="where candidates are measured: local processes or a Ray cluster",
+    )
+    tuner.add_argument(
+        "--ray-address", metavar="ADDR", help="the Ray cluster (default: RAY_ADDRESS, else local)"
+    )
+
     commands.add_parser(
         "conformance",
         help="run ONNX's node conformance cases (xtc conformance --help)",
@@ -292,7 +430,7 @@ def _positive(text: str) -> int:
     return value
 
 
-COMMANDS = {"import": cmd_import, "compile": cmd_compile, "run": cmd_run}
+COMMANDS = {"import": cmd_import, "compile": cmd_compile, "run": cmd_run, "tune": cmd_tune}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -335,10 +473,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
     from xtc.tools.compiler import CompileError
+    from xtc.tune.records import RecordsError
+    from xtc.tune.tuning import TuneError
 
     return (
         OnnxImportError,
         CompileError,
+        RecordsError,
+        TuneError,
         LibraryError,
         ArtifactError,
         InputError,

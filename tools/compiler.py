@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnx
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
@@ -26,6 +26,10 @@ from xdsl.dialects.func import FuncOp
 
 from xtc import __version__
 from xtc.runtime.model import CompiledModel, TensorSpec
+
+if TYPE_CHECKING:
+    from xtc.ops.schedules import KernelSchedule
+    from xtc.tune.records import Record, TuningRecords
 
 TARGETS = ("llvm",)
 GRAPH_PASSES = (
@@ -110,6 +114,7 @@ def compile_model(
         dump=dump,
         dump_stages=dump_stages,
         imported=True,
+        tuning_records=tuning_records,
     )
 
 
@@ -127,9 +132,11 @@ def compile_graph(
     dump: Dump | None = None,
     dump_stages: Sequence[str] = (),
     imported: bool = False,
+    tuning_records: str | os.PathLike[str] | None = None,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
-    loads it; `module` itself is left as it is."""
+    loads it; `module` itself is left as it is. With `tuning_records`, each
+    kernel that has a record gets the record's schedule."""
     from xtc import interp
     from xtc.runtime.artifact import open_model as open_compiled
     from xtc.runtime.artifact import sha256_of, write_manifest
@@ -138,7 +145,9 @@ def compile_graph(
     from xtc.tools.textual_ir import module_to_text
 
     if not imported:
-        _check_request(target, opt_level, None, dump_stages)
+        _check_request(target, opt_level, tuning_records, dump_stages)
+    records = _tuning_records(tuning_records)
+    tuned: list[dict[str, Any]] = []
     module = module.clone()
     entry = interp.entry_function(module).sym_name.data
     inputs, outputs = tensor_specs(module)
@@ -153,7 +162,7 @@ def compile_graph(
         apply_pipeline(module, name_of_pass)
         replay.append(name_of_pass)
         if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
-            replay += schedule_kernels(module, entry)
+            replay += schedule_kernels(module, entry, records, tuned)
         if name_of_pass == "tir-plan-memory":
             arena = _arena_sizes(module, entry)
         stage = dump_points.get(name_of_pass)
@@ -196,6 +205,8 @@ def compile_graph(
             "library_sha256": sha256_of(info.path),
             "llvm_seconds": round(time.perf_counter() - started, 3),
         }
+        if records is not None:
+            manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
         write_manifest(directory, manifest)
         report("done", steps, steps)
         return open_compiled(directory, manifest, owner)
@@ -266,46 +277,118 @@ def _check_request(
         raise CompileError(
             f"unknown IR stage {', '.join(unknown)}: choose among {', '.join(DUMP_STAGES)}"
         )
-    if tuning_records is not None:
-        path = Path(tuning_records)
-        if not path.is_file():
-            raise CompileError(f"tuning records {path}: no such file")
+    if tuning_records is not None and opt_level < SCHEDULE_LEVEL:
         raise CompileError(
-            f"tuning records {path}: xtc has no tuner yet, so it cannot apply records; "
-            "compile without --tuning-records"
+            f"tuning records set kernels' schedules, which start at -O{SCHEDULE_LEVEL}: "
+            f"compile at -O{SCHEDULE_LEVEL} or -O3"
         )
 
 
-def schedule_kernels(module: ModuleOp, entry: str) -> list[str]:
-    """Applies each kernel's default schedule (ops/schedules.py) on a module
-    of its own (small to verify); a step a primitive refuses ends that
-    nest's recipe and leaves the kernel as the steps before left it. Returns
-    the steps applied, in order: the schedule part of the pipeline."""
+def schedule_kernels(
+    module: ModuleOp,
+    entry: str,
+    records: TuningRecords | None = None,
+    tuned: list[dict[str, Any]] | None = None,
+) -> list[str]:
+    """Schedules each kernel on a module of its own (small to verify): the
+    best record of its workload when `records` has one (each tuned kernel
+    noted in `tuned`), else its default schedule (ops/schedules.py), where
+    a step a primitive refuses ends that nest's recipe and leaves the
+    kernel as the steps before left it. Returns the steps applied, in
+    order: the schedule part of the pipeline. A record that does not fit
+    its kernel any more is a CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
-    from xtc.ops.schedules import default_schedule
+    from xtc.ops.schedules import kernel_schedule
     from xtc.tools.pipelines import apply_pipeline
 
     applied: list[str] = []
     for kernel in list(module.ops):
         if not isinstance(kernel, FuncOp) or kernel.sym_name.data == entry:
             continue
-        recipes = default_schedule(kernel)
-        if not recipes:
-            continue
-        scratch = ModuleOp([kernel.clone()])
-        for recipe in recipes:
-            for step in recipe:
-                attempt = scratch.clone()
-                try:
-                    apply_pipeline(attempt, step)
-                except DiagnosticException:
-                    break
-                scratch = attempt
-                applied.append(step)
+        schedule = kernel_schedule(kernel)
+        record = _record_for(kernel, records)
+        if record is not None:
+            scratch = _tuned_kernel(kernel, schedule, record, records)
+            applied += schedule.steps(record.config)
+            if tuned is not None:
+                tuned.append(
+                    {
+                        "function": kernel.sym_name.data,
+                        "key": record.key,
+                        "config": record.config,
+                        "cost_ms": round(record.cost * 1000, 6),
+                    }
+                )
+        else:
+            recipes = [r for r in schedule.recipes(schedule.default()) if r]
+            if not recipes:
+                continue
+            scratch = ModuleOp([kernel.clone()])
+            for recipe in recipes:
+                for step in recipe:
+                    attempt = scratch.clone()
+                    try:
+                        apply_pipeline(attempt, step)
+                    except DiagnosticException:
+                        break
+                    scratch = attempt
+                    applied.append(step)
         scheduled = scratch.body.block.first_op
         assert isinstance(scheduled, FuncOp)
         scheduled.detach()
         module.body.block.insert_op_before(scheduled, kernel)
         module.body.block.erase_op(kernel)
+    if records is not None and tuned is not None and not tuned:
+        raise CompileError(
+            f"tuning records {records.source}: no kernel of this model has a record "
+            "(records of another model?)"
+        )
     return applied
+
+
+def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None:
+    from xtc.tune.records import RecordsError, TuningRecords
+
+    if path is None:
+        return None
+    try:
+        return TuningRecords.load(path)
+    except RecordsError as e:
+        raise CompileError(str(e)) from None
+
+
+def _record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
+    from xtc.tune.records import RecordsError
+    from xtc.tune.task import workload_key
+
+    if records is None or not kernel.body.blocks:
+        return None
+    try:
+        return records.best(workload_key(kernel), kernel.sym_name.data)
+    except RecordsError as e:
+        raise CompileError(str(e)) from None
+
+
+def _tuned_kernel(
+    kernel: FuncOp, schedule: KernelSchedule, record: Record, records: TuningRecords | None
+) -> ModuleOp:
+    """The kernel alone in a module with the record's schedule applied."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from xtc.ops.space import ConfigError
+    from xtc.tools.pipelines import apply_pipeline
+
+    source = records.source if records is not None else "tuning records"
+    name = kernel.sym_name.data
+    try:
+        schedule.space().check(record.config)
+        scratch = ModuleOp([kernel.clone()])
+        for step in schedule.steps(record.config):
+            apply_pipeline(scratch, step)
+    except (ConfigError, DiagnosticException) as e:
+        raise CompileError(
+            f"tuning records {source}: the record of kernel {name} ({record.key}) no longer "
+            f"applies ({' '.join(str(e).split())[:300]}): tune the model again"
+        ) from None
+    return scratch

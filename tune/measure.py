@@ -124,7 +124,7 @@ class Runner:
 # ---------------------------------------------------------------- workers
 
 
-def _request(item: MeasureInput, options: MeasureOptions) -> dict[str, Any]:
+def candidate_request(item: MeasureInput, options: MeasureOptions) -> dict[str, Any]:
     task = item.task
     return {
         "key": task.key,
@@ -214,9 +214,9 @@ class LocalRunner(Runner):
                     continue
                 index = pending.pop(0)
                 try:
-                    request = _request(inputs[index], options)
+                    request = candidate_request(inputs[index], options)
                 except Exception as e:  # noqa: BLE001 - a recipe that cannot be made is invalid
-                    results[index] = MeasureResult(error=ErrorKind.INVALID, message=_brief(e))
+                    results[index] = MeasureResult(error=ErrorKind.INVALID, message=brief(e))
                     continue
                 worker = self._worker(slot)
                 worker.connection.send(request)
@@ -276,7 +276,7 @@ class LocalRunner(Runner):
             self._replace(slot)
 
 
-def _brief(error: BaseException) -> str:
+def brief(error: BaseException) -> str:
     text = " ".join(str(error).split())
     return f"{type(error).__name__}: {text[:500]}"
 
@@ -285,7 +285,7 @@ def _brief(error: BaseException) -> str:
 
 
 @dataclass
-class _Reference:
+class Reference:
     """A task's buffers, the positions of its outputs, and the default
     schedule's outputs (None when not checking)."""
 
@@ -296,16 +296,16 @@ class _Reference:
 
 def _serve(connection: multiprocessing.connection.Connection) -> None:
     """A worker's loop: one request at a time, until the pipe closes."""
-    references: dict[str, _Reference] = {}
+    references: dict[str, Reference] = {}
     while True:
         try:
             request = connection.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
         try:
-            result = _measure_one(request, references, lambda: connection.send(("built",)))
+            result = measure_candidate(request, references, lambda: connection.send(("built",)))
         except Exception as e:  # noqa: BLE001 - the parent gets every failure as a result
-            result = MeasureResult(error=ErrorKind.RUN, message=_brief(e))
+            result = MeasureResult(error=ErrorKind.RUN, message=brief(e))
         connection.send(("done", result))
 
 
@@ -324,7 +324,7 @@ def build_kernel(kernel_text: str, steps: Sequence[str]) -> Any:
         for step in steps:
             apply_pipeline(module, step)
     except DiagnosticException as e:
-        raise _Invalid(_brief(e)) from None
+        raise _Invalid(brief(e)) from None
     kernel = module.body.block.first_op
     kernel.sym_visibility = None  # type: ignore[union-attr] - exported, callable
     apply_pipeline(module, "convert-tir-to-llvm")
@@ -365,9 +365,9 @@ def kernel_buffers(kernel_text: str, seed: str) -> tuple[list[np.ndarray], list[
     return buffers, sorted(outputs)
 
 
-def _measure_one(
+def measure_candidate(
     request: Mapping[str, Any],
-    references: dict[str, _Reference],
+    references: dict[str, Reference],
     built: Callable[[], None],
 ) -> MeasureResult:
     options: MeasureOptions = request["options"]
@@ -378,7 +378,7 @@ def _measure_one(
     except _Invalid as e:
         return MeasureResult(error=ErrorKind.INVALID, message=str(e))
     except Exception as e:  # noqa: BLE001 - any lowering or LLVM failure
-        return MeasureResult(error=ErrorKind.BUILD, message=_brief(e))
+        return MeasureResult(error=ErrorKind.BUILD, message=brief(e))
     build_s = time.perf_counter() - started
     built()
     if options.threads is not None:
@@ -393,7 +393,7 @@ def _measure_one(
     try:
         run()
     except Exception as e:  # noqa: BLE001 - a run-time fault reported by the kernel
-        return MeasureResult(error=ErrorKind.RUN, message=_brief(e), build_s=build_s)
+        return MeasureResult(error=ErrorKind.RUN, message=brief(e), build_s=build_s)
     if expected is not None:
         for position, want in zip(outputs, expected, strict=True):
             if not _close(buffers[position], want, options.rtol):
@@ -406,16 +406,16 @@ def _measure_one(
     return MeasureResult(costs=_time(run, options), build_s=build_s)
 
 
-def _reference(request: Mapping[str, Any], options: MeasureOptions) -> _Reference:
+def _reference(request: Mapping[str, Any], options: MeasureOptions) -> Reference:
     """The task's buffers and the default schedule's outputs on them."""
     buffers, outputs = kernel_buffers(request["kernel"], request["key"])
     if request["reference_steps"] is None:
-        return _Reference(buffers, outputs, None)
+        return Reference(buffers, outputs, None)
     jit = build_kernel(request["kernel"], request["reference_steps"])
     if options.threads is not None:
         jit.set_num_threads(options.threads)
     jit.caller(KERNEL_NAME, buffers)()
-    return _Reference(buffers, outputs, [buffers[i].copy() for i in outputs])
+    return Reference(buffers, outputs, [buffers[i].copy() for i in outputs])
 
 
 def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -198,13 +199,22 @@ class RecordWriter:
 
 
 def best_records(records: Sequence[Record]) -> dict[str, Record]:
-    """The fastest valid record of each workload key."""
-    best: dict[str, Record] = {}
+    """For each workload key, a record of its fastest valid config, a
+    config's time being the median over its records (a config measured
+    again at the end of tuning keeps no lucky timing); the record returned
+    carries that median as its one cost."""
+    times: dict[tuple[str, str], list[float]] = {}
+    first: dict[tuple[str, str], Record] = {}
     for record in records:
-        if not record.ok:
-            continue
-        if record.key not in best or record.cost < best[record.key].cost:
-            best[record.key] = record
+        if record.ok:
+            key = (record.key, config_key(record.config))
+            times.setdefault(key, []).append(record.cost)
+            first.setdefault(key, record)
+    best: dict[str, Record] = {}
+    for (key, config), costs in times.items():
+        cost = statistics.median(costs)
+        if key not in best or cost < best[key].cost:
+            best[key] = replace(first[(key, config)], costs=(cost,))
     return best
 
 
@@ -215,3 +225,46 @@ def measured_configs(records: Sequence[Record], key: str) -> set[str]:
 
 def for_target(records: Sequence[Record], target: Target) -> list[Record]:
     return [r for r in records if r.target == target]
+
+
+class TuningRecords:
+    """The records a compile applies: for each workload key, the fastest
+    valid record measured on this CPU (`target`)."""
+
+    def __init__(self, records: Sequence[Record], target: Target, source: str = "") -> None:
+        self.source = source
+        self.target = target
+        self._best = best_records(for_target(records, target))
+        self._foreign = {r.key: r.target for r in records if r.target != target}
+
+    @staticmethod
+    def load(path: str | os.PathLike[str], target: Target | None = None) -> TuningRecords:
+        """The records of a file; RecordsError when it is missing, unreadable
+        or empty."""
+        path = Path(path)
+        if not path.is_file():
+            raise RecordsError(f"tuning records {path}: no such file")
+        records = load_records(path)
+        if not records:
+            raise RecordsError(f"tuning records {path}: the file holds no record")
+        return TuningRecords(records, target or Target.host(), str(path))
+
+    def best(self, key: str, kernel: str = "") -> Record | None:
+        """The record to apply to the kernel of `key`; None when it has none.
+        RecordsError when its only records were measured on another CPU."""
+        if key in self._best:
+            return self._best[key]
+        other = self._foreign.get(key)
+        if other is not None:
+            what = f"kernel {kernel} ({key})" if kernel else f"workload {key}"
+            same_cpu = other.cpu == self.target.cpu
+            raise RecordsError(
+                f"tuning records {self.source}: {what} was tuned on "
+                + (
+                    f"a {other.cpu} with other CPU features"
+                    if same_cpu
+                    else f"another CPU ({other.cpu})"
+                )
+                + f", not this one ({self.target.cpu}): tune the model again on this machine"
+            )
+        return None

@@ -282,8 +282,8 @@ def test_bad_requests_are_refused(options: dict[str, object], message: str) -> N
         xtc.compile(resnet_like(), **options)  # type: ignore[arg-type]
 
 
-def test_tuning_records_are_refused_until_there_is_a_tuner(tmp_path: Path) -> None:
+def test_a_file_that_holds_no_record_is_refused(tmp_path: Path) -> None:
     records = tmp_path / "records.json"
     records.write_text("[]")
-    with pytest.raises(CompileError, match="no tuner yet"):
+    with pytest.raises(CompileError, match="line 1: not an xtc tuning record"):
         xtc.compile(resnet_like(), tuning_records=records)
