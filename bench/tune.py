@@ -1,0 +1,302 @@
+"""Auto-tuning, measured: tuned models against untuned ones and onnxruntime,
+and the tuners against each other.
+
+    python bench/tune.py --models resnet50 --time-budget 30m [--records-dir DIR]
+    python bench/tune.py --curves --kernels 3 --trials 200 --seeds 3 --plot tuning.png
+
+Models: each model (bench/models.py's builders, random weights) is tuned
+with `xtc.tune` for the time budget (records in DIR/<model>.jsonl; an
+existing file is resumed, or with no --time-budget used as it is), then
+compiled untuned and tuned, and the two and an onnxruntime session are
+timed side by side in one process, blocks of runs alternating, on the
+same thread count. The table gives medians and ratios; outputs are checked
+against onnxruntime.
+
+Curves: the `--kernels` heaviest conv kernels of ResNet-50 are tuned on
+their own by each tuner (`--tuners`, default xgb and random) for `--trials`
+candidates and `--seeds` seeds. For each tuner, the best-so-far GFLOP/s
+after each trial is averaged over the seeds; the summary says after how
+many trials the XGBoost tuner reaches the random tuner's final best (mean
+over kernels and seeds; within `--reach` of it, 1% by default, as timings
+of one config vary by about that much). `--plot` draws the curves
+(matplotlib, `pip install 'xtc[bench]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from models import (  # noqa: E402 - bench/models.py, beside this script
+    build_model,
+    compare_outputs,
+    ort_session,
+    random_inputs,
+    time_calls,
+)
+
+import xtc  # noqa: E402
+from xtc.tune.measure import MeasureOptions  # noqa: E402
+from xtc.tune.records import load_records  # noqa: E402
+from xtc.tune.task import Task, extract_tasks  # noqa: E402
+from xtc.tune.tuning import tune_model  # noqa: E402
+
+SETTLE_S = 0.2
+
+
+@dataclass
+class ModelRow:
+    model: str
+    tune_s: float = 0.0
+    trials: int = 0
+    untuned_ms: float = 0.0
+    tuned_ms: float = 0.0
+    ort_ms: float = 0.0
+    tuned_kernels: int = 0
+    match: str = "ERROR"
+
+    @property
+    def speedup(self) -> float:
+        return self.untuned_ms / self.tuned_ms if self.tuned_ms else 0.0
+
+    @property
+    def ratio(self) -> float:
+        return self.tuned_ms / self.ort_ms if self.ort_ms else 0.0
+
+
+def bench_model(name: str, args: argparse.Namespace) -> ModelRow:
+    row = ModelRow(name)
+    model = build_model(name, small=args.small, bert_layers=4)
+    records = Path(args.records_dir) / f"{name}.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    if args.time_budget is not None:
+        started = time.perf_counter()
+        summary = tune_model(
+            model,
+            records,
+            trials=args.max_trials,
+            time_budget_s=args.time_budget,
+            tuner=args.tuner,
+            early_stopping=args.early_stopping,
+            options=MeasureOptions(threads=args.threads),
+        )
+        row.tune_s = time.perf_counter() - started
+        row.trials = summary.trials
+        print(summary.table(), file=sys.stderr)
+    inputs = random_inputs(model)
+    untuned = xtc.compile(model)
+    tuned = xtc.compile(model, tuning_records=records)
+    row.tuned_kernels = len(tuned.manifest["tuning"]["tuned_kernels"])
+    session = ort_session(model, args.threads)
+    expected = [np.asarray(o) for o in session.run(None, inputs)]
+    ok_untuned = compare_outputs(untuned.run(inputs), expected)[0]
+    ok_tuned = compare_outputs(tuned.run(inputs), expected)[0]
+    row.match = "ok" if ok_untuned and ok_tuned else "MISMATCH"
+    times: dict[str, list[float]] = {"untuned": [], "tuned": [], "ort": []}
+    blocks = {
+        "untuned": lambda: list(untuned.benchmark(inputs, repeat=args.number, number=1).runs_ms),
+        "tuned": lambda: list(tuned.benchmark(inputs, repeat=args.number, number=1).runs_ms),
+        "ort": lambda: time_calls(lambda: session.run(None, inputs), args.number, warmup=1),
+    }
+    for _ in range(args.repeat):
+        for side, block in blocks.items():
+            time.sleep(SETTLE_S)
+            times[side] += block()
+    row.untuned_ms = float(np.median(times["untuned"]))
+    row.tuned_ms = float(np.median(times["tuned"]))
+    row.ort_ms = float(np.median(times["ort"]))
+    return row
+
+
+MODEL_HEADER = (
+    f"{'model':<14} {'tune_s':>7} {'trials':>6} {'untuned_ms':>10} {'tuned_ms':>9} "
+    f"{'ort_ms':>8} {'speed-up':>8} {'tuned/ort':>9}  match"
+)
+
+
+def format_model(row: ModelRow) -> str:
+    return (
+        f"{row.model:<14} {row.tune_s:>7.0f} {row.trials:>6} {row.untuned_ms:>10.2f} "
+        f"{row.tuned_ms:>9.2f} {row.ort_ms:>8.2f} {row.speedup:>7.2f}x {row.ratio:>9.2f}  "
+        f"{row.match}"
+    )
+
+
+# ---------------------------------------------------------------- curves
+
+
+@dataclass
+class Curve:
+    """Best-so-far GFLOP/s after each trial (the default schedule first)."""
+
+    task: str
+    tuner: str
+    seed: int
+    gflops: list[float] = field(default_factory=list[float])
+
+
+def tuning_curve(task: Task, tuner: str, seed: int, trials: int, threads: int) -> Curve:
+    curve = Curve(task.name, tuner, seed)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "records.jsonl"
+        tune_model(
+            "",
+            path,
+            trials=trials,
+            tuner=tuner,
+            seed=seed,
+            tasks=[task],
+            options=MeasureOptions(threads=threads),
+        )
+        best = 0.0
+        records = load_records(path)
+        for record in records[: trials + 1]:  # the default, then the trials
+            if record.ok:
+                best = max(best, task.flops / record.cost / 1e9)
+            curve.gflops.append(best)
+    return curve
+
+
+def trials_to_reach(curve: Sequence[float], target: float) -> int | None:
+    """The first trial (1 = the default) whose best-so-far reaches target."""
+    for trial, value in enumerate(curve, start=1):
+        if value >= target:
+            return trial
+    return None
+
+
+def conv_tasks(count: int) -> list[Task]:
+    tasks = extract_tasks(build_model("resnet50", small=False, bert_layers=4))
+    convs = [
+        t for t in tasks if "micro_kernel" in t.kind and t.functions[0].startswith("fused_conv")
+    ]
+    return convs[:count]
+
+
+def bench_curves(args: argparse.Namespace) -> dict[str, object]:
+    tasks = conv_tasks(args.kernels)
+    curves: list[Curve] = []
+    for task in tasks:
+        for tuner in args.tuners.split(","):
+            for seed in range(args.seeds):
+                started = time.perf_counter()
+                curve = tuning_curve(task, tuner, seed, args.trials, args.threads)
+                curves.append(curve)
+                print(
+                    f"{task.name:<44} {tuner:<6} seed {seed}: {curve.gflops[-1]:7.1f} GFLOP/s "
+                    f"after {len(curve.gflops) - 1} trials ({time.perf_counter() - started:.0f} s)",
+                    file=sys.stderr,
+                )
+    reached: list[float] = []
+    lines = []
+    for task in tasks:
+        for seed in range(args.seeds):
+            pick = {c.tuner: c for c in curves if c.task == task.name and c.seed == seed}
+            if "xgb" not in pick or "random" not in pick:
+                continue
+            goal = pick["random"].gflops[-1] * (1 - args.reach)
+            trial = trials_to_reach(pick["xgb"].gflops, goal)
+            fraction = (trial if trial is not None else 2 * len(pick["xgb"].gflops)) / len(
+                pick["random"].gflops
+            )
+            reached.append(fraction)
+            lines.append(
+                f"{task.name:<44} seed {seed}: random's best {pick['random'].gflops[-1]:.1f} "
+                f"GFLOP/s; xgb reaches it at trial {trial} of {len(pick['xgb'].gflops)}"
+            )
+    result = {
+        "curves": [asdict(c) for c in curves],
+        "xgb_fraction_of_random_trials": float(np.mean(reached)) if reached else None,
+        "lines": lines,
+    }
+    if args.plot:
+        plot(curves, tasks, args.plot)
+    return result
+
+
+def plot(curves: Sequence[Curve], tasks: Sequence[Task], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 4), squeeze=False)
+    for axis, task in zip(axes[0], tasks, strict=True):
+        for tuner in sorted({c.tuner for c in curves}):
+            mine = [c.gflops for c in curves if c.task == task.name and c.tuner == tuner]
+            if not mine:
+                continue
+            length = min(len(g) for g in mine)
+            mean = np.mean([g[:length] for g in mine], axis=0)
+            axis.plot(range(1, length + 1), mean, label=f"{tuner} (mean of {len(mine)})")
+        axis.set_title(task.name, fontsize=9)
+        axis.set_xlabel("trials")
+        axis.set_ylabel("best GFLOP/s so far")
+        axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def _duration(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600}
+    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="resnet50", help="comma-separated bench models")
+    parser.add_argument("--time-budget", type=_duration, help="tune each model this long: 30m")
+    parser.add_argument("--max-trials", type=int, default=100000)
+    parser.add_argument("--tuner", default="xgb")
+    parser.add_argument("--early-stopping", type=int)
+    parser.add_argument("--records-dir", default="bench/records")
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("XTC_NUM_THREADS", 2)))
+    parser.add_argument("--repeat", type=int, default=5, help="timed blocks per side")
+    parser.add_argument("--number", type=int, default=5, help="runs per block")
+    parser.add_argument("--small", action="store_true", help="32x32 images (a smoke test)")
+    parser.add_argument("--curves", action="store_true", help="the tuners against each other")
+    parser.add_argument("--tuners", default="xgb,random")
+    parser.add_argument("--kernels", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--reach", type=float, default=0.01)
+    parser.add_argument("--plot", help="write the curves as a PNG")
+    parser.add_argument("--json", help="write the results as JSON")
+    args = parser.parse_args(argv)
+    os.environ["XTC_NUM_THREADS"] = str(args.threads)
+    output: dict[str, object] = {}
+    if args.curves:
+        result = bench_curves(args)
+        for line in result["lines"]:  # type: ignore[attr-defined]
+            print(line)
+        print(
+            f"xgb reaches random's final best in {result['xgb_fraction_of_random_trials']} "
+            "of random's trials (mean)"
+        )
+        output["curves"] = result
+    else:
+        print(MODEL_HEADER)
+        rows = []
+        for name in args.models.split(","):
+            row = bench_model(name, args)
+            rows.append(row)
+            print(format_model(row), flush=True)
+        output["models"] = [asdict(r) | {"speedup": r.speedup, "ratio": r.ratio} for r in rows]
+    if args.json:
+        Path(args.json).write_text(json.dumps(output, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
