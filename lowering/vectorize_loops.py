@@ -35,7 +35,11 @@ variable (`iv * c + uniform`). Then:
   negative, wider or unknown stride, i1 elements) is a gather (a scalar load
   per lane into `insertelement`s);
 - a store whose address has stride 1 is one vector store; any other stride
-  stores each lane on its own.
+  stores each lane on its own;
+- a run-time check (`tir.assert`) that is uniform runs once, before the
+  vector code (the same check in every iteration); a varying one runs once
+  per lane on the lane's scalars, in lane order (the first failing lane is
+  the fault reported, as in the serial loop).
 
 A loop this cannot express keeps its iterations, as a serial loop: correct,
 only slower (and LLVM's own loop vectorizer may still take it). That is the
@@ -241,6 +245,8 @@ def _unsupported(op: Operation, analysis: LoopAnalysis) -> str | None:
     """Why `op` keeps its loop serial, or None."""
     if op.regions:
         return f"'{op.name}' has a region"
+    if isinstance(op, tir.AssertOp):
+        return None  # its effect is the fault it records: a copy per lane keeps it
     if isinstance(op, memref.LoadOp | memref.StoreOp):
         if analysis.varies(op.memref):
             return f"'{op.name}' of a buffer that varies"
@@ -424,6 +430,9 @@ class _VectorCode:
                 self.rewriter.insert(op)
             elif isinstance(op, memref.LoadOp):
                 self.load(op)
+            elif isinstance(op, tir.AssertOp):
+                for lane in range(self.lanes):
+                    self.scalar_copy(op, lane)
         self.rewriter.erase(self.loop)
 
     # ------------------------------------------------------------ values
