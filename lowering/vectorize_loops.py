@@ -36,10 +36,10 @@ variable (`iv * c + uniform`). Then:
   per lane into `insertelement`s);
 - a store whose address has stride 1 is one vector store; any other stride
   stores each lane on its own;
-- a run-time check (`tir.assert`) that is uniform runs once, before the
-  vector code (the same check in every iteration); a varying one runs once
-  per lane on the lane's scalars, in lane order (the first failing lane is
-  the fault reported, as in the serial loop).
+- a run-time check (`tir.assert`) that is uniform runs once (it is the
+  same check in every iteration); a varying one runs once per lane on the
+  lane's scalars, in lane order (the first failing lane is the fault
+  reported, as in the serial loop).
 
 A loop this cannot express keeps its iterations, as a serial loop: correct,
 only slower (and LLVM's own loop vectorizer may still take it). That is the
