@@ -38,6 +38,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
+from xtc.dialects.tir import AssertOp
 
 Number = Union[int, float, bool]
 ExprLike = Union["Expr", Number]
@@ -226,6 +227,17 @@ ceil = _unary_math(math.CeilOp)
 round_even = _unary_math(math.RoundEvenOp)
 log1p = _unary_math(math.Log1pOp)
 expm1 = _unary_math(math.ExpM1Op)
+
+
+def check(condition: Expr, message: str, value: ExprLike | None = None) -> None:
+    """A run-time check (`tir.assert`): where `condition` is false, the run
+    fails with `message`, its `{}` standing for `value` (converted to i64).
+    The code after it runs on regardless and must stay safe on its own."""
+    if value is None:
+        AssertOp(condition.value, message)
+        return
+    shown = convert(value, i64) if isinstance(value, Expr) else constant(int(value), i64)
+    AssertOp(condition.value, message, shown.value)
 
 
 def absolute(x: Expr) -> Expr:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from xtc.dialects.graph import tensor as t
 from xtc.dialects.graph.base import (
@@ -15,9 +15,11 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    index_fault,
     shape_of,
-    type_str,
 )
+from xtc.dialects.tir import format_message
+from xtc.interp import RunTimeFault
 
 Args = tuple[Any, ...]
 
@@ -28,18 +30,16 @@ def _axis(op: GraphOp, default: int = 0) -> int:
 
 
 def _in_range_indices(
-    op_name: str, indices: np.ndarray, dim: int, data_type: Attribute
+    op: Operation, indices: np.ndarray, dim: int, axis: int, data_type: Attribute
 ) -> np.ndarray:
-    """Indices with negatives wrapped once; any left outside 0..dim-1 are
-    refused, naming the offending value."""
+    """Indices with negatives wrapped once; the first (row-major) left
+    outside 0..dim-1 is a RunTimeFault naming the node and the value, as
+    native code reports it."""
     wrapped = np.where(indices < 0, indices + dim, indices).astype(np.int64)
     bad = (wrapped < 0) | (wrapped >= dim)
     if bad.any():
         value = int(indices[bad].flat[0])
-        raise IndexError(
-            f"{op_name}: index {value} is out of range for an axis of size {dim} "
-            f"in {type_str(data_type)}"
-        )
+        raise RunTimeFault(format_message(index_fault(op, dim, axis, data_type), value))
     return wrapped
 
 
@@ -121,7 +121,7 @@ class TensorFunctions(InterpreterFunctions):
     def run_gather(self, interpreter: Interpreter, op: t.GatherOp, args: Args) -> Args:
         data, indices = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         return (np.take(data, wrapped, axis=axis),)
 
     @impl(t.GatherElementsOp)
@@ -130,7 +130,7 @@ class TensorFunctions(InterpreterFunctions):
     ) -> Args:
         data, indices = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         return (data[_element_index(wrapped, axis)],)
 
     @impl(t.ScatterElementsOp)
@@ -139,7 +139,7 @@ class TensorFunctions(InterpreterFunctions):
     ) -> Args:
         data, indices, updates = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         index = _element_index(wrapped, axis)
         reduction = get_str(op.properties, "reduction", "none")
         result = data.copy()
@@ -191,7 +191,7 @@ class TensorFunctions(InterpreterFunctions):
         batch_dims = get_int(op.properties, "batch_dims", 0)
         batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
         flat_data = data.reshape((batch, *data.shape[batch_dims:]))
-        index = _nd_index(op.name, indices, flat_data.shape[1:], batch, op.data.type)
+        index = _nd_index(op, indices, flat_data.shape[1:], batch, batch_dims, op.data.type)
         batch_index = np.arange(batch).reshape(batch, 1)
         gathered = flat_data[(batch_index, *index)]
         return (gathered.reshape(shape_of(op.output.type)),)
@@ -202,7 +202,7 @@ class TensorFunctions(InterpreterFunctions):
     ) -> Args:
         data, indices, updates = args
         depth = indices.shape[-1]
-        index = _nd_index(op.name, indices, data.shape, 1, op.data.type)
+        index = _nd_index(op, indices, data.shape, 1, 0, op.data.type)
         index = tuple(i.reshape(-1) for i in index)
         flat_updates = updates.reshape((-1, *data.shape[depth:]))
         reduction = get_str(op.properties, "reduction", "none")
@@ -224,19 +224,21 @@ _SCATTER_UFUNCS: dict[str, Any] = {
 
 
 def _nd_index(
-    op_name: str,
+    op: Operation,
     indices: np.ndarray,
     dims: tuple[int, ...],
     batch: int,
+    batch_dims: int,
     data_type: Attribute,
 ) -> list[np.ndarray]:
     """The index tuples of indices (last dimension) as one array per
-    addressed dim of `dims`, each shaped (batch, tuples per batch)."""
+    addressed dim of `dims` (data's axis batch_dims + j), each shaped
+    (batch, tuples per batch); checked component by component."""
     depth = indices.shape[-1]
     tuples = indices.reshape((batch, -1, depth)) if indices.size else np.zeros(
         (batch, 0, depth), np.int64
     )
     return [
-        _in_range_indices(op_name, tuples[..., j], dims[j], data_type)
+        _in_range_indices(op, tuples[..., j], dims[j], batch_dims + j, data_type)
         for j in range(depth)
     ]

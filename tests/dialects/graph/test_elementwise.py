@@ -36,6 +36,7 @@ from xtc.dialects.graph.base import (
     str_attr,
     tensor,
 )
+from xtc.interp import RunTimeFault
 from xtc.interp.testing import run_single_op, single_op_module
 
 RNG = np.random.default_rng(0)
@@ -341,14 +342,25 @@ def test_integer_div_truncates_toward_zero() -> None:
     np.testing.assert_array_equal(run_one(ew.DivOp, [a, b]), [3, -3, -3, 3, 0, a[-1]])
 
 
-def test_division_by_zero_is_a_value_not_a_warning() -> None:
+def test_float_division_by_zero_is_a_value_not_a_warning() -> None:
     with np.errstate(all="raise"):
         f = run_one(
             ew.DivOp, [np.array([1.0, 0.0], np.float32), np.zeros(2, np.float32)]
         )
-        i = run_one(ew.DivOp, [np.array([5, -5], np.int32), np.zeros(2, np.int32)])
     assert np.isinf(f[0]) and np.isnan(f[1])
-    np.testing.assert_array_equal(i, [0, 0])
+
+
+@pytest.mark.parametrize("op_class", [ew.DivOp, ew.ModOp])
+def test_integer_division_by_zero_is_a_run_time_fault(op_class: type[GraphOp]) -> None:
+    """As onnxruntime refuses it; INT_MIN / -1 wraps and INT_MIN % -1 is 0,
+    as onnxruntime gives (for int8 to int32: it crashes on int64)."""
+    what = "modulo" if op_class is ew.ModOp else "division"
+    with pytest.raises(RunTimeFault, match=f"integer {what} by zero"):
+        run_one(op_class, [np.array([5, -5], np.int32), np.array([1, 0], np.int32)])
+    for dtype in (np.int8, np.int32, np.int64):
+        low = np.iinfo(dtype).min
+        got = run_one(op_class, [np.array([low, 7], dtype), np.array([-1, -1], dtype)])
+        np.testing.assert_array_equal(got, [low, -7] if op_class is ew.DivOp else [0, 0])
 
 
 @pytest.mark.parametrize("c_fmod", [False, True])
