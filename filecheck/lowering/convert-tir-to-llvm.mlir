@@ -564,20 +564,32 @@ func.func @checked_rows(%idx: memref<8xi64>, %out: memref<8xi64> {graph.output =
 
 // -----
 
-// In a vectorized loop a check on varying values runs once per lane, in
-// lane order, on the lane's scalars; a uniform check runs once.
+// In a vectorized loop a check on varying values is one check of all the
+// lanes: the conditions as a 4-bit mask (all ones: every lane passes) and
+// the value of the first failing lane (cttz of the failing lanes); a uniform
+// check runs once.
 // CHECK-LABEL: llvm.func @checked_lanes(
 // CHECK:         %[[INDICES:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xi64>
-// CHECK:         %[[L0:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v4i64"(%[[INDICES]], %{{.*}}) : (vector<4xi64>, i32) -> i64
-// CHECK-NEXT:    %{{.*}} = llvm.icmp "ult" %[[L0]], %{{.*}} : i64
-// CHECK:         llvm.call @xtc_check(%{{.*}}, %{{.*}}, %[[L0]], %{{.*}})
-// CHECK:         llvm.call @xtc_check(%ok_1,
-// CHECK:         llvm.call @xtc_check(%ok_2,
-// CHECK:         llvm.call @xtc_check(%ok_3,
-// CHECK-NOT:     llvm.call @xtc_check(%ok
+// CHECK:         %[[OK:.*]] = llvm.icmp "ult" %[[INDICES]], %{{.*}} : vector<4xi64>
+// CHECK-NEXT:    %[[MASK:.*]] = llvm.bitcast %[[OK]] : vector<4xi1> to i4
+// CHECK-NEXT:    %[[ALL:.*]] = llvm.mlir.constant(-1 : i4) : i4
+// CHECK-NEXT:    %[[PASS:.*]] = llvm.icmp "eq" %[[MASK]], %[[ALL]] : i4
+// CHECK-NEXT:    %[[FAILING:.*]] = llvm.xor %[[MASK]], %[[ALL]] : i4
+// CHECK-NEXT:    %[[DEFINED:.*]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.cttz.i4"(%[[FAILING]], %[[DEFINED]]) : (i4, i1) -> i4
+// CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[FIRST]] : i4 to i32
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[LANE:.*]] = llvm.select %[[PASS]], %[[ZERO]], %[[WIDE]] : i1, i32
+// CHECK-NEXT:    %[[VALUE:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v4i64"(%[[INDICES]], %[[LANE]]) : (vector<4xi64>, i32) -> i64
+// CHECK:         llvm.call @xtc_check(%[[PASS]], %{{.*}}, %[[VALUE]], %{{.*}})
 // CHECK:         llvm.call @xtc_check(%row_ok, %{{.*}}, %row, %{{.*}})
 // CHECK-NOT:     llvm.call @xtc_check(
 // CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<4xi64>, !llvm.ptr
+
+// IR-LABEL: define void @"checked_lanes"(
+// IR:         bitcast <4 x i1> %{{.*}} to i4
+// IR:         call i4 @"llvm.cttz.i4"(i4 %{{.*}}, i1 false)
+// IR:         extractelement <4 x i64> %{{.*}}, i32 %{{.*}}
 func.func @checked_lanes(%idx: memref<4xi64>, %rows: memref<1xi64>, %out: memref<4xi64> {graph.output = 0 : i64}) {
   %first = arith.constant 0 : index
   %row = memref.load %rows[%first] : memref<1xi64>

@@ -229,6 +229,26 @@ def test_gather_of_any_shape_checks_every_index(
         compiled.run([table, indices])
 
 
+@pytest.mark.parametrize("lanes", [(3, 9), (0, 15), (15,), (7, 8, 9)])
+def test_a_vectorized_check_names_the_first_failing_lane(lanes: tuple[int, ...]) -> None:
+    """Rows of 16 indices are checked 16 lanes at a time: the index named is
+    the first bad one in the row, as a serial loop would name it."""
+    data = RNG.standard_normal((4, 6)).astype(np.float32)
+    indices = RNG.integers(-6, 6, (4, 16)).astype(np.int64)
+    model = one_node_model(
+        "GatherElements", [("data", data), ("indices", indices)], [4, 16], axis=1
+    )
+    compiled = xtc.compile(model)
+    assert "tir-vectorize" in compiled.manifest["pipeline"]
+    bad = indices.copy()
+    for k, lane in enumerate(lanes):
+        bad[2, lane] = 6 + k
+    with pytest.raises(xtc.InputError, match=r"^GatherElements node 'g': index 6 is out of range"):
+        compiled.run([data, bad])
+    (got,) = compiled.run([data, indices])
+    np.testing.assert_array_equal(got, onnxruntime(model, {"data": data, "indices": indices}))
+
+
 def test_a_fault_in_a_worker_thread_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The indices' check nest runs in parallel: the last rows belong to the
     last thread of the team, which reports to the caller's run."""
