@@ -40,7 +40,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
 from xtc.dialects.tir import AssertOp
 
-Number = Union[int, float, bool]
+Number = int | float | bool
 ExprLike = Union["Expr", Number]
 
 
@@ -86,7 +86,9 @@ class Expr:
     def _other(self, other: ExprLike) -> Expr:
         return other if isinstance(other, Expr) else constant(other, self.type)
 
-    def _binary(self, other: ExprLike, float_op: type, int_op: type, uint_op: type | None = None) -> Expr:
+    def _binary(
+        self, other: ExprLike, float_op: type, int_op: type, uint_op: type | None = None
+    ) -> Expr:
         rhs = self._other(other)
         if is_float(self.type):
             return Expr(float_op(self.value, rhs.value).result)

@@ -251,9 +251,7 @@ class ElementwiseFunctions(InterpreterFunctions):
             return _result(op, gelu(np.asarray(args[0]), approximate))
 
     @impl(ew.LeakyReluOp)
-    def run_leaky_relu(
-        self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args
-    ) -> Results:
+    def run_leaky_relu(self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args) -> Results:
         x = np.asarray(args[0])
         alpha = get_float(op.properties, "alpha", 0.01)
         return _result(op, np.where(x >= 0, x, _float64(x) * alpha))
@@ -286,8 +284,6 @@ class ElementwiseFunctions(InterpreterFunctions):
             return _result(op, modulo(x, y, c_fmod))
 
     @impl(ew.WhereOp)
-    def run_where(
-        self, interpreter: Interpreter, op: ew.WhereOp, args: Args
-    ) -> Results:
+    def run_where(self, interpreter: Interpreter, op: ew.WhereOp, args: Args) -> Results:
         condition, x, y = (np.asarray(a) for a in args)
         return _result(op, np.where(condition, x, y))

@@ -54,41 +54,29 @@ def _element_index(indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
 @register_impls
 class TensorFunctions(InterpreterFunctions):
     @impl(t.ReshapeOp)
-    def run_reshape(
-        self, interpreter: Interpreter, op: t.ReshapeOp, args: Args
-    ) -> Args:
+    def run_reshape(self, interpreter: Interpreter, op: t.ReshapeOp, args: Args) -> Args:
         return (np.reshape(args[0], get_ints(op.properties, "shape")),)
 
     @impl(t.TransposeOp)
-    def run_transpose(
-        self, interpreter: Interpreter, op: t.TransposeOp, args: Args
-    ) -> Args:
+    def run_transpose(self, interpreter: Interpreter, op: t.TransposeOp, args: Args) -> Args:
         (x,) = args
         return (np.transpose(x, t.TransposeOp.permutation(x.ndim, op.properties)),)
 
     @impl(t.SqueezeOp)
-    def run_squeeze(
-        self, interpreter: Interpreter, op: t.SqueezeOp, args: Args
-    ) -> Args:
+    def run_squeeze(self, interpreter: Interpreter, op: t.SqueezeOp, args: Args) -> Args:
         axes = t.SqueezeOp.squeezed_axes(op.input.type, op.properties)
         return (np.squeeze(args[0], axis=axes),)
 
     @impl(t.UnsqueezeOp)
-    def run_unsqueeze(
-        self, interpreter: Interpreter, op: t.UnsqueezeOp, args: Args
-    ) -> Args:
+    def run_unsqueeze(self, interpreter: Interpreter, op: t.UnsqueezeOp, args: Args) -> Args:
         return (np.reshape(args[0], shape_of(op.output.type)),)
 
     @impl(t.FlattenOp)
-    def run_flatten(
-        self, interpreter: Interpreter, op: t.FlattenOp, args: Args
-    ) -> Args:
+    def run_flatten(self, interpreter: Interpreter, op: t.FlattenOp, args: Args) -> Args:
         return (np.reshape(args[0], shape_of(op.output.type)),)
 
     @impl(t.BroadcastToOp)
-    def run_broadcast_to(
-        self, interpreter: Interpreter, op: t.BroadcastToOp, args: Args
-    ) -> Args:
+    def run_broadcast_to(self, interpreter: Interpreter, op: t.BroadcastToOp, args: Args) -> Args:
         return (np.broadcast_to(args[0], shape_of(op.output.type)).copy(),)
 
     @impl(t.TileOp)
@@ -112,9 +100,7 @@ class TensorFunctions(InterpreterFunctions):
     def run_slice(self, interpreter: Interpreter, op: t.SliceOp, args: Args) -> Args:
         ranges = t.SliceOp.ranges(op.input.type, op.properties)
         # A range stopping at -1 runs down to index 0: numpy spells that None.
-        index = tuple(
-            slice(r.start, r.stop if r.stop >= 0 else None, r.step) for r in ranges
-        )
+        index = tuple(slice(r.start, r.stop if r.stop >= 0 else None, r.step) for r in ranges)
         return (args[0][index].copy(),)
 
     @impl(t.GatherOp)
@@ -184,9 +170,7 @@ class TensorFunctions(InterpreterFunctions):
         return (blocks.reshape(shape_of(op.output.type)),)
 
     @impl(t.GatherNDOp)
-    def run_gather_nd(
-        self, interpreter: Interpreter, op: t.GatherNDOp, args: Args
-    ) -> Args:
+    def run_gather_nd(self, interpreter: Interpreter, op: t.GatherNDOp, args: Args) -> Args:
         data, indices = args
         batch_dims = get_int(op.properties, "batch_dims", 0)
         batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
@@ -197,9 +181,7 @@ class TensorFunctions(InterpreterFunctions):
         return (gathered.reshape(shape_of(op.output.type)),)
 
     @impl(t.ScatterNDOp)
-    def run_scatter_nd(
-        self, interpreter: Interpreter, op: t.ScatterNDOp, args: Args
-    ) -> Args:
+    def run_scatter_nd(self, interpreter: Interpreter, op: t.ScatterNDOp, args: Args) -> Args:
         data, indices, updates = args
         depth = indices.shape[-1]
         index = _nd_index(op, indices, data.shape, 1, 0, op.data.type)
@@ -235,8 +217,10 @@ def _nd_index(
     addressed dim of `dims` (data's axis batch_dims + j), each shaped
     (batch, tuples per batch); checked component by component."""
     depth = indices.shape[-1]
-    tuples = indices.reshape((batch, -1, depth)) if indices.size else np.zeros(
-        (batch, 0, depth), np.int64
+    tuples = (
+        indices.reshape((batch, -1, depth))
+        if indices.size
+        else np.zeros((batch, 0, depth), np.int64)
     )
     return [
         _in_range_indices(op, tuples[..., j], dims[j], batch_dims + j, data_type)
