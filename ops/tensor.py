@@ -273,12 +273,19 @@ def checked_positions(
     end; one outside [-dim, dim) fails the run with a message naming the
     node, the index and the axis (a run-time check), and is clamped into
     the axis so that no read leaves a buffer. Each index is checked once,
-    in row-major order (the interpreter's order)."""
+    in row-major order (the interpreter's order). An unsigned index is
+    never negative (a ui64 above 2^63 is out of range, though the message
+    prints it as a signed 64-bit number)."""
     dim = data.shape[axis]
     message = index_fault(op, dim, axis, data.type)
 
     def body(*at: Expr) -> Expr:
-        value = convert(read(*at), i64)
+        index = read(*at)
+        value = convert(index, i64)
+        if index.unsigned:
+            as_unsigned = Expr(value.value, unsigned=True)
+            check(as_unsigned < dim, message, value)
+            return minimum(as_unsigned, max(dim - 1, 0))
         check((value >= -dim) & (value < dim), message, value)
         wrapped = select(value < 0, value + dim, value)
         return minimum(maximum(wrapped, 0), max(dim - 1, 0))

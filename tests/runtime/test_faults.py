@@ -296,6 +296,24 @@ def test_runs_in_several_threads_keep_their_faults_apart() -> None:
     }
 
 
+def test_an_unsigned_index_is_never_negative() -> None:
+    """A ui64 index of 2^64 - 1 is out of range, not -1 counted from the end
+    (the graph IR takes unsigned indices; ONNX does not)."""
+    from xtc.dialects.graph import tensor as t
+    from xtc.interp.testing import single_op_module, tensor_type_of
+    from xtc.tools.compiler import compile_graph
+
+    data = np.arange(6, dtype=np.float32).reshape(3, 2)
+    good, bad = np.array([2, 0], np.uint64), np.array([0, 2**64 - 1], np.uint64)
+    module = single_op_module(t.GatherOp, [tensor_type_of(data), tensor_type_of(good)], {})
+    compiled = compile_graph(module)
+    np.testing.assert_array_equal(compiled.run([data, good])[0], data[[2, 0]])
+    with pytest.raises(xtc.InputError, match=r"^Gather: index -1 is out of range \[-3, 3\)"):
+        compiled.run([data, bad])
+    with pytest.raises(interp.RunTimeFault, match=r"index 18446744073709551615 is out of range"):
+        interp.run(module, [data, bad])
+
+
 def test_constant_indices_out_of_range_fault_at_run_time() -> None:
     """The importer (and graph-fold-constants) leave an op that faults on
     its constants unfolded: it fails when the model runs, naming its node."""
