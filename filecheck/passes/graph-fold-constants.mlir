@@ -17,6 +17,15 @@ func.func @chain(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   func.return %g : tensor<2x3xf32>
 }
 
+// Large results become dense_resource blobs.
+// CHECK-LABEL: func.func @blob
+func.func @blob() -> tensor<4x8xf32> {
+  // CHECK-NEXT: %{{.*}} = graph.constant dense_resource<add_folded{{.*}}> : tensor<4x8xf32>
+  %a = graph.constant dense<1.5> : tensor<4x8xf32>
+  %b = graph.add %a, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %b : tensor<4x8xf32>
+}
+
 // An op that faults on its constants (an index out of range, an integer
 // division by zero) is left to fail at run time, as without the pass.
 // CHECK-LABEL: func.func @faulting
@@ -33,13 +42,5 @@ func.func @faulting() -> (tensor<2x2xf32>, tensor<2xi32>) {
   func.return %rows, %q : tensor<2x2xf32>, tensor<2xi32>
 }
 
-// Large results become dense_resource blobs.
-// CHECK-LABEL: func.func @blob
-func.func @blob() -> tensor<4x8xf32> {
-  // CHECK-NEXT: %{{.*}} = graph.constant dense_resource<add_folded{{.*}}> : tensor<4x8xf32>
-  %a = graph.constant dense<1.5> : tensor<4x8xf32>
-  %b = graph.add %a, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  func.return %b : tensor<4x8xf32>
-}
 // CHECK: dialect_resources
 // CHECK: add_folded{{.*}}: "0x04000000{{(00004040)+}}"
