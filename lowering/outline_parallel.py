@@ -133,7 +133,11 @@ def _reports_faults(loop: ForOp) -> bool:
     outlined from it that passes its fault record on."""
     return any(
         isinstance(op, AssertOp)
-        or (isinstance(op, llvm.CallOp) and op.callee.string_value() == FAULT_RECORD)
+        or (
+            isinstance(op, llvm.CallOp)
+            and op.callee is not None
+            and op.callee.string_value() == FAULT_RECORD
+        )
         for op in loop.body.walk()
     )
 
@@ -328,7 +332,7 @@ def _outlined_function(
     if fault_record is not None:
         previous = llvm.CallOp(FAULT_REDIRECT, loaded[-1], return_type=PTR)
         entry.add_op(previous)
-        restore.append(llvm.CallOp(FAULT_REDIRECT, previous.returned, return_type=PTR))
+        restore.append(llvm.CallOp(FAULT_REDIRECT, previous.results[0], return_type=PTR))
         loaded = loaded[:-1]
     mapping: dict[SSAValue, SSAValue] = dict(zip(outside.passed, loaded, strict=True))
     for op in outside.copied:
