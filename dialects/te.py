@@ -5,7 +5,9 @@ A kernel is a `func.func` over tensors whose body holds `te.compute` ops.
 its single block takes one `index` argument per result dimension and yields
 the element (scalar ops from `arith` and `math`, reads with `tensor.extract`).
 `te.reduce`, inside a compute body, folds a scalar lambda over a box of reduce
-indices with sum, prod, max or min.
+indices with sum, prod, max or min. A body may check a value it reads at run
+time with `tir.assert` (an index read from a tensor): such a compute has
+effects, so no pass drops or merges it.
 
     %c = te.compute : tensor<4x5xf32> {
     ^bb0(%i: index, %j: index):

@@ -8,10 +8,16 @@ name (what a schedule primitive refers to), static bounds and a kind.
     tir.for %i = 0 to 16 step 1 {name = "i", kind = "parallel"} {
       ...
     }
+
+and the run-time check of data-dependent values (an index read from a
+tensor, a divisor), usable in te compute bodies too:
+
+    tir.assert %in_range, "Gather node 'g': index {} is out of range [-5, 5)", %i : i64
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -20,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    i1,
     i64,
 )
 from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
@@ -28,6 +35,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     traits_def,
@@ -167,4 +175,80 @@ class PrefetchOp(IRDLOperation):
             )
 
 
-TIR = Dialect("tir", [ForOp, PrefetchOp], [])
+def escape_message(text: str) -> str:
+    """`text` as literal message text: its braces doubled, so that a node
+    name holding `{}` is not taken for the value's place."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def message_parts(message: str) -> tuple[str, str | None]:
+    """A `tir.assert` message as (the text before its `{}`, the text after
+    it), braces unescaped; (the whole text, None) when it has no `{}`.
+    ValueError when it has several `{}`, a named field (`{x}`), a format
+    spec or a lone brace."""
+    try:
+        pieces = list(string.Formatter().parse(message))
+    except ValueError as e:
+        raise ValueError(f"message {message!r} is not a format string: {e}") from None
+    parts: list[str] = [""]
+    for literal, field, spec, conversion in pieces:
+        parts[-1] += literal
+        if field is None:
+            continue
+        if field != "" or spec or conversion is not None:
+            raise ValueError(
+                f"message {message!r} has a field {{{field}}}: only `{{}}` (the value) is allowed"
+            )
+        parts.append("")
+    if len(parts) > 2:
+        raise ValueError(f"message {message!r} has {len(parts) - 1} `{{}}`: the value goes in one")
+    return parts[0], parts[1] if len(parts) == 2 else None
+
+
+def format_message(message: str, value: int | None) -> str:
+    """The text a failed `tir.assert` reports: its message with the value
+    in place of `{}`."""
+    before, after = message_parts(message)
+    return before if after is None else f"{before}{value}{after}"
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """A run-time check: where `condition` is false, the run fails with
+    `message`, its `{}` replaced by `value` (an integer or index, printed
+    as a signed 64-bit number). It does not stop the code after it, which
+    must stay safe on its own (an index checked here is still clamped
+    where it is used): the first failed check of a run is recorded, and the
+    run reports it when it ends (`xtc_run` returns non-zero and
+    `xtc_last_error()` gives the message; in Python, `xtc.InputError`).
+    Braces meant literally are doubled (`escape_message`). Declares no
+    memory effect trait, so passes keep it as an op with unknown effects:
+    never erased, never moved out of the loop it sits in, and a loop
+    holding it stays serial where a pass does not know better."""
+
+    name = "tir.assert"
+
+    condition = operand_def(i1)
+    value = opt_operand_def(IntegerType | IndexType)
+    message = prop_def(StringAttr)
+
+    assembly_format = "$condition `,` $message (`,` $value^ `:` type($value))? attr-dict"
+
+    def __init__(self, condition: SSAValue, message: str, value: SSAValue | None = None) -> None:
+        super().__init__(
+            operands=[condition, [] if value is None else [value]],
+            properties={"message": StringAttr(message)},
+        )
+
+    def verify_(self) -> None:
+        try:
+            _, after = message_parts(self.message.data)
+        except ValueError as e:
+            raise VerifyException(f"'{self.name}' {e}") from None
+        if after is None and self.value is not None:
+            raise VerifyException(f"'{self.name}' has a value but its message has no `{{}}` for it")
+        if after is not None and self.value is None:
+            raise VerifyException(f"'{self.name}' message has a `{{}}` but the op has no value")
+
+
+TIR = Dialect("tir", [ForOp, PrefetchOp, AssertOp], [])

@@ -24,6 +24,12 @@ class InterpreterError(ValueError):
     """Inputs that do not fit the function, or an op with no implementation."""
 
 
+class RunTimeFault(ValueError):
+    """A run-time fault of the program on these inputs, as native code
+    reports it (same message): an index out of range, an integer division
+    by zero; a failed `tir.assert` at the te and tir levels."""
+
+
 def make_interpreter(module: ModuleOp) -> Interpreter:
     from xdsl.interpreters.func import FuncFunctions
     from xdsl.interpreters.scf import ScfFunctions

@@ -23,7 +23,9 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc.dialects.graph.constant import array_from_attr, numpy_dtype
-from xtc.dialects.tir import OUTPUT_ATTR, ForOp, PrefetchOp
+from xtc.dialects.tir import OUTPUT_ATTR, AssertOp, ForOp, PrefetchOp, format_message
+from xtc.interp import RunTimeFault
+from xtc.interp.scalar import as_signed, width_of
 from xtc.interp.te import load_element, store_element
 
 Args = tuple[Any, ...]
@@ -83,6 +85,16 @@ class TirFunctions(InterpreterFunctions):
     @impl(PrefetchOp)
     def run_prefetch(self, interpreter: Interpreter, op: PrefetchOp, args: Args) -> Results:
         return ()  # a cache hint: no effect on any value
+
+    @impl(AssertOp)
+    def run_assert(self, interpreter: Interpreter, op: AssertOp, args: Args) -> Results:
+        """A failed check stops the run (native code records the first one
+        and reports it when the run ends: the same message)."""
+        condition, *value = args
+        if not condition:
+            shown = as_signed(value[0], min(64, width_of(op.operands[1].type))) if value else None
+            raise RunTimeFault(format_message(op.message.data, shown))
+        return ()
 
     @impl(memref.LoadOp)
     def run_load(self, interpreter: Interpreter, op: memref.LoadOp, args: Args) -> Results:

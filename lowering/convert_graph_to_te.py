@@ -4,7 +4,7 @@ compute rules (ops/)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -23,8 +23,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from xtc.dialects.graph.base import GraphOp, type_str
+from xtc.dialects.graph.base import GraphOp, node_label, type_str
 from xtc.dialects.graph.constant import ConstantOp
+from xtc.dialects.tir import AssertOp
 from xtc.ops import ComputeRule, load_compute_rules
 from xtc.ops.te_builder import KernelBuilder, Tensor
 from xtc.passes.graph_fuse_ops import is_primitive
@@ -100,15 +101,25 @@ def refuse_ops_without_rules(module: ModuleOp, rules: dict[type[GraphOp], Comput
         )
 
 
+def has_checks(kernel: FuncOp) -> bool:
+    """Whether a kernel checks values at run time (`tir.assert`): its
+    messages name the graph ops it was built for."""
+    return any(isinstance(op, AssertOp) for op in kernel.walk())
+
+
 @dataclass
 class KernelLibrary:
     """The kernels of one module: built on first use, one per distinct
-    (op class, operand types, properties), named `@<op>_<n>`."""
+    (op class, operand types, properties), named `@<op>_<n>`; one per op,
+    though, for ops whose kernel checks values at run time, since its fault
+    messages name the op's node (`node_label`)."""
 
     module: ModuleOp
     rules: dict[type[GraphOp], ComputeRule]
     names: dict[Hashable, str] = field(default_factory=dict[Hashable, str])
     taken: set[str] = field(default_factory=set[str])
+    checked: set[Hashable] = field(default_factory=set[Hashable])
+    """The keys whose kernels check values: kept apart by node label."""
 
     def __post_init__(self) -> None:
         for op in self.module.body.block.ops:
@@ -117,27 +128,47 @@ class KernelLibrary:
                 self.taken.add(name.data)
 
     def kernel_for(self, op: GraphOp, rewriter: PatternRewriter) -> str:
-        key = kernel_key(op)
-        name = self.names.get(key)
-        if name is None:
-            name = self._fresh_name(op.name.removeprefix("graph."))
-            kernel = self._build(name, [op], list(op.operand_types), None)
-            rewriter.insert(kernel, InsertPoint.at_end(self.module.body.block))
-            self.names[key] = name
-        return name
+        return self._kernel(
+            kernel_key(op),
+            (node_label(op),),
+            op.name.removeprefix("graph."),
+            lambda name: self._build(name, [op], list(op.operand_types), None),
+            rewriter,
+        )
 
     def fused_kernel_for(self, primitive: FuncOp, rewriter: PatternRewriter) -> str:
         """The one kernel of all the ops of a `graph.primitive` function."""
-        key = fused_kernel_key(primitive)
-        name = self.names.get(key)
+        block = primitive.body.block
+        ops = [op for op in block.ops if isinstance(op, GraphOp)]
+        base = primitive.sym_name.data.rstrip("0123456789").removesuffix("_")
+        return self._kernel(
+            fused_kernel_key(primitive),
+            tuple(node_label(op) for op in ops),
+            base or "fused",
+            lambda name: self._build(name, ops, list(block.arg_types), block),
+            rewriter,
+        )
+
+    def _kernel(
+        self,
+        key: Hashable,
+        labels: tuple[str, ...],
+        base: str,
+        build: Callable[[str], FuncOp],
+        rewriter: PatternRewriter,
+    ) -> str:
+        """The name of the kernel of `key` (built on first use); of `key` and
+        the ops' `labels` when that kernel checks values."""
+        full_key = (key, labels) if key in self.checked else key
+        name = self.names.get(full_key)
         if name is None:
-            base = primitive.sym_name.data.rstrip("0123456789").removesuffix("_")
-            name = self._fresh_name(base or "fused")
-            block = primitive.body.block
-            ops = [op for op in block.ops if isinstance(op, GraphOp)]
-            kernel = self._build(name, ops, list(block.arg_types), block)
+            name = self._fresh_name(base)
+            kernel = build(name)
             rewriter.insert(kernel, InsertPoint.at_end(self.module.body.block))
-            self.names[key] = name
+            if has_checks(kernel):
+                self.checked.add(key)
+                full_key = (key, labels)
+            self.names[full_key] = name
         return name
 
     def _fresh_name(self, base: str) -> str:
@@ -257,7 +288,10 @@ class ConvertGraphToTe(ModulePass):
     _<n>>_<m>` holding the te.computes of all its ops, in order, and
     returning what the function returns; primitive functions with the same
     ops (class, types, properties) wired the same way share one kernel, and
-    the primitive functions are removed. Every kernel has the attribute
+    the primitive functions are removed. A kernel that checks values at run
+    time (`tir.assert`: an index read from a tensor, an integer divisor) is
+    shared only by ops of the same node label too, since its messages name
+    the node (the op's location, as the importer sets it). Every kernel has the attribute
     `te.ops`: the names of the graph ops it computes, in order (`["graph.
     conv2d", "graph.bias_add", "graph.relu"]`). The functions keep their
     signatures and attributes, and the constants stay where they are.

@@ -30,6 +30,7 @@ from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
@@ -43,6 +44,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    TensorType,
     UnrealizedConversionCastOp,
     VectorType,
     i1,
@@ -69,6 +71,13 @@ from xtc.dialects import tir
 PTR = llvm.LLVMPointerType()
 ALLOC_ALIGNMENT = 64
 """Heap buffers are 64-byte aligned (a cache line, the widest vector)."""
+FAULT_CHECK = "xtc_check"
+"""`void xtc_check(i1 ok, ptr before, i64 value, ptr after)`, what a
+`tir.assert` calls: where `ok` is false, the fault "<before><value><after>"
+(just "<before>" when `after` is null) is recorded. runtime/faults.py
+defines it (and names it too: the runtime imports no lowering)."""
+TEXT_PREFIX = "xtc_text_"
+"""Constant strings of the lowered code (fault messages) are `@xtc_text_<n>`."""
 
 
 class LoweringError(DiagnosticException):
@@ -172,25 +181,47 @@ def _suffix(t: Attribute) -> str:
 
 @dataclass
 class Externals:
-    """C functions the lowered code calls (malloc, free, libm): declared in
-    the module once the walk is done."""
+    """C functions the lowered code calls (malloc, free, libm) and the
+    constant strings it points to (fault messages): declared, and defined,
+    in the module once the walk is done."""
 
     signatures: dict[str, llvm.LLVMFunctionType] = field(
         default_factory=dict[str, llvm.LLVMFunctionType]
     )
+    texts: dict[str, str] = field(default_factory=dict[str, str])
+    """Each string's global, by content."""
 
     def need(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.signatures[name] = llvm.LLVMFunctionType(inputs, output)
 
+    def text(self, content: str) -> str:
+        """The name of a constant global holding `content` as a C string
+        (UTF-8, NUL-terminated); equal strings share one."""
+        if content not in self.texts:
+            self.texts[content] = f"{TEXT_PREFIX}{len(self.texts)}"
+        return self.texts[content]
+
     def declare_in(self, module: ModuleOp) -> None:
         defined = {
-            op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp | func.FuncOp)
+            op.sym_name.data
+            for op in module.ops
+            if isinstance(op, llvm.FuncOp | func.FuncOp | llvm.GlobalOp)
         }
         for name, signature in sorted(self.signatures.items()):
             if name not in defined:
                 module.body.block.add_op(
                     llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external"))
                 )
+        for content, name in self.texts.items():
+            if name in defined:
+                raise LoweringError(f"convert-tir-to-llvm: @{name} is already defined")
+            data = content.encode() + b"\0"
+            value = DenseIntOrFPElementsAttr(TensorType(i8, [len(data)]), BytesAttr(data))
+            module.body.block.add_op(
+                llvm.GlobalOp(
+                    llvm.LLVMArrayType(len(data), i8), name, "internal", constant=True, value=value
+                )
+            )
 
 
 class Emitter:
@@ -1073,6 +1104,39 @@ class LowerPrefetch(LoweringPattern):
         rewriter.erase(op)
 
 
+class LowerAssert(LoweringPattern):
+    """tir.assert -> `llvm.call @xtc_check(%ok, @before, %value, @after)`:
+    the message's text before and after its `{}` as constant strings (the
+    whole message and a null `after` when it has no value), the value
+    sign-extended to i64 (runtime/faults.py defines @xtc_check: a branch to
+    the fault report, which LLVM inlines)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.AssertOp, rewriter: PatternRewriter) -> None:
+        emit = self.emitter(rewriter)
+        before, after = tir.message_parts(op.message.data)
+        before_text = emit.op(llvm.AddressOfOp(self.externals.text(before), PTR))
+        if after is None:
+            after_text = emit.op(llvm.ZeroOp.create(result_types=[PTR]))
+            value = emit.int_const(0, i64)
+        else:
+            after_text = emit.op(llvm.AddressOfOp(self.externals.text(after), PTR))
+            value = _as_i64(emit, cast(SSAValue, op.value))
+        arguments = [op.condition, before_text, value, after_text]
+        emit.call(FAULT_CHECK, arguments, [i1, PTR, i64, PTR], None)
+        rewriter.erase(op)
+
+
+def _as_i64(emit: Emitter, value: SSAValue) -> SSAValue:
+    """An integer or index value as a signed i64."""
+    width = _int_width(value.type)
+    if width < 64:
+        return emit.create(llvm.SExtOp, [value], i64)
+    if width > 64:
+        return emit.create(llvm.TruncOp, [value], i64)
+    return value
+
+
 class LowerCopy(LoweringPattern):
     """memref.copy of contiguous buffers -> llvm.memcpy."""
 
@@ -1177,6 +1241,7 @@ def _operation_patterns(externals: Externals) -> list[RewritePattern]:
         LowerView,
         LowerCopy,
         LowerPrefetch,
+        LowerAssert,
         LowerCall,
         LowerReturn,
         LowerBranch,
@@ -1192,7 +1257,7 @@ class ConvertTirToLLVM(ModulePass):
     `func.return`), `tir.for` loops, `scf.if`/`scf.for`, scalar `arith` and
     `math` ops (index is i64; unsigned integers reach arith through
     `unrealized_conversion_cast`), `memref.load/store/alloc/alloca/dealloc/
-    copy/view/global/get_global`.
+    copy/view/global/get_global`, `tir.prefetch` and `tir.assert`.
 
     Produces: `llvm` ops only. Every function is an `llvm.func` whose memref
     arguments are `!llvm.ptr` (C ABI: `void main(float* in0, ..., float* out0)`);
@@ -1204,7 +1269,9 @@ class ConvertTirToLLVM(ModulePass):
     i8 by its byte shift on its source's pointer; memref.copy is
     `llvm.memcpy`; globals are `llvm.mlir.global`s holding their dense or
     dense_resource data. Math goes to LLVM intrinsics or libm calls. Integer
-    division by zero gives 0 instead of trapping. Parallel loops come out
+    division by zero gives 0 instead of trapping. A `tir.assert` is a call
+    of `@xtc_check` with its message as constant strings `@xtc_text_<n>`
+    (runtime/faults.py defines the check, and the fault record it writes). Parallel loops come out
     first: each becomes a function `@<func>_parallel_<n>` that libgomp's
     `GOMP_parallel` runs on a team of `@xtc_num_threads` threads
     (lowering/outline_parallel.py).

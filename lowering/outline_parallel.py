@@ -34,12 +34,19 @@ translation types a GEP's result by its element type and llvmlite refuses
 to store a value of another type through it.
 A parallel loop nested in another runs, in its own outlined function, as a
 nested team (libgomp gives it one thread unless nesting is enabled).
+
+A loop whose body holds run-time checks (`tir.assert`) also passes the
+caller's fault record (`xtc_fault_record()`, in the last slot): each thread
+sends its faults there for the chunk (`xtc_fault_redirect` before, and back
+after), so that a fault in any thread fails the caller's run
+(runtime/faults.py defines both functions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
@@ -68,7 +75,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
-from xtc.dialects.tir import ForOp
+from xtc.dialects.tir import AssertOp, ForOp
 from xtc.lowering.convert_tir_to_llvm import LoweringError, llvm_type
 
 PTR = llvm.LLVMPointerType()
@@ -78,6 +85,12 @@ runtime/llvm_jit.py names it too (the runtime imports no lowering)."""
 GOMP_PARALLEL = "GOMP_parallel"
 THREAD_NUM = "omp_get_thread_num"
 TEAM_SIZE = "omp_get_num_threads"
+FAULT_RECORD = "xtc_fault_record"
+"""`ptr xtc_fault_record()`: the record the calling thread's faults go to."""
+FAULT_REDIRECT = "xtc_fault_redirect"
+"""`ptr xtc_fault_redirect(ptr)`: sends the calling thread's faults to a
+record; returns the one they went to before (runtime/faults.py names both
+too: the runtime imports no lowering)."""
 SLOT_ALIGNMENT = 8
 """Each value passed takes one 8-byte slot (an i64) of the context array."""
 _PASSABLE = (MemRefType, IndexType, IntegerType, Float16Type, Float32Type, Float64Type)
@@ -113,6 +126,20 @@ class _Outside:
 
     passed: list[SSAValue]
     copied: list[Operation]
+
+
+def _reports_faults(loop: ForOp) -> bool:
+    """Whether the loop's body holds a run-time check, or a parallel loop
+    outlined from it that passes its fault record on."""
+    return any(
+        isinstance(op, AssertOp)
+        or (
+            isinstance(op, llvm.CallOp)
+            and op.callee is not None
+            and op.callee.string_value() == FAULT_RECORD
+        )
+        for op in loop.body.walk()
+    )
 
 
 def _values_from_outside(loop: ForOp) -> _Outside:
@@ -288,14 +315,25 @@ def _iteration_value(loop: ForOp, counter: SSAValue) -> tuple[list[Operation], S
     return ops, value
 
 
-def _outlined_function(name: str, loop: ForOp, outside: _Outside) -> func.FuncOp:
+def _outlined_function(
+    name: str, loop: ForOp, outside: _Outside, fault_record: SSAValue | None
+) -> func.FuncOp:
     """`func.func private @name(%ctx: memref<Nxi64>)` running this thread's
-    chunk of the loop; the loop's body is moved into it."""
-    slots = max(1, len(outside.passed))
+    chunk of the loop; the loop's body is moved into it. With a
+    `fault_record` (passed after the other values), the chunk's faults go
+    to the caller's record."""
+    passed = [*outside.passed, *([fault_record] if fault_record is not None else [])]
+    slots = max(1, len(passed))
     entry = Block(arg_types=[MemRefType(i64, [slots])])
     entry.args[0].name_hint = "ctx"
-    load_ops, loaded = _load_context(entry.args[0], outside.passed)
+    load_ops, loaded = _load_context(entry.args[0], passed)
     entry.add_ops(load_ops)
+    restore: list[Operation] = []
+    if fault_record is not None:
+        previous = llvm.CallOp(FAULT_REDIRECT, loaded[-1], return_type=PTR)
+        entry.add_op(previous)
+        restore.append(llvm.CallOp(FAULT_REDIRECT, previous.results[0], return_type=PTR))
+        loaded = loaded[:-1]
     mapping: dict[SSAValue, SSAValue] = dict(zip(outside.passed, loaded, strict=True))
     for op in outside.copied:
         copy = op.clone()
@@ -315,7 +353,7 @@ def _outlined_function(name: str, loop: ForOp, outside: _Outside) -> func.FuncOp
         body.add_op(op)
     body.add_op(scf.YieldOp())
     chunk_loop = scf.ForOp(begin, end, step, [], Region(body))
-    entry.add_ops([step, chunk_loop, func.ReturnOp()])
+    entry.add_ops([step, chunk_loop, *restore, func.ReturnOp()])
     for old, new in mapping.items():
         old.replace_uses_with_if(new, lambda use: chunk_loop.is_ancestor(use.operation))
     return func.FuncOp(
@@ -355,9 +393,10 @@ def _fresh_name(module: ModuleOp, function: str) -> str:
     return f"{function}_parallel_{n}"
 
 
-def _declarations(module: ModuleOp) -> list[Operation]:
+def _declarations(module: ModuleOp, reports_faults: bool) -> list[Operation]:
     """What the launch and the outlined functions refer to and the module
-    lacks: libgomp's functions and the team-size global."""
+    lacks: libgomp's functions and the team-size global, and the fault
+    functions when the loop `reports_faults`."""
     taken = _symbols(module)
     wanted: list[tuple[str, Operation]] = [
         (
@@ -371,6 +410,22 @@ def _declarations(module: ModuleOp) -> list[Operation]:
             ),
         ),
         (THREAD_NUM, func.FuncOp.external(THREAD_NUM, [], [i32])),
+        (
+            FAULT_RECORD,
+            llvm.FuncOp(
+                FAULT_RECORD,
+                llvm.LLVMFunctionType([], PTR),
+                linkage=llvm.LinkageAttr("external"),
+            ),
+        ),
+        (
+            FAULT_REDIRECT,
+            llvm.FuncOp(
+                FAULT_REDIRECT,
+                llvm.LLVMFunctionType([PTR], PTR),
+                linkage=llvm.LinkageAttr("external"),
+            ),
+        ),
         (TEAM_SIZE, func.FuncOp.external(TEAM_SIZE, [], [i32])),
         (
             GOMP_PARALLEL,
@@ -381,7 +436,12 @@ def _declarations(module: ModuleOp) -> list[Operation]:
             ),
         ),
     ]
-    return [op for name, op in wanted if name not in taken]
+    fault_functions = (FAULT_RECORD, FAULT_REDIRECT)
+    return [
+        op
+        for name, op in wanted
+        if name not in taken and (reports_faults or name not in fault_functions)
+    ]
 
 
 # ---------------------------------------------------------------- pattern
@@ -410,13 +470,19 @@ class OutlineParallelLoop(RewritePattern):
         caller = _enclosing_function(op)
         name = _fresh_name(self.module, caller.sym_name.data)
         outside = _values_from_outside(op)
-        context_ops, pointer = _store_context(outside.passed)
-        outlined = _outlined_function(name, op, outside)
+        record_ops: list[Operation] = []
+        fault_record: SSAValue | None = None
+        if _reports_faults(op):
+            record_ops.append(llvm.CallOp(FAULT_RECORD, return_type=PTR))
+            fault_record = cast(SSAValue, record_ops[-1].results[0])
+        passed = [*outside.passed, *([fault_record] if fault_record is not None else [])]
+        context_ops, pointer = _store_context(passed)
+        outlined = _outlined_function(name, op, outside, fault_record)
         rewriter.insert(outlined, InsertPoint.after(caller))
         launch = _launch(name, pointer)
-        rewriter.insert([*context_ops, *launch], InsertPoint.before(op))
+        rewriter.insert([*record_ops, *context_ops, *launch], InsertPoint.before(op))
         rewriter.erase(op)
-        for declaration in _declarations(self.module):
+        for declaration in _declarations(self.module, fault_record is not None):
             rewriter.insert(declaration, InsertPoint.at_end(self.module.body.block))
 
 

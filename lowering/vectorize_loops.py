@@ -35,7 +35,13 @@ variable (`iv * c + uniform`). Then:
   negative, wider or unknown stride, i1 elements) is a gather (a scalar load
   per lane into `insertelement`s);
 - a store whose address has stride 1 is one vector store; any other stride
-  stores each lane on its own.
+  stores each lane on its own;
+- a run-time check (`tir.assert`) that is uniform runs once (it is the
+  same check in every iteration); a varying one is one check of all the
+  lanes: the vector of conditions as an N-bit mask, all ones when every
+  lane passes, and the value of the first lane that fails (`cttz` of the
+  failing lanes' mask, then an `extractelement`), so that the fault is the
+  one the serial loop reports, for one branch per vector.
 
 A loop this cannot express keeps its iterations, as a serial loop: correct,
 only slower (and LLVM's own loop vectorizer may still take it). That is the
@@ -242,6 +248,8 @@ def _unsupported(op: Operation, analysis: LoopAnalysis) -> str | None:
     """Why `op` keeps its loop serial, or None."""
     if op.regions:
         return f"'{op.name}' has a region"
+    if isinstance(op, tir.AssertOp):
+        return None  # its effect is the fault it records: a copy per lane keeps it
     if isinstance(op, memref.LoadOp | memref.StoreOp):
         if analysis.varies(op.memref):
             return f"'{op.name}' of a buffer that varies"
@@ -434,7 +442,36 @@ class _VectorCode:
                 self.rewriter.insert(op)
             elif isinstance(op, memref.LoadOp):
                 self.load(op)
+            elif isinstance(op, tir.AssertOp):
+                self.check(op)
         self.rewriter.erase(self.loop)
+
+    def check(self, op: tir.AssertOp) -> None:
+        """A varying run-time check as one check of all the lanes (see the
+        module docstring)."""
+        mask_type = IntegerType(self.lanes)
+        passing = self.emit.create(llvm.BitcastOp, [self.vector(op.condition)], mask_type)
+        every_lane = self.emit.int_const(-1, mask_type)
+        all_pass = self.emit.icmp("eq", passing, every_lane)
+        if op.value is None:
+            self.rewriter.insert(tir.AssertOp(all_pass, op.message.data))
+            return
+        failing = self.emit.create(llvm.XOrOp, [passing, every_lane], mask_type)
+        defined_at_zero = self.emit.int_const(0, i1)
+        first = self.emit.value_intrinsic(
+            f"llvm.cttz.i{self.lanes}", [failing, defined_at_zero], mask_type
+        )
+        if self.lanes < 32:
+            first = self.emit.create(llvm.ZExtOp, [first], i32)
+        elif self.lanes > 32:
+            first = self.emit.create(llvm.TruncOp, [first], i32)
+        # No lane fails: cttz gives the lane count, out of the vector; lane 0 then.
+        lane = self.emit.select(all_pass, self.lane_index(0), first, i32)
+        values = self.vector(op.value)
+        vector_type = cast(VectorType[Attribute], values.type)
+        name = f"{PLACEHOLDER_PREFIX}extractelement.{_vector_suffix(vector_type)}"
+        value = self.emit.value_intrinsic(name, [values, lane], vector_type.get_element_type())
+        self.rewriter.insert(tir.AssertOp(all_pass, op.message.data, value))
 
     # ------------------------------------------------------------ values
 

@@ -3,14 +3,16 @@
 Each op is one `te.compute` over its result: every operand is read at the
 result element's position under numpy broadcasting, then one scalar is
 computed with the graph interpreter's semantics (interp/graph/elementwise.py):
-integer division truncates toward zero and gives 0 for a zero divisor, max and
-min propagate NaN, round sends halves to even, a shift by an amount outside
-[0, width) gives 0 (or -1), casts follow numpy's `astype`, Mod is Python's
-modulo unless `fmod`. Math on f16 and bf16 runs in f32 and rounds once, as
+integer division truncates toward zero (INT_MIN / -1 wraps to INT_MIN, as
+onnxruntime gives), and an integer Div or Mod by zero is a run-time fault (a
+`tir.assert` naming the node, as onnxruntime refuses it; the division itself
+never traps), max and min propagate NaN, round sends halves to even, a shift
+by an amount outside [0, width) gives 0 (or -1), casts follow numpy's
+`astype`, Mod is Python's modulo unless `fmod`. Math on f16 and bf16 runs in f32 and rounds once, as
 the interpreter computes in float64 and rounds once.
 
-The helpers above the rules (broadcast reads, casts, integer division, index
-clamping) are shared by the other rule files.
+The helpers above the rules (broadcast reads, casts, integer division) are
+shared by the other rule files.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from xtc.dialects.graph import elementwise as ew
-from xtc.dialects.graph.base import GraphOp, elem, get_bool, get_float, get_str, shape_of
+from xtc.dialects.graph.base import (
+    GraphOp,
+    division_fault,
+    elem,
+    get_bool,
+    get_float,
+    get_str,
+    shape_of,
+)
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.ops import compute_rule
 from xtc.ops.te_builder import (
@@ -50,6 +60,7 @@ from xtc.ops.te_builder import (
     atanh,
     cast_width,
     ceil,
+    check,
     constant,
     convert,
     cos,
@@ -57,7 +68,6 @@ from xtc.ops.te_builder import (
     erf,
     exp,
     floor,
-    index,
     is_float,
     log,
     log1p,
@@ -220,19 +230,6 @@ def python_mod(x: Expr, y: Expr, remainder: Expr) -> Expr:
         return remainder
     adjust = remainder.ne(zero) & ((remainder < zero) ^ (y < zero))
     return select(adjust, remainder + y, remainder)
-
-
-def position(value: Expr, dim: int) -> Expr:
-    """An index read from a tensor as a position on an axis of size `dim`:
-    a negative one counts from the end; clamped into the axis, so that an
-    index out of range never reads outside a buffer."""
-    i = index(value)
-    i = select(i < 0, i + dim, i)
-    return clamp_index(i, 0, dim - 1)
-
-
-def clamp_index(i: Expr, low: int, high: int) -> Expr:
-    return minimum(maximum(i, low), max(high, low))
 
 
 # ---------------------------------------------------------------------------
@@ -471,7 +468,6 @@ BINARY: dict[type[GraphOp], ScalarFn] = {
     ew.AddOp: lambda x, y: x + y,
     ew.SubOp: lambda x, y: x - y,
     ew.MulOp: lambda x, y: x * y,
-    ew.DivOp: divide,
     ew.PowOp: pow_,
     ew.MaxOp: maximum,
     ew.MinOp: minimum,
@@ -497,6 +493,28 @@ for _op_class, _scalar in BINARY.items():
     register_elementwise(_op_class, _scalar)
 
 
+def check_divisor(op: GraphOp, y: Expr) -> None:
+    """A run-time check that an integer divisor is not zero (onnxruntime
+    refuses an integer Div or Mod by zero too); floats divide by zero."""
+    if not is_float(y.type):
+        check(y.ne(0), division_fault(op))
+
+
+@compute_rule(ew.DivOp)
+def div_rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    def scalar(x: Expr, y: Expr) -> Expr:
+        check_divisor(op, y)
+        return divide(x, y)
+
+    return elementwise(k, op, inputs, scalar)
+
+
 @compute_rule(ew.ModOp)
 def mod_rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    return elementwise(k, op, inputs, mod(get_bool(op.properties, "fmod", False)))
+    remainder = mod(get_bool(op.properties, "fmod", False))
+
+    def scalar(x: Expr, y: Expr) -> Expr:
+        check_divisor(op, y)
+        return remainder(x, y)
+
+    return elementwise(k, op, inputs, scalar)

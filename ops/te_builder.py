@@ -38,8 +38,9 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
+from xtc.dialects.tir import AssertOp
 
-Number = Union[int, float, bool]
+Number = int | float | bool
 ExprLike = Union["Expr", Number]
 
 
@@ -85,7 +86,9 @@ class Expr:
     def _other(self, other: ExprLike) -> Expr:
         return other if isinstance(other, Expr) else constant(other, self.type)
 
-    def _binary(self, other: ExprLike, float_op: type, int_op: type, uint_op: type | None = None) -> Expr:
+    def _binary(
+        self, other: ExprLike, float_op: type, int_op: type, uint_op: type | None = None
+    ) -> Expr:
         rhs = self._other(other)
         if is_float(self.type):
             return Expr(float_op(self.value, rhs.value).result)
@@ -226,6 +229,17 @@ ceil = _unary_math(math.CeilOp)
 round_even = _unary_math(math.RoundEvenOp)
 log1p = _unary_math(math.Log1pOp)
 expm1 = _unary_math(math.ExpM1Op)
+
+
+def check(condition: Expr, message: str, value: ExprLike | None = None) -> None:
+    """A run-time check (`tir.assert`): where `condition` is false, the run
+    fails with `message`, its `{}` standing for `value` (converted to i64).
+    The code after it runs on regardless and must stay safe on its own."""
+    if value is None:
+        AssertOp(condition.value, message)
+        return
+    shown = convert(value, i64) if isinstance(value, Expr) else constant(int(value), i64)
+    AssertOp(condition.value, message, shown.value)
 
 
 def absolute(x: Expr) -> Expr:

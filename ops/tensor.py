@@ -3,11 +3,14 @@
 Data movement is index arithmetic: each result element reads the input
 element it comes from. Reshapes pair groups of axes with equal sizes and
 divide only inside a group; concat is a chain of selects over the axis (every
-branch reads a clamped, in-bounds index); indices read from tensors count
-from the end when negative and are clamped into the axis, so that a bad index
-never reads outside a buffer. Scatters compute each result element from the
-updates that land on it: the last one in row-major order (reduction none),
-or all of them folded with the reduction.
+branch reads a clamped, in-bounds index). Indices read from tensors are
+checked at run time, each once, in a compute of their own
+(`checked_positions`): a negative index counts from the end, one outside
+[-dim, dim) fails the run with a message naming the node and the index
+(`tir.assert`), and is clamped into the axis, so that a bad index never reads
+outside a buffer. Scatters compute each result element from the updates that
+land on it: the last one in row-major order (reduction none), or all of them
+folded with the reduction.
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    index_fault,
     shape_of,
 )
 from xtc.ops import compute_rule
-from xtc.ops.elementwise import broadcast_read, int_bounds, position
+from xtc.ops.elementwise import broadcast_read, int_bounds
 from xtc.ops.reduce import fold, replace_axis
 from xtc.ops.te_builder import (
     Expr,
     ExprLike,
     KernelBuilder,
     Tensor,
+    check,
     constant,
     convert,
     index,
@@ -247,23 +252,58 @@ def slice_(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 
 
 def zeros_if_empty(k: KernelBuilder, op: GraphOp, data: Tensor) -> list[Tensor] | None:
-    """Reading an empty tensor (the interpreter refuses any index into it):
-    the result is zeros, so that no read is ever out of bounds."""
+    """Reading an empty tensor (any index into it is out of range, which
+    the checks report): the result is zeros, so that no read is ever out of
+    bounds."""
     if prod(data.shape) != 0:
         return None
     return [result_compute(k, op, lambda *out: 0)]
+
+
+def checked_positions(
+    k: KernelBuilder,
+    op: GraphOp,
+    shape: Sequence[int],
+    read: Callable[..., Expr],
+    data: Tensor,
+    axis: int,
+) -> Tensor:
+    """The positions on `axis` of `data` that the indices `read(*p)` (p in
+    `shape`) stand for, as an i64 tensor: a negative index counts from the
+    end; one outside [-dim, dim) fails the run with a message naming the
+    node, the index and the axis (a run-time check), and is clamped into
+    the axis so that no read leaves a buffer. Each index is checked once,
+    in row-major order (the interpreter's order). An unsigned index is
+    never negative (a ui64 above 2^63 is out of range, though the message
+    prints it as a signed 64-bit number)."""
+    dim = data.shape[axis]
+    message = index_fault(op, dim, axis, data.type)
+
+    def body(*at: Expr) -> Expr:
+        index = read(*at)
+        value = convert(index, i64)
+        if index.unsigned:
+            as_unsigned = Expr(value.value, unsigned=True)
+            check(as_unsigned < dim, message, value)
+            return minimum(as_unsigned, max(dim - 1, 0))
+        check((value >= -dim) & (value < dim), message, value)
+        wrapped = select(value < 0, value + dim, value)
+        return minimum(maximum(wrapped, 0), max(dim - 1, 0))
+
+    return k.compute(shape, i64, body)
 
 
 @compute_rule(t.GatherOp)
 def gather(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     data, indices = inputs
     axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
+    positions = checked_positions(k, op, indices.shape, lambda *p: indices[p], data, axis)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
     q = indices.rank
 
     def body(*out: Expr) -> Expr:
-        at = position(indices[out[axis : axis + q]], data.shape[axis])
+        at = index(positions[out[axis : axis + q]])
         return data[[*out[:axis], at, *out[axis + q :]]]
 
     return [result_compute(k, op, body)]
@@ -273,14 +313,31 @@ def gather(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 def gather_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     data, indices = inputs
     axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
+    positions = checked_positions(k, op, indices.shape, lambda *p: indices[p], data, axis)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
 
     def body(*out: Expr) -> Expr:
-        at = position(indices[out], data.shape[axis])
-        return data[replace_axis(out, axis, at)]
+        return data[replace_axis(out, axis, index(positions[out]))]
 
     return [result_compute(k, op, body)]
+
+
+def checked_tuples(
+    k: KernelBuilder, op: GraphOp, data: Tensor, indices: Tensor, first_axis: int
+) -> list[Tensor]:
+    """The positions of each component j of the index tuples (the last axis
+    of `indices`) on axis first_axis + j of `data`, checked
+    (`checked_positions`), component after component."""
+    tuple_shape = indices.shape[:-1]
+
+    def component(j: int) -> Callable[..., Expr]:
+        return lambda *at: indices[[*at, j]]
+
+    return [
+        checked_positions(k, op, tuple_shape, component(j), data, first_axis + j)
+        for j in range(indices.shape[-1])
+    ]
 
 
 @compute_rule(t.GatherNDOp)
@@ -288,16 +345,14 @@ def gather_nd(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tenso
     """out[b.., t.., rest..] = data[b.., indices[b.., t.., :]..., rest..]."""
     data, indices = inputs
     batch_dims = get_int(op.properties, "batch_dims", 0)
-    depth = indices.shape[-1]
+    positions = checked_tuples(k, op, data, indices, batch_dims)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
     tuple_rank = indices.rank - 1
 
     def body(*out: Expr) -> Expr:
         tuple_at = list(out[:tuple_rank])
-        addressed = [
-            position(indices[[*tuple_at, j]], data.shape[batch_dims + j]) for j in range(depth)
-        ]
+        addressed = [index(p[tuple_at]) for p in positions]
         return data[[*out[:batch_dims], *addressed, *out[tuple_rank:]]]
 
     return [result_compute(k, op, body)]
@@ -336,11 +391,12 @@ def scatter_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
     axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
     reduction = get_str(op.properties, "reduction", "none")
     n = indices.shape[axis]
+    if prod(indices.shape) == 0:
+        return [result_compute(k, op, lambda *out: data[out])]
+    positions = checked_positions(k, op, indices.shape, lambda *p: indices[p], data, axis)
 
     def body(*out: Expr) -> Expr:
         old = data[out]
-        if n == 0 or prod(indices.shape) == 0:
-            return old
         # q shares p's coordinates off the axis; they may lie outside indices.
         inside: Expr | None = None
         shared: list[Expr] = []
@@ -354,7 +410,7 @@ def scatter_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
 
         def lands(r: Expr) -> Expr:
             at = replace_axis(shared, axis, r)
-            hit = wrapped(indices[at], data.shape[axis]).eq(out[axis])
+            hit = index(positions[at]).eq(out[axis])
             return hit if inside is None else hit & inside
 
         if reduction == "none":
@@ -376,13 +432,6 @@ def scatter_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
     return [result_compute(k, op, body)]
 
 
-def wrapped(value: Expr, dim: int) -> Expr:
-    """An index read from a tensor, negatives counted from the end (not
-    clamped: an index out of range matches no position)."""
-    i = index(value)
-    return select(i < 0, i + dim, i)
-
-
 @compute_rule(t.ScatterNDOp)
 def scatter_nd(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[p] with p = (p_0..p_{k-1}, rest): the updates[t, rest] whose index
@@ -391,16 +440,17 @@ def scatter_nd(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
     reduction = get_str(op.properties, "reduction", "none")
     depth = indices.shape[-1]
     box = list(indices.shape[:-1])
+    if prod(box) == 0:
+        return [result_compute(k, op, lambda *out: data[out])]
+    positions = checked_tuples(k, op, data, indices, 0)
 
     def body(*out: Expr) -> Expr:
         old = data[out]
-        if prod(box) == 0:
-            return old
 
         def lands(*tuple_at: Expr) -> Expr:
             hit: Expr | None = None
             for j in range(depth):
-                v = wrapped(indices[[*tuple_at, j]], data.shape[j]).eq(out[j])
+                v = index(positions[j][list(tuple_at)]).eq(out[j])
                 hit = v if hit is None else hit & v
             assert hit is not None
             return hit

@@ -19,6 +19,7 @@ from xdsl.pattern_rewriter import (
 
 from xtc.dialects.graph.base import GraphOp
 from xtc.dialects.graph.constant import ConstantOp, numpy_dtype
+from xtc.interp import RunTimeFault
 
 
 class FoldOpWithConstantOperands(RewritePattern):
@@ -34,7 +35,10 @@ class FoldOpWithConstantOperands(RewritePattern):
         if not producers or not all(isinstance(p, ConstantOp) for p in producers):
             return
         arrays = [cast(ConstantOp, p).to_array() for p in producers]
-        results = self.interpreter.run_op(op, tuple(arrays))
+        try:
+            results = self.interpreter.run_op(op, tuple(arrays))
+        except RunTimeFault:
+            return  # the op faults on these constants: left to fail at run time
         name = op.name.removeprefix("graph.") + "_folded"
         constants = [
             ConstantOp.from_array(np.asarray(value, dtype=_dtype(result_type)), name)
@@ -54,7 +58,9 @@ class GraphFoldConstants(ModulePass):
     constant subgraphs (weight transforms, shape computations) fold.
 
     Expects: a module of graph ops. Produces: the same graph where no graph op
-    other than `graph.constant` has only constant operands. Constants left
+    other than `graph.constant` has only constant operands, except ops that
+    fault on their constants (an index out of range, an integer division by
+    zero), kept to fail at run time as they would without the pass. Constants left
     without uses stay; run `dce` after it to drop them.
     """
 

@@ -21,6 +21,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
+from xtc.dialects.tir import AssertOp
 
 MAX_DUPLICATED_OPS = 32
 """A compute without a reduction read at several places is inlined at each
@@ -124,9 +125,14 @@ def is_epilogue_read(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool
     )
 
 
+def has_check(compute: ComputeOp) -> bool:
+    """Whether the compute's body holds a run-time check (`tir.assert`)."""
+    return any(isinstance(op, AssertOp) for op in compute.body.walk())
+
+
 def may_inline(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool:
     """The rules of TeInline."""
-    if has_reduce(producer):
+    if has_reduce(producer) or has_check(producer):
         return is_epilogue_read(producer, reads)
     if any(inside_reduce(r) for r in reads) and not is_reindexing(producer):
         return False
@@ -173,17 +179,21 @@ class TeInline(ModulePass):
     kernel (with `tensor.extract`; not returned, not passed to a call) is
     gone, each read replaced by a copy of its body with its index arguments
     bound to the read's indices, when
-      (a) it has no te.reduce (injective): always, except that a read inside
-          a te.reduce of its consumer takes only a pure copy or reindexing
-          (a padding stage stays its own compute, so the reduction's inner
-          loop stays free of the bounds test); a compute read at several
-          places is copied to each only while its body has at most
-          MAX_DUPLICATED_OPS ops;
+      (a) it has no te.reduce and no check (injective): always, except
+          that a read inside a te.reduce of its consumer takes only a pure
+          copy or reindexing (a padding stage stays its own compute, so the
+          reduction's inner loop stays free of the bounds test); a compute
+          read at several places is copied to each only while its body has
+          at most MAX_DUPLICATED_OPS ops;
       (b) it has a te.reduce: only when it is read once, directly in the body
           of a consumer of the same shape, at exactly the consumer's own
           index (an out-elementwise epilogue: conv2d, bias add and relu
           become one te.compute whose body is the te.reduce followed by the
-          epilogue's scalar ops).
+          epilogue's scalar ops);
+      (c) it has a run-time check (`tir.assert`, an index read from a
+          tensor): as (b), so that every element is still computed, and
+          checked, exactly once (a consumer reading some elements, or some
+          several times, would skip or repeat checks).
     Other functions (the model's, of calls and constants) are left as they are.
     """
 

@@ -5,7 +5,8 @@
                     that built it, arena and weight sizes, the library's sha256
     model.so        the native library (runtime/library.py): weights inside,
                     C entry `xtc_run`
-    model.h         the C header of `xtc_run`, with the shapes as macros
+    model.h         the C header of `xtc_run` and `xtc_last_error`, with the
+                    shapes and statuses as macros
 
 `load_artifact` checks everything it can before running anything: that the
 file is a tar archive with an xtc manifest, of a format this xtc reads, that
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
+from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME, STATUS_FAULT, STATUS_OK
 from xtc.runtime.model import CompiledModel, TensorSpec
 
 FORMAT = "xtc-model"
@@ -98,14 +99,30 @@ def c_header(manifest: dict[str, Any]) -> str:
             ]
     lines += [
         "",
+        f"#define XTC_ABI_VERSION {ABI_VERSION}",
+        f"#define XTC_STATUS_OK {STATUS_OK}",
+        f"#define XTC_STATUS_FAULT {STATUS_FAULT}",
+        "",
         "/* Runs the model once: inputs[i] points to input i's elements, outputs[j]",
         "   to room for output j's (see the macros above). Buffers aligned to 64",
         "   bytes are fastest; any alignment of the element type works. One call",
         "   is one inference; calls from several threads at once are safe (each",
-        "   call has its own scratch memory). Returns 0. */",
+        "   call has its own scratch memory and its own fault record).",
+        "   Returns XTC_STATUS_OK, or XTC_STATUS_FAULT when values in the inputs",
+        "   make the model fail (an index out of range, an integer division by",
+        "   zero): the outputs then hold unspecified values, and xtc_last_error()",
+        "   says which node failed on which value. */",
         "int32_t xtc_run(const void *const *inputs, void *const *outputs);",
         "",
-        f"/* The version of xtc_run's contract this library implements ({ABI_VERSION}). */",
+        "/* Why the calling thread's last xtc_run failed, naming the node and the",
+        "   offending value (\"Gather node 'g': index 7 is out of range [-5, 5) on",
+        '   axis 0 of tensor<5x3xf32>"); "" when it succeeded or the thread has',
+        "   run none. Never NULL; the text stays valid until the thread's next",
+        "   xtc_run. */",
+        "const char *xtc_last_error(void);",
+        "",
+        "/* The version of xtc_run's contract this library implements",
+        "   (XTC_ABI_VERSION: the loader refuses a library of another). */",
         "int32_t xtc_abi_version(void);",
         "",
         "/* Sets how many threads the model's parallel loops use (0: libgomp's default,",

@@ -5,12 +5,21 @@
 writes `directory/model.so`. The library exports
 
     int32_t xtc_run(const void *const *inputs, void *const *outputs);
+    const char *xtc_last_error(void);
     int32_t xtc_abi_version(void);
     int32_t xtc_set_num_threads(int32_t n);
 
 `xtc_run` calls the model function (`@main`, renamed `xtc_main` and kept
 internal, so a C program may have its own `main`) on the pointers in the two
-arrays: one native call per inference. The weights (every `llvm.mlir.global`
+arrays: one native call per inference. It returns XTC_STATUS_OK (0), or
+XTC_STATUS_FAULT (1) when a run-time check failed (an index out of range,
+an integer division by zero: a `tir.assert`); `xtc_last_error()` then gives
+the first failed check's message, naming the node and the value, until the
+calling thread's next `xtc_run`. The record is the calling thread's own
+(thread-local; the threads of its parallel loops report into it, see
+runtime/faults.py), so runs in several threads at once keep their faults
+apart. After a successful run, and before any, `xtc_last_error()` is "";
+it never returns NULL. The weights (every `llvm.mlir.global`
 holding data) are not written as LLVM IR text: they go, 64-byte aligned, into
 one binary file that the assembler includes (`.incbin`) in the library's
 read-only data, so large models compile fast and load with one `mmap`.
@@ -36,6 +45,7 @@ import llvmlite.binding as llvm_binding
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
+from xtc.runtime.faults import HELPERS, RECORD_TYPE, REDIRECT, with_fault_support
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
@@ -43,8 +53,13 @@ from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
 OUTPUT_ATTR = "graph.output"
 """The argument attribute of the model's outputs (as dialects/tir.py names it)."""
 
-ABI_VERSION = 1
-"""What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes."""
+ABI_VERSION = 2
+"""What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes
+(2: a non-zero status for a run-time fault, and `xtc_last_error`)."""
+STATUS_OK = 0
+STATUS_FAULT = 1
+"""`xtc_run`'s statuses: the run completed; a run-time check failed (the
+outputs then hold unspecified values; `xtc_last_error()` says why)."""
 MODEL_FUNCTION = "main"
 LIBRARY_NAME = "model.so"
 WEIGHT_ALIGNMENT = 64
@@ -85,7 +100,8 @@ def build_library(
     blob = _move_weights_out(module)
     has_thread_count = _hide_thread_count(module)
     ir_module = translate_module(module, declared=blob.names)
-    text = str(ir_module) + _entry_points(n_inputs, n_outputs, has_thread_count)
+    text = with_fault_support(ir_module, thread_local=True, always=True)
+    text += _entry_points(n_inputs, n_outputs, has_thread_count)
     machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
     ref = llvm_binding.parse_assembly(text)
     ref.triple = machine.triple
@@ -113,7 +129,9 @@ def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
     taken = [
         op
         for op in module.ops
-        if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith("xtc_")
+        if isinstance(op, llvm.FuncOp)
+        and op.sym_name.data.startswith("xtc_")
+        and not (op.sym_name.data in HELPERS and not op.body.blocks)
     ]
     if taken:
         raise LibraryError(f"@{taken[0].sym_name.data}: names starting with xtc_ are reserved")
@@ -179,20 +197,48 @@ def _hide_thread_count(module: ModuleOp) -> bool:
 
 
 def _entry_points(n_inputs: int, n_outputs: int, has_thread_count: bool = False) -> str:
-    """LLVM IR of `xtc_run` (reads the two pointer arrays, calls the model,
-    returns 0), `xtc_abi_version` and `xtc_set_num_threads` (defining
-    `@xtc_num_threads` when the module has no parallel loop to define it)."""
-    lines = ["", "define i32 @xtc_run(ptr %inputs, ptr %outputs) {", "entry:"]
+    """LLVM IR of `xtc_run` (clears the calling thread's fault record
+    `@xtc_last_fault` and sends the run's faults there, reads the two
+    pointer arrays, calls the model, returns whether a fault was recorded),
+    `xtc_last_error`, `xtc_abi_version` and `xtc_set_num_threads` (defining
+    `@xtc_num_threads` when the module has no parallel loop to define it).
+    The module's text before them defines the fault functions
+    (runtime/faults.py, thread-local)."""
+    lines = [
+        "",
+        f"@xtc_last_fault = internal thread_local global {RECORD_TYPE} zeroinitializer, align 8",
+        "@xtc_no_fault = private unnamed_addr constant [1 x i8] zeroinitializer, align 1",
+        "",
+        "define i32 @xtc_run(ptr %inputs, ptr %outputs) {",
+        "entry:",
+        "  store atomic i32 0, ptr @xtc_last_fault monotonic, align 8",
+        f"  %previous = call ptr @{REDIRECT}(ptr @xtc_last_fault)",
+    ]
     args: list[str] = []
     for array, count, stem in (("%inputs", n_inputs, "in"), ("%outputs", n_outputs, "out")):
         for i in range(count):
             lines.append(f"  %{stem}{i}.slot = getelementptr inbounds ptr, ptr {array}, i64 {i}")
             lines.append(f"  %{stem}{i} = load ptr, ptr %{stem}{i}.slot, align 8")
             args.append(f"ptr %{stem}{i}")
-    lines.append(f"  call void @xtc_main({', '.join(args)})")
-    lines.append("  ret i32 0")
-    lines.append("}")
-    lines.append("")
+    lines += [
+        f"  call void @xtc_main({', '.join(args)})",
+        f"  %restored = call ptr @{REDIRECT}(ptr %previous)",
+        "  %state = load atomic i32, ptr @xtc_last_fault acquire, align 8",
+        "  %failed = icmp ne i32 %state, 0",
+        f"  %status = select i1 %failed, i32 {STATUS_FAULT}, i32 {STATUS_OK}",
+        "  ret i32 %status",
+        "}",
+        "",
+        "define ptr @xtc_last_error() {",
+        "entry:",
+        "  %state = load atomic i32, ptr @xtc_last_fault acquire, align 8",
+        "  %failed = icmp ne i32 %state, 0",
+        f"  %message = getelementptr inbounds {RECORD_TYPE}, ptr @xtc_last_fault, i64 0, i32 1",
+        "  %text = select i1 %failed, ptr %message, ptr @xtc_no_fault",
+        "  ret ptr %text",
+        "}",
+        "",
+    ]
     lines.append("define i32 @xtc_abi_version() {")
     lines.append("entry:")
     lines.append(f"  ret i32 {ABI_VERSION}")

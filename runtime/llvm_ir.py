@@ -10,7 +10,9 @@
 - vector instructions the llvm dialect cannot write (lowering/vectorize_loops.py):
   calls of the placeholder intrinsics `llvm.xtc.fcmp.<predicate>.<type>`,
   `llvm.xtc.select.<type>` and `llvm.xtc.extractelement.<type>` become `fcmp`, `select`
-  and `extractelement` instructions.
+  and `extractelement` instructions;
+- run-time faults: a module whose `tir.assert`s call `@xtc_check` gets its
+  definition, and the fault record's, appended (runtime/faults.py).
 
 `xtc-opt -t llvm-ir` prints this text (`llvm-ir{optimize=true}`: after the
 O3 pipeline of runtime/llvm_jit.py).
@@ -37,6 +39,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
+
+from xtc.runtime.faults import with_fault_support
 
 
 class LLVMIRError(DiagnosticException):
@@ -177,8 +181,10 @@ def _element_size(t: Attribute) -> int:
 
 
 def llvm_ir(module: ModuleOp) -> str:
-    """The LLVM IR text of an llvm-level module (before optimization)."""
-    return str(translate_module(module))
+    """The LLVM IR text of an llvm-level module (before optimization), with
+    the fault functions its `tir.assert`s call (runtime/faults.py; as the
+    JIT runs them)."""
+    return with_fault_support(translate_module(module))
 
 
 @dataclass(frozen=True)

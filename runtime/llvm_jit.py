@@ -16,7 +16,9 @@ loops also calls libgomp (GOMP_parallel, omp_get_thread_num, ...), loaded
 into the process the first time one is compiled. Its parallel loops use
 XTC_NUM_THREADS threads when that is set (`JitModule.set_num_threads`
 changes it), else libgomp's default (OMP_NUM_THREADS, or all cores); one
-libgomp pool serves the whole process.
+libgomp pool serves the whole process. A call during which a check of the
+code fails (a `tir.assert`: an index out of range, ...) raises InputError
+with the check's message (runtime/faults.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from xtc.runtime.elf_symbols import undefined_symbols
+from xtc.runtime.errors import InputError
+from xtc.runtime.faults import FALLBACK, clear_fault, fault_message
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import llvm_ir
 
@@ -42,7 +46,7 @@ ALIGNMENT = 64
 """Byte alignment of every buffer passed to native code."""
 
 _SYMBOLS_FROM_LIBM = ("erff", "erf", "tanhf", "expm1f", "log1pf", "cbrtf", "asinhf")
-_SYMBOLS_FROM_LIBC = ("aligned_alloc", "free", "memcpy", "memset")
+_SYMBOLS_FROM_LIBC = ("aligned_alloc", "free", "memcpy", "memset", "snprintf")
 _LIBGOMP_PREFIXES = ("GOMP_", "omp_")
 NUM_THREADS_VARIABLE = "XTC_NUM_THREADS"
 NUM_THREADS_GLOBAL = "xtc_num_threads"
@@ -304,7 +308,9 @@ class JitModule:
         """Runs `void name(T0* a0, T1* a1, ...)` on the arrays' data. Refuses
         (ValueError) a wrong count of arrays, an array that is not
         C-contiguous and 64-byte aligned, or one smaller than the buffer the
-        function reads or writes."""
+        function reads or writes. Raises InputError with its message when a
+        check of the code fails during the call (a run-time fault: see
+        runtime/faults.py); the arrays then hold unspecified values."""
         signature = self.signatures.get(name)
         if signature is None:
             raise ValueError(
@@ -328,7 +334,13 @@ class JitModule:
                     f"@{name} argument {position}: the array holds {array.nbytes} bytes, "
                     f"the function uses {needed}"
                 )
+        record = self._engine.get_global_value_address(FALLBACK)
+        if record:
+            clear_fault(record)
         self._function(name, len(arrays))(*(a.ctypes.data for a in arrays))
+        message = fault_message(record) if record else None
+        if message is not None:
+            raise InputError(message)
 
     def caller(self, name: str, arrays: Sequence[np.ndarray]) -> Callable[[], None]:
         """`name` on these arrays, checked once (as `call` checks), ready to

@@ -7,7 +7,9 @@ and what it takes and gives (`TensorSpec`s).
 
 `xtc.compile` builds one (tools/compiler.py), `xtc.load` reads one back
 (runtime/artifact.py). Inputs are checked (names, count, shapes, dtypes)
-before native code runs; each run returns new arrays.
+before native code runs; each run returns new arrays. A run that faults (an
+index out of range, an integer division by zero) raises `InputError` with
+the library's message (`xtc_last_error()`), naming the node and the value.
 """
 
 from __future__ import annotations
@@ -22,16 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from xtc.runtime.errors import InputError
 from xtc.runtime.llvm_jit import (
     aligned_copy,
     aligned_empty,
     is_aligned,
     num_threads_from_environment,
 )
-
-
-class InputError(ValueError):
-    """Inputs that do not match the model (names, count, shape, dtype)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +161,10 @@ class CompiledModel:
             library = ctypes.CDLL(str(self.directory / self.manifest["library"]))
             library.xtc_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
             library.xtc_run.restype = ctypes.c_int32
+            last_error = getattr(library, "xtc_last_error", None)
+            if last_error is not None:  # a library of ABI 1 has none (and is refused)
+                last_error.argtypes = []
+                last_error.restype = ctypes.c_char_p
             self._library = library
             if threads is not None:
                 self.set_num_threads(threads)
@@ -229,6 +232,14 @@ class CompiledModel:
         def run() -> None:
             status = function(ins, outs)
             if status != 0:
-                raise RuntimeError(f"xtc_run failed with status {status}")
+                raise InputError(self._last_error(status))
 
         return run
+
+    def _last_error(self, status: int) -> str:
+        """The message of this thread's failed run (`xtc_last_error()`)."""
+        last_error = getattr(self.library, "xtc_last_error", None)
+        message = last_error() if last_error is not None else None
+        if not message:
+            return f"the model failed with status {status}"
+        return bytes(message).decode("utf-8", errors="replace")

@@ -23,7 +23,8 @@ def run_native(
 ) -> list[np.ndarray]:
     """Lowers a copy of `tir` to LLVM (the `lowering` pipeline), JIT-compiles
     it and calls `main` on aligned copies of `inputs`; returns the output
-    arguments it filled."""
+    arguments it filled. A run-time check that fails raises InputError with
+    its message (as `interp.run` raises RunTimeFault)."""
     main = interp.entry_function(tir)
     types = main.function_type.inputs.data
     outputs: list[np.ndarray] = []

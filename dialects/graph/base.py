@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    NameLoc,
     StringAttr,
     TensorType,
     f32,
@@ -276,6 +277,46 @@ class GraphOp(IRDLOperation, ABC):
                 + ", ".join(type_str(o.type) for o in self.operands)
                 + ")"
             )
+
+
+# ---------------------------------------------------------------------------
+# Run-time faults: the messages that native code and the interpreter give.
+
+
+def op_kind(op: Operation) -> str:
+    """The op's kind as ONNX spells it: graph.gather_nd is GatherND."""
+    words = op.name.removeprefix("graph.").split("_")
+    return "".join("ND" if word == "nd" else word.capitalize() for word in words)
+
+
+def node_label(op: Operation) -> str:
+    """How a run-time fault names the op: `Gather node 'g'` when it carries
+    the name of the ONNX node it comes from (its location, which the
+    importer sets), else `Gather`."""
+    location = op.location
+    if isinstance(location, NameLoc):
+        return f"{op_kind(op)} node '{location.desc.data}'"
+    return op_kind(op)
+
+
+def index_fault(op: Operation, dim: int, axis: int, data_type: Attribute) -> str:
+    """The message of an index read from a tensor that is out of range on an
+    axis of size `dim`, with `{}` for the index (a `tir.assert` message;
+    `.format(index)` gives the text): negative indices count from the end,
+    so the range is [-dim, dim)."""
+    label = node_label(op).replace("{", "{{").replace("}", "}}")
+    return (
+        f"{label}: index {{}} is out of range [-{dim}, {dim}) on axis {axis} "
+        f"of {type_str(data_type)}"
+    )
+
+
+def division_fault(op: Operation) -> str:
+    """The message of an integer Div or Mod by zero (onnxruntime refuses it
+    too: x86 traps on it), without a `{}`."""
+    label = node_label(op).replace("{", "{{").replace("}", "}}")
+    what = "modulo" if op_kind(op) == "Mod" else "division"
+    return f"{label}: integer {what} by zero"
 
 
 def _strip_name(op_name: str, e: Exception) -> str:

@@ -38,9 +38,11 @@ func.func @other(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // CHECK-LABEL: func.func @ints(
 // CHECK:         func.call @div_0(%a, %c)
-func.func @ints(%a: tensor<4xi32>, %c: tensor<4xi32>) -> tensor<4xi32> {
+// CHECK:         func.call @gather_0(%x, %i)
+func.func @ints(%a: tensor<4xi32>, %c: tensor<4xi32>, %x: tensor<5x3xf32>, %i: tensor<2xi64>) -> (tensor<4xi32>, tensor<2x3xf32>) {
   %q = graph.div %a, %c : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  func.return %q : tensor<4xi32>
+  %g = graph.gather %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("g")
+  func.return %q, %g : tensor<4xi32>, tensor<2x3xf32>
 }
 
 // A multi-result op calls a multi-result kernel.
@@ -131,13 +133,37 @@ func.func private @fused_relu_add_3(%p: tensor<1x2x4x4xf32>, %q: tensor<1x2x4x4x
 // CHECK-LABEL: func.func private @relu_0(
 // CHECK:         arith.maximumf
 
-// Integer division never traps: 0 and -1 divisors are replaced, then selected.
+// An integer divisor of zero is a run-time fault (tir.assert: the op carries
+// no node name here, so the message names its kind only); the division never
+// traps: 0 and -1 divisors are replaced, then selected.
 // CHECK-LABEL: func.func private @div_0(%0: tensor<4xi32>, %1: tensor<4xi32>) -> tensor<4xi32> attributes {te.ops = ["graph.div"]} {
+// CHECK:         %[[NONZERO:.*]] = arith.cmpi ne, %[[D:.*]], %{{.*}} : i32
+// CHECK-NEXT:    tir.assert %[[NONZERO]], "Div: integer division by zero"
 // CHECK:         %[[ZERO:.*]] = arith.cmpi eq, %[[Y:.*]], %{{.*}} : i32
 // CHECK:         %[[MINUS:.*]] = arith.cmpi eq, %[[Y]], %{{.*}} : i32
 // CHECK:         %[[BAD:.*]] = arith.ori %[[ZERO]], %[[MINUS]] : i1
 // CHECK:         %[[SAFE:.*]] = arith.select %[[BAD]], %{{.*}}, %[[Y]] : i32
 // CHECK:         arith.divsi %{{.*}}, %[[SAFE]] : i32
+
+// Each index is checked once, in a compute over the indices whose message
+// names the node (its location, as the importer sets it), the range and the
+// axis; a negative index counts from the end, and any index is clamped into
+// the axis, so that the gather never reads outside the data.
+// CHECK-LABEL: func.func private @gather_0(%0: tensor<5x3xf32>, %1: tensor<2xi64>) -> tensor<2x3xf32> attributes {te.ops = ["graph.gather"]} {
+// CHECK-NEXT:    %[[POS:.*]] = te.compute : tensor<2xi64> {
+// CHECK-NEXT:    ^bb0(%[[T:.*]]: index):
+// CHECK-NEXT:      %[[V:.*]] = tensor.extract %1[%[[T]]] : tensor<2xi64>
+// CHECK:           %[[LOW:.*]] = arith.cmpi sge, %[[V]], %{{.*}} : i64
+// CHECK:           %[[HIGH:.*]] = arith.cmpi slt, %[[V]], %{{.*}} : i64
+// CHECK-NEXT:      %[[OK:.*]] = arith.andi %[[LOW]], %[[HIGH]] : i1
+// CHECK-NEXT:      tir.assert %[[OK]], "Gather node 'g': index {} is out of range [-5, 5) on axis 0 of tensor<5x3xf32>", %[[V]] : i64
+// CHECK:           arith.minsi
+// CHECK:         %[[ROWS:.*]] = te.compute : tensor<2x3xf32> {
+// CHECK-NEXT:    ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT:      %[[P:.*]] = tensor.extract %[[POS]][%[[I]]] : tensor<2xi64>
+// CHECK-NEXT:      %[[AT:.*]] = arith.index_cast %[[P]] : i64 to index
+// CHECK-NEXT:      tensor.extract %0[%[[AT]], %[[J]]] : tensor<5x3xf32>
+// CHECK:         func.return %[[ROWS]] : tensor<2x3xf32>
 
 // A reshape divides the flat index among the input's axes.
 // CHECK-LABEL: func.func private @reshape_0(

@@ -507,3 +507,147 @@ func.func @unrolled(%x: memref<3xf32>, %y: memref<3xf32> {graph.output = 0 : i64
   }
   func.return
 }
+
+// -----
+
+// A run-time check calls @xtc_check(ok, before, value, after): the message's
+// text before and after its `{}` as constant strings (shared when equal),
+// the value sign-extended to i64; a message without a value passes a null
+// `after`. The LLVM IR text defines @xtc_check and the fault record it
+// writes (runtime/faults.py); after O3 the check is a branch, marked
+// unlikely, to the out-of-line report.
+// CHECK-LABEL: llvm.func @checked(
+// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> i32
+// CHECK:         %ok = llvm.and %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:    %[[BEFORE:.*]] = llvm.mlir.addressof @xtc_text_0 : !llvm.ptr
+// CHECK-NEXT:    %[[AFTER:.*]] = llvm.mlir.addressof @xtc_text_1 : !llvm.ptr
+// CHECK-NEXT:    %[[WIDE:.*]] = llvm.sext %v : i32 to i64
+// CHECK-NEXT:    llvm.call @xtc_check(%ok, %[[BEFORE]], %[[WIDE]], %[[AFTER]]) : (i1, !llvm.ptr, i64, !llvm.ptr) -> ()
+// CHECK:         %[[PLAIN:.*]] = llvm.mlir.addressof @xtc_text_2 : !llvm.ptr
+// CHECK-NEXT:    %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    llvm.call @xtc_check(%nonzero, %[[PLAIN]], %[[ZERO]], %[[NULL]])
+// CHECK:       llvm.func @xtc_check(i1, !llvm.ptr, i64, !llvm.ptr)
+// CHECK:       llvm.mlir.global internal constant @xtc_text_0(dense<[71, 97, 116, 104, 101, 114, 32, 110, 111, 100, 101, 32, 39, 103, 39, 58, 32, 105, 110, 100, 101, 120, 32, 0]> : tensor<24xi8>)
+// CHECK:       llvm.mlir.global internal constant @xtc_text_2(
+
+// IR-LABEL: @"xtc_text_0" = internal constant [24 x i8] c"Gather node 'g': index \00"
+// IR:       @"xtc_text_1" = internal constant [35 x i8] c" is out of range [-5, 5) on axis 0\00"
+// IR:       @"xtc_text_2" = internal constant [39 x i8] c"Div node 'd': integer division by zero\00"
+// IR-LABEL: define void @"checked"(
+// IR:         call ccc void @"xtc_check"(i1 %{{.*}}, {{.*}}@"xtc_text_0", i64 %{{.*}}, {{.*}}@"xtc_text_1")
+// IR:       @xtc_fault_fallback = global { i32, [512 x i8] } zeroinitializer
+// IR:       declare i32 @snprintf(ptr, i64, ptr, ...)
+// IR-LABEL: define internal void @xtc_fault(ptr %before, i64 %value, ptr %after) cold noinline {
+// IR:         cmpxchg ptr %record, i32 0, i32 1 acq_rel monotonic
+// IR-LABEL: define internal void @xtc_check(i1 %ok, ptr %before, i64 %value, ptr %after) alwaysinline nounwind {
+
+// O3-LABEL: define void @checked(
+// O3:         br i1 %{{.*}}, label %{{.*}}, label %[[FAILED:.*]], !prof
+// O3:       [[FAILED]]:
+// O3:         call {{.*}}void @xtc_fault(ptr nonnull @xtc_text_0, i64
+// O3:       define internal {{.*}}void @xtc_fault(
+// O3:         @snprintf(
+func.func @checked(%data: memref<5xf32>, %idx: memref<4xi32>, %d: memref<4xi32>, %out: memref<4xf32> {graph.output = 0 : i64}) {
+  tir.for %i = 0 to 4 step 1 {name = "i", kind = "serial"} {
+    %v = memref.load %idx[%i] : memref<4xi32>
+    %lo = arith.constant -5 : i32
+    %hi = arith.constant 5 : i32
+    %ge = arith.cmpi sge, %v, %lo : i32
+    %lt = arith.cmpi slt, %v, %hi : i32
+    %ok = arith.andi %ge, %lt : i1
+    tir.assert %ok, "Gather node 'g': index {} is out of range [-5, 5) on axis 0", %v : i32
+    %divisor = memref.load %d[%i] : memref<4xi32>
+    %zero = arith.constant 0 : i32
+    %nonzero = arith.cmpi ne, %divisor, %zero : i32
+    tir.assert %nonzero, "Div node 'd': integer division by zero"
+    %first = arith.constant 0 : index
+    %x = memref.load %data[%first] : memref<5xf32>
+    memref.store %x, %out[%i] : memref<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A parallel loop whose body checks values passes the caller's fault record
+// (@xtc_fault_record(), in the last context slot) to its threads: each
+// sends its faults there for its chunk (@xtc_fault_redirect) and restores
+// where they went before when it is done.
+// CHECK-LABEL: llvm.func @checked_rows(
+// CHECK:         %[[RECORD:.*]] = llvm.call @xtc_fault_record() : () -> !llvm.ptr
+// CHECK:         %[[BITS:.*]] = llvm.ptrtoint %[[RECORD]] : !llvm.ptr to i64
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.getelementptr inbounds %ctx[2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    llvm.store %[[BITS]], %[[SLOT]] {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK:         llvm.call @GOMP_parallel(
+// CHECK-LABEL: llvm.func internal @checked_rows_parallel_0(
+// CHECK:         %[[LAST:.*]] = llvm.getelementptr inbounds %{{.*}}[2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    %[[LOADED:.*]] = llvm.load %[[LAST]] {alignment = 8 : i64} : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[MINE:.*]] = llvm.inttoptr %[[LOADED]] : i64 to !llvm.ptr
+// CHECK-NEXT:    %[[PREVIOUS:.*]] = llvm.call @xtc_fault_redirect(%[[MINE]]) : (!llvm.ptr) -> !llvm.ptr
+// CHECK:         llvm.call @xtc_check(
+// CHECK:         llvm.call @xtc_fault_redirect(%[[PREVIOUS]]) : (!llvm.ptr) -> !llvm.ptr
+// CHECK-NEXT:    llvm.return
+// CHECK-DAG:   llvm.func @xtc_fault_record() -> !llvm.ptr
+// CHECK-DAG:   llvm.func @xtc_fault_redirect(!llvm.ptr) -> !llvm.ptr
+
+// IR-LABEL: define void @"checked_rows"(
+// IR:         call ccc ptr @"xtc_fault_record"()
+// IR-LABEL: define internal ptr @xtc_fault_record() nounwind {
+// IR-LABEL: define internal ptr @xtc_fault_redirect(ptr %record) nounwind {
+// IR-NEXT:  entry:
+// IR-NEXT:    atomicrmw xchg ptr @xtc_fault_target, ptr %record monotonic
+func.func @checked_rows(%idx: memref<8xi64>, %out: memref<8xi64> {graph.output = 0 : i64}) {
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "parallel"} {
+    %v = memref.load %idx[%i] : memref<8xi64>
+    %hi = arith.constant 5 : i64
+    %ok = arith.cmpi ult, %v, %hi : i64
+    tir.assert %ok, "index {} is out of range", %v : i64
+    memref.store %v, %out[%i] : memref<8xi64>
+  }
+  func.return
+}
+
+// -----
+
+// In a vectorized loop a check on varying values is one check of all the
+// lanes: the conditions as a 4-bit mask (all ones: every lane passes) and
+// the value of the first failing lane (cttz of the failing lanes); a uniform
+// check runs once.
+// CHECK-LABEL: llvm.func @checked_lanes(
+// CHECK:         %[[INDICES:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xi64>
+// CHECK:         %[[OK:.*]] = llvm.icmp "ult" %[[INDICES]], %{{.*}} : vector<4xi64>
+// CHECK-NEXT:    %[[MASK:.*]] = llvm.bitcast %[[OK]] : vector<4xi1> to i4
+// CHECK-NEXT:    %[[ALL:.*]] = llvm.mlir.constant(-1 : i4) : i4
+// CHECK-NEXT:    %[[PASS:.*]] = llvm.icmp "eq" %[[MASK]], %[[ALL]] : i4
+// CHECK-NEXT:    %[[FAILING:.*]] = llvm.xor %[[MASK]], %[[ALL]] : i4
+// CHECK-NEXT:    %[[DEFINED:.*]] = llvm.mlir.constant(false) : i1
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.cttz.i4"(%[[FAILING]], %[[DEFINED]]) : (i4, i1) -> i4
+// CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[FIRST]] : i4 to i32
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[LANE:.*]] = llvm.select %[[PASS]], %[[ZERO]], %[[WIDE]] : i1, i32
+// CHECK-NEXT:    %[[VALUE:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v4i64"(%[[INDICES]], %[[LANE]]) : (vector<4xi64>, i32) -> i64
+// CHECK:         llvm.call @xtc_check(%[[PASS]], %{{.*}}, %[[VALUE]], %{{.*}})
+// CHECK:         llvm.call @xtc_check(%row_ok, %{{.*}}, %row, %{{.*}})
+// CHECK-NOT:     llvm.call @xtc_check(
+// CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<4xi64>, !llvm.ptr
+
+// IR-LABEL: define void @"checked_lanes"(
+// IR:         bitcast <4 x i1> %{{.*}} to i4
+// IR:         call i4 @"llvm.cttz.i4"(i4 %{{.*}}, i1 false)
+// IR:         extractelement <4 x i64> %{{.*}}, i32 %{{.*}}
+func.func @checked_lanes(%idx: memref<4xi64>, %rows: memref<1xi64>, %out: memref<4xi64> {graph.output = 0 : i64}) {
+  %first = arith.constant 0 : index
+  %row = memref.load %rows[%first] : memref<1xi64>
+  %hi = arith.constant 5 : i64
+  tir.for %j = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+    %v = memref.load %idx[%j] : memref<4xi64>
+    %ok = arith.cmpi ult, %v, %hi : i64
+    tir.assert %ok, "lane index {} is out of range", %v : i64
+    %row_ok = arith.cmpi ult, %row, %hi : i64
+    tir.assert %row_ok, "row {} is out of range", %row : i64
+    %sum = arith.addi %v, %row : i64
+    memref.store %sum, %out[%j] : memref<4xi64>
+  }
+  func.return
+}

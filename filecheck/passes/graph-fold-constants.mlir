@@ -25,5 +25,22 @@ func.func @blob() -> tensor<4x8xf32> {
   %b = graph.add %a, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %b : tensor<4x8xf32>
 }
+
+// An op that faults on its constants (an index out of range, an integer
+// division by zero) is left to fail at run time, as without the pass.
+// CHECK-LABEL: func.func @faulting
+// CHECK:         %[[ROWS:.*]] = graph.gather %{{.*}}, %{{.*}} : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+// CHECK:         %[[Q:.*]] = graph.div %{{.*}}, %{{.*}} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+// CHECK:         func.return %[[ROWS]], %[[Q]]
+func.func @faulting() -> (tensor<2x2xf32>, tensor<2xi32>) {
+  %data = graph.constant dense<1.0> : tensor<3x2xf32>
+  %idx = graph.constant dense<[0, 3]> : tensor<2xi64>
+  %rows = graph.gather %data, %idx : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  %a = graph.constant dense<[7, 8]> : tensor<2xi32>
+  %b = graph.constant dense<[1, 0]> : tensor<2xi32>
+  %q = graph.div %a, %b : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  func.return %rows, %q : tensor<2x2xf32>, tensor<2xi32>
+}
+
 // CHECK: dialect_resources
 // CHECK: add_folded{{.*}}: "0x04000000{{(00004040)+}}"

@@ -224,6 +224,56 @@ func.func private @broadcast_row(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   func.return %neg : tensor<1x4xf32>
 }
 
+// A compute holding a run-time check inlines only where its consumer reads
+// each element once, at its own index: checked indices read by a gather
+// (another shape) stay their own compute, so that each index is checked once;
+// read element by element (GatherElements) they inline.
+// CHECK-LABEL: func.func private @checked(
+// CHECK-NEXT:    %[[POS:.*]] = te.compute : tensor<2xi64> {
+// CHECK:           tir.assert %{{.*}}, "index {} is out of range", %{{.*}} : i64
+// CHECK:         %[[ROWS:.*]] = te.compute : tensor<2x3xf32> {
+// CHECK:           tensor.extract %[[POS]][%{{.*}}] : tensor<2xi64>
+// CHECK:         %[[SAME:.*]] = te.compute : tensor<2xi64> {
+// CHECK-NEXT:    ^bb0(%[[I:.*]]: index):
+// CHECK-NEXT:      %[[V:.*]] = tensor.extract %idx[%[[I]]] : tensor<2xi64>
+// CHECK:           tir.assert %{{.*}}, "index {} is out of range", %[[V]] : i64
+// CHECK:           arith.addi
+// CHECK-NOT:     te.compute
+// CHECK:         func.return %[[ROWS]], %[[SAME]]
+func.func private @checked(%x: tensor<4x3xf32>, %idx: tensor<2xi64>) -> (tensor<2x3xf32>, tensor<2xi64>) {
+  %pos = te.compute : tensor<2xi64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %idx[%i] : tensor<2xi64>
+    %four = arith.constant 4 : i64
+    %ok = arith.cmpi ult, %v, %four : i64
+    tir.assert %ok, "index {} is out of range", %v : i64
+    te.yield %v : i64
+  }
+  %rows = te.compute : tensor<2x3xf32> {
+  ^bb0(%i: index, %j: index):
+    %p = tensor.extract %pos[%i] : tensor<2xi64>
+    %at = arith.index_cast %p : i64 to index
+    %r = tensor.extract %x[%at, %j] : tensor<4x3xf32>
+    te.yield %r : f32
+  }
+  %pos2 = te.compute : tensor<2xi64> {
+  ^bb0(%i: index):
+    %v = tensor.extract %idx[%i] : tensor<2xi64>
+    %four = arith.constant 4 : i64
+    %ok = arith.cmpi ult, %v, %four : i64
+    tir.assert %ok, "index {} is out of range", %v : i64
+    te.yield %v : i64
+  }
+  %same = te.compute : tensor<2xi64> {
+  ^bb0(%i: index):
+    %p = tensor.extract %pos2[%i] : tensor<2xi64>
+    %one = arith.constant 1 : i64
+    %q = arith.addi %p, %one : i64
+    te.yield %q : i64
+  }
+  func.return %rows, %same : tensor<2x3xf32>, tensor<2xi64>
+}
+
 // The model's function is left as it is.
 // CHECK-LABEL: func.func @main(
 // CHECK-NEXT:    func.call @epilogue(%a, %b, %bias)

@@ -443,3 +443,26 @@ func.func @add_relu(%x: memref<4xf32>, %y: memref<4xf32> {graph.output = 0 : i64
   memref.dealloc %s : memref<4xf32>
   func.return
 }
+
+// -----
+
+// A producer that checks what it reads stays a nest of its own: inlined at
+// each load of its buffer, the check would run for the elements read only,
+// and as often as they are read.
+func.func @checked(%x: memref<4xi64>, %y: memref<4xi64>) {
+  %p = memref.alloc() {alignment = 64 : i64} : memref<4xi64>
+  tir.for %i = 0 to 4 step 1 {name = "p0", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<4xi64>
+    %four = arith.constant 4 : i64
+    %ok = arith.cmpi ult, %v, %four : i64
+    // CHECK: compute-inline.mlir:[[# @LINE + 1]]:5: error: tir-compute-inline: cannot inline loop 'p0' of @checked: the body of loop 'p0' holds 'tir.assert'; only pure scalar ops, loads and one store inline
+    tir.assert %ok, "index {} is out of range", %v : i64
+    memref.store %v, %p[%i] : memref<4xi64>
+  }
+  tir.for %i = 0 to 4 step 1 {name = "c", kind = "serial"} {
+    %v = memref.load %p[%i] : memref<4xi64>
+    memref.store %v, %y[%i] : memref<4xi64>
+  }
+  memref.dealloc %p : memref<4xi64>
+  func.return
+}

@@ -23,6 +23,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from xtc.dialects.graph.base import GraphOp, ShapeError, elem, shape_of, type_str
 from xtc.dialects.graph.constant import ConstantOp, numpy_dtype
+from xtc.interp import RunTimeFault
 
 
 class OnnxImportError(ValueError):
@@ -155,12 +156,16 @@ class Node:
             self.fail(str(e))
         constants = self.importer.constants
         if operands and all(v in constants for v in operands):
-            values = self.importer.interpreter.run_op(op, tuple(constants[v] for v in operands))
-            op.drop_all_references()
-            return [
-                self.constant(np.asarray(v, dtype=numpy_dtype(elem(t))))
-                for v, t in zip(values, op.result_types, strict=True)
-            ]
+            try:
+                values = self.importer.interpreter.run_op(op, tuple(constants[v] for v in operands))
+            except RunTimeFault:
+                values = None  # it faults on these constants: kept, to fail at run time
+            if values is not None:
+                op.drop_all_references()
+                return [
+                    self.constant(np.asarray(v, dtype=numpy_dtype(elem(t))))
+                    for v, t in zip(values, op.result_types, strict=True)
+                ]
         op.location = NameLoc(StringAttr(self.name), NoneAttr())
         self.importer.block.add_op(op)
         return list(op.results)

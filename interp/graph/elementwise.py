@@ -3,8 +3,10 @@
 This is the oracle: written for clarity, not speed. Transcendental functions
 without a numpy ufunc, and the formulas built from several steps (gelu), are
 evaluated in float64 and rounded once to the result type. IEEE special values
-(inf, NaN, integer division by zero giving 0) are results, not warnings:
-each op runs under `np.errstate(all="ignore")`.
+(inf, NaN) are results, not warnings: each op runs under
+`np.errstate(all="ignore")`. An integer Div or Mod by zero is a
+RunTimeFault naming the node, as in native code and onnxruntime; INT_MIN / -1
+wraps to INT_MIN (and INT_MIN % -1 is 0), as onnxruntime gives.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Operation
 
 from xtc.dialects.graph import elementwise as ew
-from xtc.dialects.graph.base import elem, get_bool, get_float, get_str
+from xtc.dialects.graph.base import division_fault, elem, get_bool, get_float, get_str
 from xtc.dialects.graph.constant import numpy_dtype
+from xtc.interp import RunTimeFault
 
 Args = tuple[Any, ...]
 Results = tuple[Any, ...]
@@ -102,6 +105,13 @@ def power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     if _is_integer(base) and _is_integer(exponent):
         return integer_power(base, exponent)
     return np.power(_float64(base), _float64(exponent))
+
+
+def refuse_zero_divisor(op: Operation, x: np.ndarray, y: np.ndarray) -> None:
+    """A RunTimeFault when an integer division of x by y divides by zero
+    (every element of y is used once the result has any)."""
+    if _is_integer(x) and np.broadcast(x, y).size and bool(np.any(y == 0)):
+        raise RunTimeFault(division_fault(op))
 
 
 def divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -208,7 +218,14 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_add = impl(ew.AddOp)(_binary(np.add))
     run_sub = impl(ew.SubOp)(_binary(np.subtract))
     run_mul = impl(ew.MulOp)(_binary(np.multiply))
-    run_div = impl(ew.DivOp)(_binary(divide))
+
+    @impl(ew.DivOp)
+    def run_div(self, interpreter: Interpreter, op: ew.DivOp, args: Args) -> Results:
+        x, y = np.asarray(args[0]), np.asarray(args[1])
+        refuse_zero_divisor(op, x, y)
+        with np.errstate(all="ignore"):
+            return _result(op, divide(x, y))
+
     run_pow = impl(ew.PowOp)(_binary(power))
     run_max = impl(ew.MaxOp)(_binary(np.maximum))
     run_min = impl(ew.MinOp)(_binary(np.minimum))
@@ -234,9 +251,7 @@ class ElementwiseFunctions(InterpreterFunctions):
             return _result(op, gelu(np.asarray(args[0]), approximate))
 
     @impl(ew.LeakyReluOp)
-    def run_leaky_relu(
-        self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args
-    ) -> Results:
+    def run_leaky_relu(self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args) -> Results:
         x = np.asarray(args[0])
         alpha = get_float(op.properties, "alpha", 0.01)
         return _result(op, np.where(x >= 0, x, _float64(x) * alpha))
@@ -263,12 +278,12 @@ class ElementwiseFunctions(InterpreterFunctions):
     @impl(ew.ModOp)
     def run_mod(self, interpreter: Interpreter, op: ew.ModOp, args: Args) -> Results:
         c_fmod = get_bool(op.properties, "fmod", False)
+        x, y = np.asarray(args[0]), np.asarray(args[1])
+        refuse_zero_divisor(op, x, y)
         with np.errstate(all="ignore"):
-            return _result(op, modulo(np.asarray(args[0]), np.asarray(args[1]), c_fmod))
+            return _result(op, modulo(x, y, c_fmod))
 
     @impl(ew.WhereOp)
-    def run_where(
-        self, interpreter: Interpreter, op: ew.WhereOp, args: Args
-    ) -> Results:
+    def run_where(self, interpreter: Interpreter, op: ew.WhereOp, args: Args) -> Results:
         condition, x, y = (np.asarray(a) for a in args)
         return _result(op, np.where(condition, x, y))

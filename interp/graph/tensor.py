@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from xtc.dialects.graph import tensor as t
 from xtc.dialects.graph.base import (
@@ -15,9 +15,11 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    index_fault,
     shape_of,
-    type_str,
 )
+from xtc.dialects.tir import format_message
+from xtc.interp import RunTimeFault
 
 Args = tuple[Any, ...]
 
@@ -28,18 +30,16 @@ def _axis(op: GraphOp, default: int = 0) -> int:
 
 
 def _in_range_indices(
-    op_name: str, indices: np.ndarray, dim: int, data_type: Attribute
+    op: Operation, indices: np.ndarray, dim: int, axis: int, data_type: Attribute
 ) -> np.ndarray:
-    """Indices with negatives wrapped once; any left outside 0..dim-1 are
-    refused, naming the offending value."""
+    """Indices with negatives wrapped once; the first (row-major) left
+    outside 0..dim-1 is a RunTimeFault naming the node and the value, as
+    native code reports it."""
     wrapped = np.where(indices < 0, indices + dim, indices).astype(np.int64)
     bad = (wrapped < 0) | (wrapped >= dim)
     if bad.any():
         value = int(indices[bad].flat[0])
-        raise IndexError(
-            f"{op_name}: index {value} is out of range for an axis of size {dim} "
-            f"in {type_str(data_type)}"
-        )
+        raise RunTimeFault(format_message(index_fault(op, dim, axis, data_type), value))
     return wrapped
 
 
@@ -54,41 +54,29 @@ def _element_index(indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
 @register_impls
 class TensorFunctions(InterpreterFunctions):
     @impl(t.ReshapeOp)
-    def run_reshape(
-        self, interpreter: Interpreter, op: t.ReshapeOp, args: Args
-    ) -> Args:
+    def run_reshape(self, interpreter: Interpreter, op: t.ReshapeOp, args: Args) -> Args:
         return (np.reshape(args[0], get_ints(op.properties, "shape")),)
 
     @impl(t.TransposeOp)
-    def run_transpose(
-        self, interpreter: Interpreter, op: t.TransposeOp, args: Args
-    ) -> Args:
+    def run_transpose(self, interpreter: Interpreter, op: t.TransposeOp, args: Args) -> Args:
         (x,) = args
         return (np.transpose(x, t.TransposeOp.permutation(x.ndim, op.properties)),)
 
     @impl(t.SqueezeOp)
-    def run_squeeze(
-        self, interpreter: Interpreter, op: t.SqueezeOp, args: Args
-    ) -> Args:
+    def run_squeeze(self, interpreter: Interpreter, op: t.SqueezeOp, args: Args) -> Args:
         axes = t.SqueezeOp.squeezed_axes(op.input.type, op.properties)
         return (np.squeeze(args[0], axis=axes),)
 
     @impl(t.UnsqueezeOp)
-    def run_unsqueeze(
-        self, interpreter: Interpreter, op: t.UnsqueezeOp, args: Args
-    ) -> Args:
+    def run_unsqueeze(self, interpreter: Interpreter, op: t.UnsqueezeOp, args: Args) -> Args:
         return (np.reshape(args[0], shape_of(op.output.type)),)
 
     @impl(t.FlattenOp)
-    def run_flatten(
-        self, interpreter: Interpreter, op: t.FlattenOp, args: Args
-    ) -> Args:
+    def run_flatten(self, interpreter: Interpreter, op: t.FlattenOp, args: Args) -> Args:
         return (np.reshape(args[0], shape_of(op.output.type)),)
 
     @impl(t.BroadcastToOp)
-    def run_broadcast_to(
-        self, interpreter: Interpreter, op: t.BroadcastToOp, args: Args
-    ) -> Args:
+    def run_broadcast_to(self, interpreter: Interpreter, op: t.BroadcastToOp, args: Args) -> Args:
         return (np.broadcast_to(args[0], shape_of(op.output.type)).copy(),)
 
     @impl(t.TileOp)
@@ -112,16 +100,14 @@ class TensorFunctions(InterpreterFunctions):
     def run_slice(self, interpreter: Interpreter, op: t.SliceOp, args: Args) -> Args:
         ranges = t.SliceOp.ranges(op.input.type, op.properties)
         # A range stopping at -1 runs down to index 0: numpy spells that None.
-        index = tuple(
-            slice(r.start, r.stop if r.stop >= 0 else None, r.step) for r in ranges
-        )
+        index = tuple(slice(r.start, r.stop if r.stop >= 0 else None, r.step) for r in ranges)
         return (args[0][index].copy(),)
 
     @impl(t.GatherOp)
     def run_gather(self, interpreter: Interpreter, op: t.GatherOp, args: Args) -> Args:
         data, indices = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         return (np.take(data, wrapped, axis=axis),)
 
     @impl(t.GatherElementsOp)
@@ -130,7 +116,7 @@ class TensorFunctions(InterpreterFunctions):
     ) -> Args:
         data, indices = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         return (data[_element_index(wrapped, axis)],)
 
     @impl(t.ScatterElementsOp)
@@ -139,7 +125,7 @@ class TensorFunctions(InterpreterFunctions):
     ) -> Args:
         data, indices, updates = args
         axis = _axis(op)
-        wrapped = _in_range_indices(op.name, indices, data.shape[axis], op.data.type)
+        wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         index = _element_index(wrapped, axis)
         reduction = get_str(op.properties, "reduction", "none")
         result = data.copy()
@@ -184,25 +170,21 @@ class TensorFunctions(InterpreterFunctions):
         return (blocks.reshape(shape_of(op.output.type)),)
 
     @impl(t.GatherNDOp)
-    def run_gather_nd(
-        self, interpreter: Interpreter, op: t.GatherNDOp, args: Args
-    ) -> Args:
+    def run_gather_nd(self, interpreter: Interpreter, op: t.GatherNDOp, args: Args) -> Args:
         data, indices = args
         batch_dims = get_int(op.properties, "batch_dims", 0)
         batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
         flat_data = data.reshape((batch, *data.shape[batch_dims:]))
-        index = _nd_index(op.name, indices, flat_data.shape[1:], batch, op.data.type)
+        index = _nd_index(op, indices, flat_data.shape[1:], batch, batch_dims, op.data.type)
         batch_index = np.arange(batch).reshape(batch, 1)
         gathered = flat_data[(batch_index, *index)]
         return (gathered.reshape(shape_of(op.output.type)),)
 
     @impl(t.ScatterNDOp)
-    def run_scatter_nd(
-        self, interpreter: Interpreter, op: t.ScatterNDOp, args: Args
-    ) -> Args:
+    def run_scatter_nd(self, interpreter: Interpreter, op: t.ScatterNDOp, args: Args) -> Args:
         data, indices, updates = args
         depth = indices.shape[-1]
-        index = _nd_index(op.name, indices, data.shape, 1, op.data.type)
+        index = _nd_index(op, indices, data.shape, 1, 0, op.data.type)
         index = tuple(i.reshape(-1) for i in index)
         flat_updates = updates.reshape((-1, *data.shape[depth:]))
         reduction = get_str(op.properties, "reduction", "none")
@@ -224,19 +206,23 @@ _SCATTER_UFUNCS: dict[str, Any] = {
 
 
 def _nd_index(
-    op_name: str,
+    op: Operation,
     indices: np.ndarray,
     dims: tuple[int, ...],
     batch: int,
+    batch_dims: int,
     data_type: Attribute,
 ) -> list[np.ndarray]:
     """The index tuples of indices (last dimension) as one array per
-    addressed dim of `dims`, each shaped (batch, tuples per batch)."""
+    addressed dim of `dims` (data's axis batch_dims + j), each shaped
+    (batch, tuples per batch); checked component by component."""
     depth = indices.shape[-1]
-    tuples = indices.reshape((batch, -1, depth)) if indices.size else np.zeros(
-        (batch, 0, depth), np.int64
+    tuples = (
+        indices.reshape((batch, -1, depth))
+        if indices.size
+        else np.zeros((batch, 0, depth), np.int64)
     )
     return [
-        _in_range_indices(op_name, tuples[..., j], dims[j], data_type)
+        _in_range_indices(op, tuples[..., j], dims[j], batch_dims + j, data_type)
         for j in range(depth)
     ]

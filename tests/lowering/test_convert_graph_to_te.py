@@ -33,6 +33,7 @@ from xtc.dialects.graph.base import GraphOp, Props
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import ReluOp
 from xtc.dialects.te import ComputeOp
+from xtc.dialects.tir import AssertOp
 from xtc.frontend.onnx import import_model
 from xtc.interp.testing import assert_pipeline_preserves_outputs, single_op_module
 from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
@@ -96,6 +97,36 @@ def test_identical_ops_share_one_kernel() -> None:
         assert kernel.sym_visibility == StringAttr("private")
         body_ops = {type(op) for op in kernel.body.block.ops}
         assert body_ops <= {ComputeOp, type(kernel.body.block.last_op)}
+
+
+CHECKED_TWICE = """
+func.func @main(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %j: tensor<2xi64>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %a = graph.gather %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("first")
+  %b = graph.gather %x, %j : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("second")
+  %c = graph.gather %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("first")
+  func.return %a, %b, %c : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+"""
+
+
+def test_ops_whose_kernels_check_values_share_them_only_by_node() -> None:
+    """A kernel's fault messages name its node: two gathers of different
+    nodes get a kernel each, naming it; ops of one node share theirs."""
+    module = convert(CHECKED_TWICE)
+    callees = [c.callee.string_value() for c in module.walk() if isinstance(c, CallOp)]
+    assert callees == ["gather_0", "gather_1", "gather_0"]
+    messages = {
+        name: [op.message.data for op in kernel.walk() if isinstance(op, AssertOp)]
+        for name, kernel in functions(module).items()
+        if name != "main"
+    }
+    assert messages["gather_0"][0].startswith("Gather node 'first': index {}")
+    assert messages["gather_1"][0].startswith("Gather node 'second': index {}")
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    i, j = np.array([4, -5], np.int64), np.array([1, 9], np.int64)
+    with pytest.raises(interp.RunTimeFault, match="Gather node 'second': index 9"):
+        interp.run(module, [x, i, j])
 
 
 def test_main_keeps_its_signature_and_attributes() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from xtc import interp
 from xtc.interp.testing import random_inputs
+from xtc.runtime.errors import InputError
 from xtc.tools.compiler import compile_graph
 from xtc.tools.pipelines import apply_pipeline
 from xtc.tools.textual_ir import parse_module
@@ -35,23 +36,41 @@ def functions() -> list[tuple[str, str]]:
     return cases
 
 
-def _valid_indices(inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Index operands (gather & co) get small non-negative values in range."""
-    return [np.abs(a) % 2 if a.dtype.kind in "iu" else a for a in inputs]
+def _integer_choices(inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """The inputs with small integer operands: 0 or 1 (indices in range of
+    any axis of 2 or more: gather & co), then all 1 (divisors that are not
+    zero: the integer Div and Mod fault on a zero)."""
+    return [
+        [np.abs(a) % 2 if a.dtype.kind in "iu" else a for a in inputs],
+        [np.ones_like(a) if a.dtype.kind in "iu" else a for a in inputs],
+    ]
 
 
 @pytest.mark.parametrize("name, text", functions(), ids=[n for n, _ in functions()])
 def test_graph_tir_and_native_agree(name: str, text: str) -> None:
+    """On the first choice of integer inputs that does not fault; a choice
+    that faults faults alike at every level, with the same message."""
     module = parse_module(text)
-    inputs = _valid_indices(random_inputs(module, seed=3))
-    expected = interp.run(module, inputs)
-    native = compile_graph(parse_module(text), opt_level=0).run(inputs)
+    native_model = compile_graph(parse_module(text), opt_level=0)
+    tir = apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
+    for inputs in _integer_choices(random_inputs(module, seed=3)):
+        try:
+            expected = interp.run(module, inputs)
+        except interp.RunTimeFault as fault:
+            with pytest.raises(InputError) as native_fault:
+                native_model.run(inputs)
+            with pytest.raises(interp.RunTimeFault) as tir_fault:
+                interp.run(tir, inputs)
+            assert str(native_fault.value) == str(tir_fault.value) == str(fault)
+            continue
+        break
+    else:
+        pytest.fail(f"{name} faults on every choice of inputs")
+    native = native_model.run(inputs)
     outputs = sum(int(np.prod(e.shape)) for e in expected)
     lowered = None
     if outputs <= TIR_INTERPRETER_MAX_ELEMENTS:
-        lowered = interp.run(
-            apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir"), inputs
-        )
+        lowered = interp.run(tir, inputs)
     for i, e in enumerate(expected):
         tol = 1e-3 if e.dtype == np.float16 else 1e-5
         for got in [native[i]] + ([lowered[i]] if lowered is not None else []):

@@ -1,7 +1,8 @@
 """The elementwise compute rules (ops/elementwise.py): every op lowered by
 convert-graph-to-te runs in the te interpreter exactly as the graph
 interpreter runs it, on random values and on the special ones (NaN, ±inf,
-±0, halves, integer extremes, zero divisors, shifts past the width)."""
+±0, halves, integer extremes, -1 and zero divisors, shifts past the width),
+or fails with the same run-time fault (an integer division by zero)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,17 @@ def check(
     atol: float = 1e-6,
 ) -> None:
     """The graph interpreter on the op and the te interpreter on its
-    lowering agree (integers and booleans exactly)."""
+    lowering agree (integers and booleans exactly), or fail with the same
+    run-time fault."""
     graph = single_op_module(op_class, [tensor_type_of(a) for a in arrays], props)
-    with np.errstate(all="ignore"):
-        expected = interp.run(graph, list(arrays))
+    try:
+        with np.errstate(all="ignore"):
+            expected = interp.run(graph, list(arrays))
+    except interp.RunTimeFault as fault:
+        with pytest.raises(interp.RunTimeFault) as raised:
+            interp.run(lower(graph), list(arrays))
+        assert str(raised.value) == str(fault)
+        return
     actual = interp.run(lower(graph), list(arrays))
     for a, e in zip(actual, expected, strict=True):
         assert a.dtype == e.dtype and a.shape == e.shape
@@ -210,7 +218,8 @@ BINARY = [
 
 def binary_operands(op_class: type[GraphOp], dtype: type) -> tuple[np.ndarray, np.ndarray]:
     """A (n, m) grid against an (m,) row: every special value meets every
-    other one; integer rows hold 0, -1 and the minimum (traps in C)."""
+    other one; integer rows hold 0 (but for Div and Mod: a fault, tested
+    on its own), -1 and the minimum (traps in C)."""
     kind = np.dtype(dtype).kind
     if kind == "f":
         row = np.array(SPECIAL + [3.0, -7.25], dtype)
@@ -222,7 +231,8 @@ def binary_operands(op_class: type[GraphOp], dtype: type) -> tuple[np.ndarray, n
         width = np.dtype(dtype).itemsize * 8
         amounts = [0, 1, 3, width - 1, width, width + 5] + ([] if kind == "u" else [-1, -9])
         return sample(dtype, (3, len(amounts))), np.array(amounts, dtype)
-    row = np.array([0, 1, 3, 7] + ([] if kind == "u" else [-1, -3]), dtype)
+    zero = [] if op_class in (ew.DivOp, ew.ModOp) else [0]
+    row = np.array([*zero, 1, 3, 7] + ([] if kind == "u" else [-1, -3]), dtype)
     grid = sample(dtype, (3, len(row)))
     grid[0, :] = np.iinfo(dtype).min if kind == "i" else np.iinfo(dtype).max
     return grid, row
@@ -236,6 +246,20 @@ def test_binary(op_class: type[GraphOp], dtype: type) -> None:
     modes = [{}, {"fmod": bool_attr(True)}] if op_class is ew.ModOp else [{}]
     for props in modes:
         check(op_class, [lhs, rhs], props, **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS)
+@pytest.mark.parametrize("op_class", [ew.DivOp, ew.ModOp])
+def test_an_integer_division_by_zero_fails_the_run(op_class: type[GraphOp], dtype: type) -> None:
+    """As onnxruntime refuses it, at both levels, naming the op."""
+    lhs, rhs = sample(dtype, (2, 3)), np.array([3, 0, 1], dtype)
+    graph = single_op_module(op_class, [tensor_type_of(a) for a in (lhs, rhs)], {})
+    what = "modulo" if op_class is ew.ModOp else "division"
+    for module in (graph, lower(graph)):
+        with pytest.raises(
+            interp.RunTimeFault, match=f"^{op_class.name[6:].capitalize()}: integer {what} by zero"
+        ):
+            interp.run(module, [lhs, rhs])
 
 
 def test_fmod_is_exact() -> None:

@@ -1,8 +1,9 @@
 """The tensor compute rules (ops/tensor.py): every op lowered by
 convert-graph-to-te runs in the te interpreter exactly as the graph
-interpreter runs it (the te interpreter also refuses any read outside a
-tensor, so the clamped branches of concat and of indexed reads are checked
-too)."""
+interpreter runs it, or fails with the same run-time fault (an index out of
+range names the op and the index); the te interpreter also refuses any read
+outside a tensor, so the clamped branches of concat and of indexed reads are
+checked too."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from xdsl.ir import Attribute
 from xtc import interp
 from xtc.dialects.graph import tensor as t
 from xtc.dialects.graph.base import GraphOp, ShapeError, int_attr, ints_attr, str_attr
+from xtc.dialects.tir import AssertOp
 from xtc.interp.testing import single_op_module, tensor_type_of
 from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
 from xtc.ops import load_compute_rules
@@ -54,9 +56,15 @@ def check(
 ) -> None:
     """The graph interpreter on the op and the te interpreter on its lowering
     give the same results (bit for bit, but for the order in which a scatter
-    folds float updates)."""
+    folds float updates), or the same run-time fault."""
     graph = op_module(op_class, arrays, props or {})
-    expected = interp.run(graph, list(arrays))
+    try:
+        expected = interp.run(graph, list(arrays))
+    except interp.RunTimeFault as fault:
+        with pytest.raises(interp.RunTimeFault) as raised:
+            interp.run(lower(graph), list(arrays))
+        assert str(raised.value) == str(fault)
+        return
     actual = interp.run(lower(graph), list(arrays))
     for a, e in zip(actual, expected, strict=True):
         assert a.dtype == e.dtype and a.shape == e.shape
@@ -189,12 +197,20 @@ def test_slice(shape: list[int], data: st.DataObject) -> None:
     check(t.SliceOp, [randn(*shape)], {**props, "steps": ints_attr(steps)})
 
 
-def indices(dim_size: int, shape: Sequence[int], dtype: type = np.int64) -> np.ndarray:
-    """Valid indices on an axis of dim_size, negative ones included."""
-    values = RNG.integers(-dim_size, dim_size, shape)
+def indices(
+    dim_size: int, shape: Sequence[int], dtype: type = np.int64, spread: int = 1
+) -> np.ndarray:
+    """Indices on an axis of dim_size: valid ones, negative ones included;
+    with a spread of 2, any in [-2 dim_size, 2 dim_size), so that some are
+    likely out of range."""
+    values = RNG.integers(-spread * dim_size, spread * dim_size, shape)
     if np.dtype(dtype).kind == "u":
-        values %= dim_size
+        values %= spread * dim_size
     return values.astype(dtype)
+
+
+spreads = st.sampled_from([1, 1, 2])
+"""Valid indices twice as often as indices that may be out of range."""
 
 
 @SETTINGS
@@ -202,13 +218,16 @@ def indices(dim_size: int, shape: Sequence[int], dtype: type = np.int64) -> np.n
     shape=shapes,
     index_shape=st.lists(dim, max_size=2),
     dtype=st.sampled_from([np.int64, np.int32, np.uint8]),
+    spread=spreads,
     data=st.data(),
 )
-def test_gather(shape: list[int], index_shape: list[int], dtype: type, data: st.DataObject) -> None:
+def test_gather(
+    shape: list[int], index_shape: list[int], dtype: type, spread: int, data: st.DataObject
+) -> None:
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     check(
         t.GatherOp,
-        [randn(*shape), indices(shape[axis], index_shape, dtype)],
+        [randn(*shape), indices(shape[axis], index_shape, dtype, spread)],
         {"axis": int_attr(axis)},
     )
 
@@ -223,13 +242,13 @@ def index_shape_within(shape: Sequence[int], axis: int, data: st.DataObject) -> 
 
 
 @SETTINGS
-@given(shape=shapes, data=st.data())
-def test_gather_elements(shape: list[int], data: st.DataObject) -> None:
+@given(shape=shapes, spread=spreads, data=st.data())
+def test_gather_elements(shape: list[int], spread: int, data: st.DataObject) -> None:
     axis = data.draw(st.integers(0, len(shape) - 1))
     index_shape = index_shape_within(shape, axis, data)
     check(
         t.GatherElementsOp,
-        [randn(*shape), indices(shape[axis], index_shape)],
+        [randn(*shape), indices(shape[axis], index_shape, spread=spread)],
         {"axis": int_attr(axis)},
     )
 
@@ -242,10 +261,11 @@ REDUCTIONS = ["none", "add", "mul", "max", "min"]
     shape=shapes,
     reduction=st.sampled_from(REDUCTIONS),
     dtype=st.sampled_from([np.float32, np.int32, np.uint8, np.bool_]),
+    spread=spreads,
     data=st.data(),
 )
 def test_scatter_elements(
-    shape: list[int], reduction: str, dtype: type, data: st.DataObject
+    shape: list[int], reduction: str, dtype: type, spread: int, data: st.DataObject
 ) -> None:
     """Repeated indices: the last update wins, or all of them fold."""
     axis = data.draw(st.integers(0, len(shape) - 1))
@@ -253,19 +273,21 @@ def test_scatter_elements(
     values = [RNG.integers(0, 5, s).astype(dtype) for s in (shape, index_shape)]
     check(
         t.ScatterElementsOp,
-        [values[0], indices(shape[axis], index_shape), values[1]],
+        [values[0], indices(shape[axis], index_shape, spread=spread), values[1]],
         {"axis": int_attr(axis), "reduction": str_attr(reduction)},
     )
 
 
 @SETTINGS
-@given(shape=shapes, data=st.data())
-def test_gather_nd(shape: list[int], data: st.DataObject) -> None:
+@given(shape=shapes, spread=spreads, data=st.data())
+def test_gather_nd(shape: list[int], spread: int, data: st.DataObject) -> None:
     batch_dims = data.draw(st.integers(0, len(shape) - 1))
     depth = data.draw(st.integers(1, len(shape) - batch_dims))
     tuples = data.draw(st.lists(dim, max_size=2))
     index_shape = [*shape[:batch_dims], *tuples]
-    columns = [indices(shape[batch_dims + j], [*index_shape, 1]) for j in range(depth)]
+    columns = [
+        indices(shape[batch_dims + j], [*index_shape, 1], spread=spread) for j in range(depth)
+    ]
     check(
         t.GatherNDOp,
         [randn(*shape), np.concatenate(columns, axis=-1)],
@@ -274,11 +296,11 @@ def test_gather_nd(shape: list[int], data: st.DataObject) -> None:
 
 
 @SETTINGS
-@given(shape=shapes, reduction=st.sampled_from(REDUCTIONS), data=st.data())
-def test_scatter_nd(shape: list[int], reduction: str, data: st.DataObject) -> None:
+@given(shape=shapes, reduction=st.sampled_from(REDUCTIONS), spread=spreads, data=st.data())
+def test_scatter_nd(shape: list[int], reduction: str, spread: int, data: st.DataObject) -> None:
     depth = data.draw(st.integers(1, len(shape)))
     tuples = data.draw(st.lists(st.integers(1, 4), max_size=2))
-    columns = [indices(shape[j], [*tuples, 1]) for j in range(depth)]
+    columns = [indices(shape[j], [*tuples, 1], spread=spread) for j in range(depth)]
     updates = randn(*tuples, *shape[depth:])
     check(
         t.ScatterNDOp,
@@ -295,24 +317,81 @@ def test_depth_and_space(mode: str, blocksize: int) -> None:
     check(t.SpaceToDepthOp, [randn(2, 3, 2 * blocksize, 3 * blocksize)], props)
 
 
-def test_indices_out_of_range_never_read_outside() -> None:
-    """The graph interpreter refuses them; the kernels clamp (gathers) or
-    ignore them (scatters), and never read outside a tensor."""
-    data, bad = randn(3, 4), np.array([[7, -9], [3, 0]], np.int64)
-    runs = [
-        (t.GatherOp, [data, bad], {"axis": int_attr(0)}),
-        (t.GatherElementsOp, [data, bad], {"axis": int_attr(1)}),
-        (t.GatherNDOp, [data, bad], {}),
-        (t.ScatterElementsOp, [data, bad, randn(2, 2)], {"axis": int_attr(0)}),
-        (t.ScatterNDOp, [data, bad, randn(2)], {}),
-    ]
-    for op_class, arrays, props in runs:
-        graph = op_module(op_class, arrays, props)
-        (result,) = interp.run(lower(graph), arrays)
-        assert np.isfinite(result).all()
+BAD = np.array([[1, -9], [7, 0]], np.int64)
+"""Indices into a 3x4 tensor: -9 is out of range on either axis, 7 too."""
+BAD_INDEX_RUNS = [
+    (t.GatherOp, [randn(3, 4), BAD], {"axis": int_attr(0)}, "Gather", "-9", "[-3, 3) on axis 0"),
+    (
+        t.GatherElementsOp,
+        [randn(3, 4), BAD],
+        {"axis": int_attr(1)},
+        "GatherElements",
+        "-9",
+        "[-4, 4) on axis 1",
+    ),
+    (t.GatherNDOp, [randn(3, 4), BAD], {}, "GatherND", "7", "[-3, 3) on axis 0"),
+    (
+        t.ScatterElementsOp,
+        [randn(3, 4), BAD, randn(2, 2)],
+        {"axis": int_attr(0)},
+        "ScatterElements",
+        "-9",
+        "[-3, 3) on axis 0",
+    ),
+    (t.ScatterNDOp, [randn(3, 4), BAD, randn(2)], {}, "ScatterND", "7", "[-3, 3) on axis 0"),
+]
 
 
-def test_gather_from_an_empty_axis_gives_an_empty_or_zero_result() -> None:
-    graph = op_module(t.GatherOp, [randn(0, 2), np.zeros((3,), np.int64)], {})
-    (result,) = interp.run(lower(graph), [randn(0, 2), np.zeros((3,), np.int64)])
-    assert result.shape == (3, 2) and not result.any()
+@pytest.mark.parametrize(
+    ("op_class", "arrays", "props", "kind", "value", "where"),
+    BAD_INDEX_RUNS,
+    ids=[run[3] for run in BAD_INDEX_RUNS],
+)
+def test_an_index_out_of_range_fails_with_the_interpreters_message(
+    op_class: type[GraphOp],
+    arrays: list[np.ndarray],
+    props: Props,
+    kind: str,
+    value: str,
+    where: str,
+) -> None:
+    """The first index out of range in row-major order (component by
+    component for the ND ops) is the one named, at both levels."""
+    graph = op_module(op_class, arrays, props)
+    message = f"{kind}: index {value} is out of range {where} of tensor<3x4xf32>"
+    with pytest.raises(interp.RunTimeFault) as expected:
+        interp.run(graph, arrays)
+    assert str(expected.value) == message
+    with pytest.raises(interp.RunTimeFault) as actual:
+        interp.run(lower(graph), arrays)
+    assert str(actual.value) == message
+
+
+@pytest.mark.parametrize(
+    ("op_class", "arrays", "props"),
+    [run[:3] for run in BAD_INDEX_RUNS],
+    ids=[run[3] for run in BAD_INDEX_RUNS],
+)
+def test_reads_past_a_failed_check_stay_inside_the_tensors(
+    op_class: type[GraphOp], arrays: list[np.ndarray], props: Props
+) -> None:
+    """A failed check does not stop native code: the kernel goes on with
+    the index clamped, so that it never reads outside a tensor (the te
+    interpreter, here without the checks, refuses any such read)."""
+    lowered = lower(op_module(op_class, arrays, props))
+    checks = [op for op in lowered.walk() if isinstance(op, AssertOp)]
+    assert checks
+    for check_op in checks:
+        check_op.detach()
+        check_op.erase()
+    (result,) = interp.run(lowered, arrays)
+    assert np.isfinite(result).all()
+
+
+def test_gather_from_an_empty_axis_fails_on_any_index() -> None:
+    """No index is in range on an axis of size 0; none to check is fine."""
+    data = randn(0, 2)
+    graph = op_module(t.GatherOp, [data, np.zeros((3,), np.int64)], {})
+    with pytest.raises(interp.RunTimeFault, match=r"index 0 is out of range \[-0, 0\)"):
+        interp.run(lower(graph), [data, np.zeros((3,), np.int64)])
+    check(t.GatherOp, [data, np.zeros((0,), np.int64)])

@@ -32,7 +32,11 @@ int main(int argc, char **argv) {
     fclose(in);
     const void *inputs[XTC_NUM_INPUTS] = {input};
     void *outputs[XTC_NUM_OUTPUTS] = {output};
-    if (xtc_abi_version() != 1 || xtc_run(inputs, outputs) != 0) return 3;
+    if (xtc_abi_version() != XTC_ABI_VERSION) return 3;
+    if (xtc_run(inputs, outputs) != XTC_STATUS_OK) {
+        fprintf(stderr, "%s\n", xtc_last_error());
+        return 3;
+    }
     FILE *out = fopen(argv[2], "wb");
     if (!out || fwrite(output, sizeof output, 1, out) != 1) return 4;
     fclose(out);
@@ -110,6 +114,78 @@ def test_a_c_program_runs_the_library_without_python(
     assert result.stdout.strip() == "rank 2 count 10"
     got = np.fromfile(tmp_path / "output.bin", np.float32).reshape(1, 10)
     np.testing.assert_array_equal(got, compiled.run([x])[0])
+
+
+FAULT_PROGRAM = r"""
+#include <stdio.h>
+#include "model.h"
+
+/* Gathers rows of a 5x3 table: good indices, then a bad one, then good ones
+   again; prints each run's status and xtc_last_error(). */
+static int run(const int64_t *picks) {
+    static xtc_input_0_t table[XTC_INPUT_0_COUNT];
+    static xtc_input_1_t indices[XTC_INPUT_1_COUNT];
+    static xtc_output_0_t rows[XTC_OUTPUT_0_COUNT];
+    for (int i = 0; i < XTC_INPUT_0_COUNT; i++) table[i] = (float)i;
+    for (int i = 0; i < XTC_INPUT_1_COUNT; i++) indices[i] = picks[i];
+    const void *inputs[XTC_NUM_INPUTS] = {table, indices};
+    void *outputs[XTC_NUM_OUTPUTS] = {rows};
+    int status = xtc_run(inputs, outputs);
+    printf("status %d error [%s] first %g\n", status, xtc_last_error(),
+           status == XTC_STATUS_OK ? rows[0] : -1.0);
+    return status;
+}
+
+int main(void) {
+    static const int64_t good[4] = {4, -1, 0, 2}, bad[4] = {4, -1, 7, 2};
+    if (xtc_last_error() == NULL || xtc_last_error()[0] != '\0') return 10;
+    int statuses = run(good) == XTC_STATUS_OK;
+    statuses += 2 * (run(bad) == XTC_STATUS_FAULT);
+    statuses += 4 * (run(good) == XTC_STATUS_OK);
+    return statuses == 7 ? 0 : statuses + 20;
+}
+"""
+
+
+def test_a_c_program_sees_a_fault_as_a_status_and_a_message(tmp_path: Path) -> None:
+    """xtc_run returns XTC_STATUS_FAULT on an index out of range and
+    xtc_last_error() names the node and the index; the next good run
+    returns XTC_STATUS_OK and clears the message."""
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    node = onnx.helper.make_node("Gather", ["table", "indices"], ["rows"], name="pick", axis=0)
+    graph = onnx.helper.make_graph(
+        [node],
+        "pick",
+        [
+            onnx.helper.make_tensor_value_info("table", onnx.TensorProto.FLOAT, [5, 3]),
+            onnx.helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, [4]),
+        ],
+        [onnx.helper.make_tensor_value_info("rows", onnx.TensorProto.FLOAT, [4, 3])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    xtc.compile(model).export(tmp_path / "pick.tar")
+    with tarfile.open(tmp_path / "pick.tar") as archive:
+        archive.extractall(tmp_path, filter="data")
+    header = (tmp_path / "model.h").read_text()
+    assert "const char *xtc_last_error(void);" in header
+    assert "#define XTC_STATUS_FAULT 1" in header
+    (tmp_path / "program.c").write_text(FAULT_PROGRAM)
+    command = [compiler, "-O2", "-Wall", "-Werror", "-o", "program", "program.c", "model.so"]
+    subprocess.run(
+        [*command, "-Wl,-rpath,$ORIGIN"], cwd=tmp_path, check=True, capture_output=True, text=True
+    )
+    result = subprocess.run(
+        [str(tmp_path / "program")], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "status 0 error [] first 12",
+        "status 1 error [Gather node 'pick': index 7 is out of range [-5, 5) on axis 0 of "
+        "tensor<5x3xf32>] first -1",
+        "status 0 error [] first 12",
+    ]
 
 
 def test_header_describes_every_tensor(exported: tuple[xtc.CompiledModel, Path]) -> None:

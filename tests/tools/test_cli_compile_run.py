@@ -178,3 +178,43 @@ def test_the_installed_command_runs_end_to_end(artifact: Path) -> None:
         check=False,
     )
     assert bad.returncode == 1 and bad.stderr.startswith("xtc: error:")
+
+
+def test_run_with_an_index_out_of_range_is_one_error_line(tmp_path: Path) -> None:
+    """A run-time fault in native code (an index given in the inputs file
+    that is out of range) is one `xtc: error:` line naming the node and the
+    index, exit 1, also when timing; good inputs still run."""
+    node = onnx.helper.make_node("Gather", ["table", "indices"], ["rows"], name="pick", axis=0)
+    graph = onnx.helper.make_graph(
+        [node],
+        "pick",
+        [
+            onnx.helper.make_tensor_value_info("table", onnx.TensorProto.FLOAT, [5, 3]),
+            onnx.helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, [4]),
+        ],
+        [onnx.helper.make_tensor_value_info("rows", onnx.TensorProto.FLOAT, [4, 3])],
+    )
+    onnx.save(onnx.helper.make_model(graph), tmp_path / "pick.onnx")
+    table = np.arange(15, dtype=np.float32).reshape(5, 3)
+    np.savez(tmp_path / "bad.npz", table=table, indices=np.array([0, -6, 1, 2], np.int64))
+    np.savez(tmp_path / "good.npz", table=table, indices=np.array([0, -5, 1, 2], np.int64))
+    command = Path(sys.executable).parent / "xtc"
+    env = {**os.environ, "PATH": f"{command.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def xtc_command(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["xtc", *map(str, argv)], env=env, capture_output=True, text=True, check=False
+        )
+
+    compiled = xtc_command("compile", tmp_path / "pick.onnx", "-o", tmp_path / "pick.tar")
+    assert compiled.returncode == 0, compiled.stderr
+    message = (
+        "xtc: error: Gather node 'pick': index -6 is out of range [-5, 5) on axis 0 "
+        "of tensor<5x3xf32>\n"
+    )
+    for extra in ([], ["--print-time"]):
+        bad = xtc_command("run", tmp_path / "pick.tar", "--inputs", tmp_path / "bad.npz", *extra)
+        assert (bad.returncode, bad.stderr, bad.stdout) == (1, message, "")
+    good = xtc_command("run", tmp_path / "pick.tar", "--inputs", tmp_path / "good.npz")
+    assert good.returncode == 0 and good.stderr == ""
+    assert "rows: float32[4,3]: [0. 1. 2. 0. 1. 2. 3. 4.] ..." in good.stdout

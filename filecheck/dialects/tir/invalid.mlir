@@ -32,3 +32,44 @@ func.func @prefetch_locality(%A: memref<4x3xf32>, %at: index) {
   tir.prefetch %A[%at] {locality = 7 : i64} : memref<4x3xf32>
   func.return
 }
+
+// -----
+
+func.func @assert_without_its_value(%ok: i1) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message has a `{}` but the op has no value
+  tir.assert %ok, "index {} is out of range"
+  func.return
+}
+
+// -----
+
+func.func @assert_value_without_a_place(%ok: i1, %i: i64) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' has a value but its message has no `{}` for it
+  tir.assert %ok, "index out of range", %i : i64
+  func.return
+}
+
+// -----
+
+func.func @assert_two_places(%ok: i1, %i: i64) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'index {} of {}' has 2 `{}`: the value goes in one
+  tir.assert %ok, "index {} of {}", %i : i64
+  func.return
+}
+
+// -----
+
+func.func @assert_named_field(%ok: i1, %i: i64) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'index {i}' has a field {i}: only `{}` (the value) is allowed
+  tir.assert %ok, "index {i}", %i : i64
+  func.return
+}
+
+// -----
+
+func.func @assert_lone_brace(%ok: i1) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'node {' is not a format string: Single '{' encountered in format string
+  tir.assert %ok, "node {"
+  func.return
+}
+

@@ -43,3 +43,18 @@ func.func @prefetch(%A: memref<4x3xf32>, %at: index) {
   tir.prefetch %A[%at] {locality = 2 : i64} : memref<4x3xf32>
   func.return
 }
+
+// A run-time check: the message alone, or with `{}` for a value (an integer
+// or index); doubled braces are literal ones.
+// CHECK-LABEL: func.func @assert
+// CHECK-NEXT:    tir.assert %{{.*}}, "Div node 'd': integer division by zero"
+// CHECK-NEXT:    tir.assert %{{.*}}, "Gather node 'g{{[{][{]}}x{{[}][}]}}': index {} is out of range [-5, 5) on axis 0", %{{.*}} : i64
+// CHECK-NEXT:    tir.assert %{{.*}}, "row {}", %{{.*}} : index
+// CHECK-NEXT:    tir.assert %{{.*}}, "small {}", %{{.*}} : i8
+func.func @assert(%ok: i1, %i: i64, %at: index, %b: i8) {
+  tir.assert %ok, "Div node 'd': integer division by zero"
+  tir.assert %ok, "Gather node 'g{{x}}': index {} is out of range [-5, 5) on axis 0", %i : i64
+  tir.assert %ok, "row {}", %at : index
+  tir.assert %ok, "small {}", %b : i8
+  func.return
+}

@@ -36,6 +36,7 @@ from xtc.dialects.graph.base import (
     str_attr,
     tensor,
 )
+from xtc.interp import RunTimeFault
 from xtc.interp.testing import run_single_op, single_op_module
 
 RNG = np.random.default_rng(0)
@@ -75,9 +76,7 @@ def run_one(
     return got
 
 
-def floats(
-    shape: tuple[int, ...], dtype: Any = np.float32, scale: float = 3.0
-) -> np.ndarray:
+def floats(shape: tuple[int, ...], dtype: Any = np.float32, scale: float = 3.0) -> np.ndarray:
     return (RNG.standard_normal(shape) * scale).astype(dtype)
 
 
@@ -139,13 +138,9 @@ def test_float_unary_matches_onnx(
     "op_class, onnx_type",
     [(ew.LogOp, "Log"), (ew.SqrtOp, "Sqrt"), (ew.ReciprocalOp, "Reciprocal")],
 )
-def test_positive_domain_unary_matches_onnx(
-    op_class: type[GraphOp], onnx_type: str
-) -> None:
+def test_positive_domain_unary_matches_onnx(op_class: type[GraphOp], onnx_type: str) -> None:
     x = np.abs(floats((3, 4))) + 0.01
-    np.testing.assert_allclose(
-        run_one(op_class, [x]), onnx_reference(onnx_type, [x]), rtol=1e-6
-    )
+    np.testing.assert_allclose(run_one(op_class, [x]), onnx_reference(onnx_type, [x]), rtol=1e-6)
 
 
 TRIGONOMETRIC: list[tuple[type[GraphOp], str, float, float]] = [
@@ -221,9 +216,7 @@ SCALAR_FORMULAS: dict[type[GraphOp], Any] = {
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float64])
 @pytest.mark.parametrize("op_class", list(SCALAR_FORMULAS))
-def test_float_unary_keeps_narrow_and_wide_types(
-    op_class: type[GraphOp], dtype: Any
-) -> None:
+def test_float_unary_keeps_narrow_and_wide_types(op_class: type[GraphOp], dtype: Any) -> None:
     # onnx.reference evaluates erf in float32, so f64 is checked against math.
     x = floats((5,), dtype)
     got = run_one(op_class, [x])
@@ -279,11 +272,7 @@ def test_clip_float_matches_onnx(low: float | None, high: float | None) -> None:
     graph = helper.make_graph(
         [node],
         "clip",
-        [
-            helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None)
-            for n in names
-            if n
-        ],
+        [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names if n],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
@@ -341,23 +330,30 @@ def test_integer_div_truncates_toward_zero() -> None:
     np.testing.assert_array_equal(run_one(ew.DivOp, [a, b]), [3, -3, -3, 3, 0, a[-1]])
 
 
-def test_division_by_zero_is_a_value_not_a_warning() -> None:
+def test_float_division_by_zero_is_a_value_not_a_warning() -> None:
     with np.errstate(all="raise"):
-        f = run_one(
-            ew.DivOp, [np.array([1.0, 0.0], np.float32), np.zeros(2, np.float32)]
-        )
-        i = run_one(ew.DivOp, [np.array([5, -5], np.int32), np.zeros(2, np.int32)])
+        f = run_one(ew.DivOp, [np.array([1.0, 0.0], np.float32), np.zeros(2, np.float32)])
     assert np.isinf(f[0]) and np.isnan(f[1])
-    np.testing.assert_array_equal(i, [0, 0])
+
+
+@pytest.mark.parametrize("op_class", [ew.DivOp, ew.ModOp])
+def test_integer_division_by_zero_is_a_run_time_fault(op_class: type[GraphOp]) -> None:
+    """As onnxruntime refuses it; INT_MIN / -1 wraps and INT_MIN % -1 is 0,
+    as onnxruntime gives (for int8 to int32: it crashes on int64)."""
+    what = "modulo" if op_class is ew.ModOp else "division"
+    with pytest.raises(RunTimeFault, match=f"integer {what} by zero"):
+        run_one(op_class, [np.array([5, -5], np.int32), np.array([1, 0], np.int32)])
+    for dtype in (np.int8, np.int32, np.int64):
+        low = np.iinfo(dtype).min
+        got = run_one(op_class, [np.array([low, 7], dtype), np.array([-1, -1], dtype)])
+        np.testing.assert_array_equal(got, [low, -7] if op_class is ew.DivOp else [0, 0])
 
 
 @pytest.mark.parametrize("c_fmod", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
 @settings(max_examples=5, deadline=None)
 @given(shapes=pairs)
-def test_mod_matches_onnx(
-    c_fmod: bool, dtype: Any, shapes: hnp.BroadcastableShapes
-) -> None:
+def test_mod_matches_onnx(c_fmod: bool, dtype: Any, shapes: hnp.BroadcastableShapes) -> None:
     a, b = (RNG.integers(-20, 20, s).astype(dtype) for s in shapes.input_shapes)
     b = np.where(b == 0, -3, b).astype(dtype)
     if dtype == np.float32:
@@ -450,8 +446,7 @@ def test_bitwise_binary_matches_onnx(
 ) -> None:
     info = np.iinfo(dtype)
     a, b = (
-        RNG.integers(info.min, info.max, s, dtype=dtype, endpoint=True)
-        for s in shapes.input_shapes
+        RNG.integers(info.min, info.max, s, dtype=dtype, endpoint=True) for s in shapes.input_shapes
     )
     got = run_one(op_class, [a, b])
     assert got.dtype == dtype and got.shape == shapes.result_shape
@@ -489,17 +484,11 @@ def test_shifts_match_onnx_bit_shift(
 def test_shifts_out_of_range_and_signed() -> None:
     x = np.array([-8, -8, 8, 8, -8, 1], np.int8)
     amount = np.array([1, 8, 8, -1, -1, 7], np.int8)
-    np.testing.assert_array_equal(
-        run_one(ew.ShiftRightOp, [x, amount]), [-4, -1, 0, 0, -1, 0]
-    )
-    np.testing.assert_array_equal(
-        run_one(ew.ShiftLeftOp, [x, amount]), [-16, 0, 0, 0, 0, -128]
-    )
+    np.testing.assert_array_equal(run_one(ew.ShiftRightOp, [x, amount]), [-4, -1, 0, 0, -1, 0])
+    np.testing.assert_array_equal(run_one(ew.ShiftLeftOp, [x, amount]), [-16, 0, 0, 0, 0, -128])
     big = np.array([1, 1, 1], np.uint32)
     shifts = np.array([31, 32, 200], np.uint32)
-    np.testing.assert_array_equal(
-        run_one(ew.ShiftLeftOp, [big, shifts]), [2**31, 0, 0]
-    )
+    np.testing.assert_array_equal(run_one(ew.ShiftLeftOp, [big, shifts]), [2**31, 0, 0])
 
 
 COMPARISONS = [
@@ -527,12 +516,15 @@ def test_comparisons_give_i1(
 
 @pytest.mark.parametrize(
     "op_class, onnx_type",
-    [(ew.EqualOp, "Equal"), (ew.LessOp, "Less"), (ew.GreaterOp, "Greater"),
-     (ew.LessEqualOp, "LessOrEqual"), (ew.GreaterEqualOp, "GreaterOrEqual")],
+    [
+        (ew.EqualOp, "Equal"),
+        (ew.LessOp, "Less"),
+        (ew.GreaterOp, "Greater"),
+        (ew.LessEqualOp, "LessOrEqual"),
+        (ew.GreaterEqualOp, "GreaterOrEqual"),
+    ],
 )
-def test_comparisons_match_onnx_with_nan(
-    op_class: type[GraphOp], onnx_type: str
-) -> None:
+def test_comparisons_match_onnx_with_nan(op_class: type[GraphOp], onnx_type: str) -> None:
     a = np.array([1.0, np.nan, 2.0, -np.inf], np.float32)
     b = np.array([1.0, np.nan, 3.0, -np.inf], np.float32)
     want = onnx_reference(onnx_type, [a, b])
@@ -572,9 +564,7 @@ CAST_TARGETS: list[tuple[Attribute, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    "to, dtype", CAST_TARGETS, ids=[str(t) for t, _ in CAST_TARGETS]
-)
+@pytest.mark.parametrize("to, dtype", CAST_TARGETS, ids=[str(t) for t, _ in CAST_TARGETS])
 @pytest.mark.parametrize("source", [np.float32, np.int32, np.bool_])
 def test_cast_matches_onnx(to: Attribute, dtype: Any, source: Any) -> None:
     x = np.array([[0.0, 1.0, -2.75, 3.5], [2.5, -0.5, 100.9, 0.0]]).astype(source)
@@ -629,9 +619,7 @@ def test_where_refuses_incompatible_shapes_naming_all_three() -> None:
 
 @pytest.mark.parametrize("op_class", [ew.SubOp, ew.ModOp, ew.LessOp, ew.XorOp])
 def test_binary_refuses_differing_element_types(op_class: type[GraphOp]) -> None:
-    with pytest.raises(
-        ShapeError, match=r"element types differ: tensor<3xf32>, tensor<3xi32>"
-    ):
+    with pytest.raises(ShapeError, match=r"element types differ: tensor<3xf32>, tensor<3xi32>"):
         single_op_module(op_class, types(((3,), f32), ((3,), i32)))
 
 
