@@ -145,11 +145,21 @@ Progress = Callable[[str, int, int, float], None]
 """progress(task name, trials done, trials in all, estimated model speed-up)."""
 
 
-def make_tuner(name: str, task: Task, seed: int) -> Tuner:
-    from xtc.tune.tuners import GATuner, GridTuner, RandomTuner, XGBTuner
+def make_tuners(name: str, tasks: Sequence[Task], seed: int) -> list[Tuner]:
+    """A tuner per task; XGBoost tuners of tasks of one kind share their cost
+    model, so that what earlier kernels taught carries over (transfer)."""
+    from xtc.tune.cost_model import CostModel
+    from xtc.tune.tuners import make_tuner
 
-    kinds = {"xgb": XGBTuner, "ga": GATuner, "random": RandomTuner, "grid": GridTuner}
-    return kinds[name](task, seed=seed)
+    models: dict[str, CostModel] = {}
+    tuners: list[Tuner] = []
+    for i, task in enumerate(tasks):
+        if name == "xgb":
+            model = models.setdefault(task.kind, CostModel(seed=seed))
+            tuners.append(make_tuner(name, task, seed + i, model=model))
+        else:
+            tuners.append(make_tuner(name, task, seed + i))
+    return tuners
 
 
 def tune_model(
@@ -181,7 +191,7 @@ def tune_model(
     own = runner is None
     runner = runner or LocalRunner(options or MeasureOptions(), workers)
     summaries = [TaskSummary(t) for t in todo]
-    tuners = [make_tuner(tuner, t, seed + i) for i, t in enumerate(todo)]
+    tuners = make_tuners(tuner, todo, seed)
     scheduler = TaskScheduler([t.occurrences for t in todo], seed=seed)
     summary = TuningSummary(summaries, 0, 0.0, records=os.fspath(records))
     report = progress or (lambda name, done, total, speedup: None)
