@@ -64,7 +64,6 @@ def test_bert_encoder_matches_onnxruntime() -> None:
     assert compiled.input_specs[1].dtype == np.int64
 
 
-@pytest.mark.parametrize("opt_level", [0, 1, 2])
 def _one_graph(
     nodes: list[onnx.NodeProto],
     inputs: list[onnx.ValueInfoProto],
@@ -133,6 +132,7 @@ def test_a_chain_of_5000_nodes_imports_compiles_and_runs() -> None:
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("opt_level", [0, 1, 2])
 def test_every_opt_level_gives_the_same_answer(
     opt_level: int, resnet: tuple[onnx.ModelProto, xtc.CompiledModel]
 ) -> None:
