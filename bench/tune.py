@@ -89,7 +89,7 @@ def bench_model(name: str, args: argparse.Namespace) -> ModelRow:
             time_budget_s=args.time_budget,
             tuner=args.tuner,
             early_stopping=args.early_stopping,
-            options=MeasureOptions(threads=args.threads),
+            options=MeasureOptions(threads=args.threads, flush_cache=args.flush_cache),
         )
         row.tune_s = time.perf_counter() - started
         row.trials = summary.trials
@@ -260,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-trials", type=int, default=100000)
     parser.add_argument("--tuner", default="xgb")
     parser.add_argument("--early-stopping", type=int)
+    parser.add_argument("--flush-cache", action="store_true", help="tune with cold caches")
     parser.add_argument("--records-dir", default="bench/records")
     parser.add_argument("--threads", type=int, default=int(os.environ.get("XTC_NUM_THREADS", 2)))
     parser.add_argument("--repeat", type=int, default=5, help="timed blocks per side")

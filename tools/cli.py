@@ -212,7 +212,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     records = args.output or str(Path(args.model).with_suffix(".records.jsonl").name)
-    options = MeasureOptions(threads=args.threads or _deployment_threads())
+    options = MeasureOptions(
+        threads=args.threads or _deployment_threads(), flush_cache=args.flush_cache
+    )
     runner = None
     if args.runner == "ray":
         from xtc.tune.ray_runner import RayRunner
@@ -397,6 +399,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tuner.add_argument(
         "--workers", type=_positive, default=1, help="measuring processes (default 1)"
+    )
+    tuner.add_argument(
+        "--flush-cache",
+        action="store_true",
+        help="evict the caches before each timed call (kernels as cold as in a whole model)",
     )
     tuner.add_argument(
         "--batch-size", type=_positive, default=8, help="candidates per round (default 8)"

@@ -70,6 +70,10 @@ class MeasureOptions:
     check: bool = True
     """Compare each candidate's outputs with the default schedule's."""
     rtol: float = 1e-3
+    flush_cache: bool = False
+    """Evict the caches before each timed call (TVM's enable_cpu_cache_flush):
+    each call then reads its weights and inputs from memory, as a kernel
+    in a whole model does. Calls are timed one by one, `repeat` * 4 of them."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,13 @@ class _Worker:
     def __init__(self) -> None:
         parent, child = socket.socketpair()
         self.log = tempfile.TemporaryFile()
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        environment = {
+            # Spinning threads: a thread that sleeps between calls lets its
+            # virtual CPU halt, and waking it took 4-8 ms at times here.
+            "OMP_WAIT_POLICY": "active",
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "xtc.tune.measure", str(child.fileno())],
             pass_fds=[child.fileno()],
@@ -403,7 +413,8 @@ def measure_candidate(
                     message=f"output {position} differs from the default schedule's by {worst:.3g}",
                     build_s=build_s,
                 )
-    return MeasureResult(costs=_time(run, options), build_s=build_s)
+    timer = _time_flushed if options.flush_cache else _time
+    return MeasureResult(costs=timer(run, options), build_s=build_s)
 
 
 def _reference(request: Mapping[str, Any], options: MeasureOptions) -> Reference:
@@ -423,6 +434,24 @@ def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
         return bool(np.array_equal(got, want))
     scale = float(np.max(np.abs(want), initial=0.0))
     return bool(np.allclose(got, want, rtol=rtol, atol=rtol * max(scale, 1e-30), equal_nan=True))
+
+
+FLUSH_BYTES = 128 << 20
+"""Bytes written to evict the caches: more than any L3 of our hosts."""
+_flush_buffer: list[np.ndarray] = []
+
+
+def _time_flushed(run: Callable[[], None], options: MeasureOptions) -> tuple[float, ...]:
+    """Seconds of single calls, each after the caches were evicted."""
+    if not _flush_buffer:
+        _flush_buffer.append(np.zeros(FLUSH_BYTES // 8, np.float64))
+    costs: list[float] = []
+    for _ in range(4 * options.repeat):
+        _flush_buffer[0] += 1.0
+        started = time.perf_counter()
+        run()
+        costs.append(time.perf_counter() - started)
+    return tuple(costs)
 
 
 def _time(run: Callable[[], None], options: MeasureOptions) -> tuple[float, ...]:
