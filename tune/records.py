@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +73,8 @@ class Record:
 
     @property
     def cost(self) -> float:
-        """The median seconds per call; infinity for a failure."""
-        if not self.ok:
-            return float("inf")
-        ordered = sorted(self.costs)
-        middle = len(ordered) // 2
-        if len(ordered) % 2:
-            return ordered[middle]
-        return (ordered[middle - 1] + ordered[middle]) / 2
+        """The fastest repeat's seconds per call; infinity for a failure."""
+        return min(self.costs) if self.ok else float("inf")
 
     @staticmethod
     def of(task: Task, config: Config, result: MeasureResult, target: Target) -> Record:
@@ -199,22 +192,14 @@ class RecordWriter:
 
 
 def best_records(records: Sequence[Record]) -> dict[str, Record]:
-    """For each workload key, a record of its fastest valid config, a
-    config's time being the median over its records (a config measured
-    again at the end of tuning keeps no lucky timing); the record returned
-    carries that median as its one cost."""
-    times: dict[tuple[str, str], list[float]] = {}
-    first: dict[tuple[str, str], Record] = {}
-    for record in records:
-        if record.ok:
-            key = (record.key, config_key(record.config))
-            times.setdefault(key, []).append(record.cost)
-            first.setdefault(key, record)
+    """The record of each workload key's fastest valid config: the time of a
+    measurement is its fastest repeat, and a config measured several times
+    (the best few are measured again when tuning ends) keeps its fastest,
+    since interference on a shared machine only ever slows a run down."""
     best: dict[str, Record] = {}
-    for (key, config), costs in times.items():
-        cost = statistics.median(costs)
-        if key not in best or cost < best[key].cost:
-            best[key] = replace(first[(key, config)], costs=(cost,))
+    for record in records:
+        if record.ok and (record.key not in best or record.cost < best[record.key].cost):
+            best[record.key] = record
     return best
 
 

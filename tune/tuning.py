@@ -11,14 +11,13 @@ proposed by that task's tuner (tune/tuners.py) and measured in worker
 processes (tune/measure.py). Every measurement is appended to the records
 file as it completes, so Ctrl-C keeps all of them; tuning into an existing
 file resumes: measured configs are skipped and the tuners warm-start from
-them. At the end the best few configs of each task are measured again, so
-that a lucky timing does not win.
+them. At the end the default and the best few configs of each task are measured
+again, so that a time taken while the machine was busy does not decide.
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ class TuneError(Exception):
 class TaskSummary:
     """One task's measurements: every valid config's times (seconds), its
     default's, the trials this tuning made and how many failed. A config's
-    time is the median of its measurements (what a compile applies)."""
+    time is the fastest of its measurements (what a compile applies)."""
 
     task: Task
     costs: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
@@ -64,7 +63,7 @@ class TaskSummary:
 
     def cost_of(self, config: Config) -> float:
         costs = self.costs.get(config_key(config))
-        return statistics.median(costs) if costs else float("inf")
+        return min(costs) if costs else float("inf")
 
     @property
     def default_cost(self) -> float:
@@ -347,7 +346,8 @@ def _remeasure_best(
     target: Target,
 ) -> None:
     """Measures the default and the REMEASURED fastest configs of each task
-    again (a config's time is the median of its measurements)."""
+    again, so that a time measured while the machine was busy does not
+    decide (a config's time is the fastest of its measurements)."""
     for task, summary in zip(tasks, summaries, strict=True):
         configs = [task.default()]
         configs += [c for c in summary.ranked()[:REMEASURED] if c != configs[0]]

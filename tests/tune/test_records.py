@@ -90,18 +90,20 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
         load_records(path)
 
 
-def test_a_config_costs_the_median_of_its_records(task: Task) -> None:
+def test_a_config_costs_its_fastest_measurement(task: Task) -> None:
+    """A measurement taken while the machine was busy is only ever slower."""
     target = Target.host()
     default, other = task.default(), other_config(task)
     records = [
-        record(task, other, 1e-6, target),  # one lucky timing
-        record(task, other, 9e-6, target),
+        record(task, default, 9e-3, target),  # measured while something else ran
+        record(task, other, 6e-6, target),
         record(task, other, 8e-6, target),
         record(task, default, 5e-6, target),
-        record(task, default, 5e-6, target),
+        Record.of(task, other, MeasureResult(costs=(2e-6, 7e-6)), target),
     ]
+    assert records[-1].cost == 2e-6
     best = best_records(records)[task.key]
-    assert best.config == default and best.cost == 5e-6
+    assert best.config == other and best.cost == 2e-6
 
 
 def write(path: Path, records: list[Record]) -> Path:
