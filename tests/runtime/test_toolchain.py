@@ -10,7 +10,9 @@ named at link time.
 `ctypes.util.find_library("gomp")` answering None, as it does on an image
 without libgomp. The last is a patch in the child process (HIDING below):
 the system's libgomp sits in the loader's cache, which no environment
-variable hides, and find_library is how xtc asks for it.
+variable hides, and find_library is how xtc asks for it. Where the machine
+allows a private mount namespace (unshare), one more test hides libgomp for
+real, patching nothing (NAMESPACE below).
 """
 
 from __future__ import annotations
@@ -152,26 +154,25 @@ def onnxruntime_logits(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"data": x})[0]
 
 
-def main_job_without_system_tools(tmp_path: Path, pip_openmp: str | None = None) -> dict:
-    """`xtc compile` and `xtc run` of a ResNet-style model with the system's
-    tools hidden; checks the answer against onnxruntime and that only pip's
-    OpenMP runtime was mapped. Returns the manifest's toolchain."""
+def write_main_job(tmp_path: Path) -> tuple[onnx.ModelProto, np.ndarray]:
+    """resnet.onnx (a ResNet-style model) and in.npz (its input) in tmp_path."""
     model = resnet_like()
     onnx.save(model, tmp_path / "resnet.onnx")
     x = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
     np.savez(tmp_path / "in.npz", data=x)
-    extra = {"TEST_PIP_OPENMP_ONLY": pip_openmp} if pip_openmp else {}
-    compiled = run_hidden(CLI, ["compile", "resnet.onnx", "-o", "resnet.tar"], tmp_path, **extra)
-    assert compiled.returncode == 0, compiled.stderr
-    assert "Traceback" not in compiled.stderr
-    assert "xtc: note: linked with zig cc (pip: ziglang" in compiled.stderr
-    assert "xtc: note: parallel loops run on" in compiled.stderr
-    ran = run_hidden(
-        CLI, ["run", "resnet.tar", "--inputs", "in.npz", "--output", "out.npz"], tmp_path, **extra
-    )
-    assert ran.returncode == 0, ran.stderr
-    mapped = mapped_openmp(ran.stderr)
-    assert mapped and all(in_this_environment(f) for f in mapped), mapped
+    return model, x
+
+
+COMPILE = ["compile", "resnet.onnx", "-o", "resnet.tar"]
+RUN = ["run", "resnet.tar", "--inputs", "in.npz", "--output", "out.npz"]
+
+
+def check_main_job(tmp_path: Path, model: onnx.ModelProto, x: np.ndarray, notes: str) -> dict:
+    """out.npz against onnxruntime, and `xtc compile`'s stderr (`notes`)
+    naming pip's tools; returns the manifest's toolchain."""
+    assert "Traceback" not in notes
+    assert "xtc: note: linked with zig cc (pip: ziglang" in notes
+    assert "xtc: note: parallel loops run on" in notes
     got = np.load(tmp_path / "out.npz")
     (name,) = got.files
     np.testing.assert_allclose(got[name], onnxruntime_logits(model, x), rtol=1e-4, atol=1e-4)
@@ -179,6 +180,21 @@ def main_job_without_system_tools(tmp_path: Path, pip_openmp: str | None = None)
         member = archive.extractfile("manifest.json")
         assert member is not None
         return json.load(member)["toolchain"]
+
+
+def main_job_without_system_tools(tmp_path: Path, pip_openmp: str | None = None) -> dict:
+    """`xtc compile` and `xtc run` of a ResNet-style model with the system's
+    tools hidden (HIDING); checks the answer against onnxruntime and that
+    only pip's OpenMP runtime was mapped. Returns the manifest's toolchain."""
+    model, x = write_main_job(tmp_path)
+    extra = {"TEST_PIP_OPENMP_ONLY": pip_openmp} if pip_openmp else {}
+    compiled = run_hidden(CLI, COMPILE, tmp_path, **extra)
+    assert compiled.returncode == 0, compiled.stderr
+    ran = run_hidden(CLI, RUN, tmp_path, **extra)
+    assert ran.returncode == 0, ran.stderr
+    mapped = mapped_openmp(ran.stderr)
+    assert mapped and all(in_this_environment(f) for f in mapped), mapped
+    return check_main_job(tmp_path, model, x, compiled.stderr)
 
 
 def test_the_main_job_runs_without_the_system_cc_and_libgomp(tmp_path: Path) -> None:
@@ -239,6 +255,90 @@ def test_a_c_program_links_a_library_built_without_the_system_tools(tmp_path: Pa
     got = np.array([float(v) for v in ran.stdout.split()], np.float32)
     want = onnxruntime_logits(model, np.zeros((1, 3, 16, 16), np.float32)).ravel()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# In a mount namespace of its own, the system's libgomp files read as empty,
+# the loader's cache is rebuilt without them, and PATH is an empty folder:
+# the machine as a slim image shows it, with nothing of xtc patched.
+NAMESPACE = """\
+set -eu
+for library in {libraries}; do {mount} --bind /dev/null "$library"; done
+{ldconfig} -C "{cache}" 2>/dev/null
+{mount} --bind "{cache}" /etc/ld.so.cache
+export PATH="{empty}"
+unset LD_LIBRARY_PATH
+if "{python}" -c "import ctypes; ctypes.CDLL('libgomp.so.1')" 2>/dev/null; then exit 97; fi
+"{python}" -m xtc.tools.cli {compile} 2>compile.err
+"{python}" -m xtc.tools.cli {run}
+"""
+LDCONFIG = "/sbin/ldconfig"
+"""Where ctypes.util.find_library runs it from."""
+
+
+def system_libgomp_files() -> list[str]:
+    """The files behind every libgomp the loader's cache lists."""
+    listing = subprocess.run([LDCONFIG, "-p"], capture_output=True, text=True, check=True).stdout
+    paths = [line.split("=>")[-1].strip() for line in listing.splitlines() if "libgomp" in line]
+    return sorted({os.path.realpath(p) for p in paths})
+
+
+def namespace_command(tmp_path: Path) -> list[str]:
+    """unshare with a private mount namespace (as root in a user namespace
+    when not root); skips when this machine does not allow one."""
+    import shutil
+
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    if unshare is None or mount is None or not Path(LDCONFIG).is_file():
+        pytest.skip("needs unshare, mount and /sbin/ldconfig")
+    command = [unshare, "--mount", "--propagation", "private"]
+    if os.getuid() != 0:
+        command.append("--map-root-user")
+    (tmp_path / "probe").touch()
+    probe = subprocess.run(
+        [*command, mount, "--bind", "/dev/null", str(tmp_path / "probe")],
+        capture_output=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        pytest.skip("this machine allows no private mount namespace (unshare --mount)")
+    return command
+
+
+def test_the_main_job_runs_in_a_namespace_without_cc_and_libgomp(tmp_path: Path) -> None:
+    import shlex
+    import shutil
+
+    require_pip_tools()
+    command = namespace_command(tmp_path)
+    model, x = write_main_job(tmp_path)
+    (tmp_path / "empty-bin").mkdir()
+    script = NAMESPACE.format(
+        libraries=" ".join(map(shlex.quote, system_libgomp_files())),
+        mount=shutil.which("mount"),
+        ldconfig=LDCONFIG,
+        cache=tmp_path / "ld.so.cache",
+        empty=tmp_path / "empty-bin",
+        python=sys.executable,
+        compile=" ".join(COMPILE),
+        run=" ".join(RUN),
+    )
+    (tmp_path / "slim.sh").write_text(script)
+    environment = {k: v for k, v in os.environ.items() if k != "XTC_TOOLCHAIN"}
+    result = subprocess.run(
+        [*command, "/bin/bash", "slim.sh"],
+        cwd=tmp_path,
+        env=environment | {"XTC_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode != 97, "libgomp still loads in the namespace"
+    notes = (tmp_path / "compile.err").read_text() if (tmp_path / "compile.err").exists() else ""
+    assert result.returncode == 0, result.stderr + notes
+    chosen = check_main_job(tmp_path, model, x, notes)
+    assert chosen["linker"]["why"] == "no `cc` on PATH"
+    assert chosen["openmp"]["why"] == "no system libgomp"
 
 
 def test_intel_openmp_runs_the_main_job(tmp_path: Path) -> None:
