@@ -197,8 +197,9 @@ def _toolchain_hint(manifest: dict[str, Any]) -> str:
     if not isinstance(openmp, dict):
         return ""
     return (
-        f" (its parallel loops link {openmp.get('library')}, from {openmp.get('from')} where it "
-        "was built: install that here, or recompile the model here)"
+        f" (its parallel loops need {openmp.get('library')}, which came from "
+        f"{openmp.get('from')} where the model was built: install that here, or recompile "
+        "the model here)"
     )
 
 

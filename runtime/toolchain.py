@@ -25,6 +25,7 @@ manifest's "toolchain") and says why it was made.
 
 from __future__ import annotations
 
+import ctypes
 import ctypes.util
 import importlib.metadata
 import importlib.util
@@ -212,6 +213,23 @@ def _installed_file(distribution: str, pattern: str) -> Path | None:
             if path.is_file():
                 return path
     return None
+
+
+def open_library(path: Path, openmp: str | None = None) -> ctypes.CDLL:
+    """`path` loaded with ctypes. A library built with a pip runtime finds
+    it through its run path; where that path is gone (an artifact built in
+    another environment), the pip runtime of the same name (`openmp`, the
+    manifest's) installed here is loaded first. OSError when it cannot load."""
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError as e:
+        if openmp is None or openmp not in str(e):
+            raise
+        same = [r for r in pip_openmp_runtimes() if r.soname == openmp and r.path is not None]
+        if not same:
+            raise
+        ctypes.CDLL(str(same[0].path))  # the loader then finds it by name (soname)
+        return ctypes.CDLL(str(path))
 
 
 # ------------------------------------------------------------------- link

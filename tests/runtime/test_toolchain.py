@@ -342,6 +342,55 @@ def test_the_main_job_runs_in_a_namespace_without_cc_and_libgomp(tmp_path: Path)
     assert chosen["openmp"]["why"] == "no system libgomp"
 
 
+# Builds with pip's runtime as another environment would hold it: a copy in
+# ./elsewhere, which the library's run path names.
+BUILD_ELSEWHERE = r"""
+import os, shutil, sys
+from pathlib import Path
+import onnx
+import xtc
+from xtc.runtime import toolchain
+from xtc.tools.model_builders import resnet_like
+
+original = toolchain.pip_openmp_runtimes()[0].path
+copy = Path("elsewhere") / original.name
+copy.parent.mkdir()
+shutil.copy(original, copy)
+found = toolchain._installed_file
+toolchain._installed_file = lambda d, p: copy.resolve() if found(d, p) == original else None
+os.environ["XTC_TOOLCHAIN"] = "pip"
+xtc.compile(resnet_like(widths=(4, 8), image=16)).export("m.tar")
+"""
+LOAD = r"""
+import numpy as np, xtc
+(y,) = xtc.load("m.tar").run([np.zeros((1, 3, 16, 16), np.float32)])
+np.save("y.npy", y)
+"""
+
+
+def test_an_artifact_finds_its_pip_runtime_in_another_environment(tmp_path: Path) -> None:
+    require_pip_tools()
+    for script in (BUILD_ELSEWHERE, "import shutil; shutil.rmtree('elsewhere')", LOAD):
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    # Where this environment lacks that runtime too, the refusal says what to do.
+    without = "from xtc.runtime import toolchain; toolchain.PIP_OPENMP_RUNTIMES = ()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", without + LOAD], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert "ArtifactError: the library in the artifact cannot be loaded" in done.stderr
+    runtime = pip_openmp_runtimes()[0]
+    assert (
+        f"(its parallel loops need {runtime.soname}, which came from {runtime.origin} where "
+        "the model was built: install that here, or recompile the model here)" in done.stderr
+    )
+    zeros = np.zeros((1, 3, 16, 16), np.float32)
+    want = onnxruntime_logits(resnet_like(widths=(4, 8), image=16), zeros)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-4)
+
+
 def test_intel_openmp_runs_the_main_job(tmp_path: Path) -> None:
     require_pip_tools("intel-openmp")
     chosen = main_job_without_system_tools(tmp_path, pip_openmp="intel-openmp")
