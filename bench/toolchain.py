@@ -12,7 +12,9 @@ that runs the parallel loops. Each variant is timed in a process of its own
 (one OpenMP runtime per process), in rounds that alternate the variants, so
 that a neighbour's load on a shared machine falls on all of them alike.
 The table gives, per variant, the median over the rounds of each round's
-median (ms), the fastest round, and the ratio to the first variant.
+median and of each round's fastest run (ms; on a loaded machine the
+fastest runs are the ones no neighbour slowed), the fastest run of all, and
+the ratio of the medians to the first variant's.
 """
 
 from __future__ import annotations
@@ -77,14 +79,15 @@ def toolchain_of(variant: Variant) -> Iterator[None]:
             os.environ[toolchain.TOOLCHAIN_VARIABLE] = saved_choice
 
 
-def round_median_ms(artifact: Path, repeat: int, number: int) -> float:
-    """`xtc run --print-time` in a new process: the median of its runs."""
+def one_round_ms(artifact: Path, repeat: int, number: int) -> tuple[float, float]:
+    """`xtc run --print-time` in a new process: its median and its fastest
+    block (ms per run)."""
     command = [sys.executable, "-m", "xtc.tools.cli", "run", str(artifact), "--print-time"]
     command += ["--repeat", str(repeat), "--number", str(number)]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     lines = result.stdout.splitlines()
-    heads = lines.index("Execution time summary:")
-    return float(lines[heads + 2].split()[1])
+    values = lines[lines.index("Execution time summary:") + 2].split()
+    return float(values[1]), float(values[3])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,19 +109,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 compiled = xtc.compile(model)
             print(f"{variant.label}: {compiled.manifest['toolchain']}", file=sys.stderr)
             artifacts.append(compiled.export(Path(folder) / f"variant{i}.tar"))
-        rounds: list[list[float]] = [[] for _ in chosen]
+        rounds: list[list[tuple[float, float]]] = [[] for _ in chosen]
         for n in range(args.rounds):
             for times, artifact in zip(rounds, artifacts, strict=True):
-                times.append(round_median_ms(artifact, args.repeat, args.number))
-            row = " ".join(f"{times[-1]:8.2f}" for times in rounds)
-            print(f"round {n + 1}: {row} ms", file=sys.stderr)
+                times.append(one_round_ms(artifact, args.repeat, args.number))
+            row = " ".join(f"{times[-1][0]:8.2f}" for times in rounds)
+            print(f"round {n + 1} medians: {row} ms", file=sys.stderr)
     threads = os.environ.get("XTC_NUM_THREADS", "all cores")
     print(f"{args.model}, {threads} threads, {args.rounds} rounds of {args.repeat}x{args.number}")
-    print(f"{'variant':<40} {'median (ms)':>12} {'best (ms)':>10} {'ratio':>7}")
-    base = statistics.median(rounds[0])
+    heads = ("median (ms)", "fastest median", "best (ms)", "ratio")
+    print(f"{'variant':<36} " + " ".join(f"{h:>14}" for h in heads))
+    base = statistics.median(t[0] for t in rounds[0])
     for variant, times in zip(chosen, rounds, strict=True):
-        median = statistics.median(times)
-        print(f"{variant.label:<40} {median:>12.2f} {min(times):>10.2f} {median / base:>7.3f}")
+        median = statistics.median(t[0] for t in times)
+        fastest = statistics.median(t[1] for t in times)
+        values = (median, fastest, min(t[1] for t in times), median / base)
+        print(f"{variant.label:<36} " + " ".join(f"{v:>14.3f}" for v in values))
     return 0
 
 

@@ -246,7 +246,9 @@ def link_shared(
     ToolchainError naming the undefined ones otherwise."""
     command = [*linker.command, "-shared", "-o", str(output), *map(str, inputs)]
     if linker.name == "zig cc":
-        command.append("-O2")  # zig cc's default (Debug) also builds its UBSan runtime: 10 s
+        # -O2: zig cc's default (Debug) also builds its UBSan runtime (10 s);
+        # -g0: no line table naming the scratch folder (the same library each build)
+        command += ["-O2", "-g0"]
     command += ["-Wl,-z,defs", *(openmp.link_arguments() if openmp else []), "-lm"]
     environment = _zig_environment() if linker.name == "zig cc" else None
     result = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
