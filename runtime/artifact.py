@@ -192,7 +192,9 @@ def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> 
     try:
         abi = model.library.xtc_abi_version()
     except OSError as e:
-        raise ArtifactError(f"the library in the artifact cannot be loaded: {e}") from None
+        raise ArtifactError(
+            f"the library in the artifact cannot be loaded: {e}{_toolchain_hint(manifest)}"
+        ) from None
     except AttributeError:
         raise ArtifactError(
             "the library in the artifact exports no xtc_abi_version: not an xtc model"
@@ -203,6 +205,19 @@ def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> 
             f"ABI {ABI_VERSION}: recompile the model"
         )
     return model
+
+
+def _toolchain_hint(manifest: dict[str, Any]) -> str:
+    """What the library links at load time (its OpenMP runtime), for a
+    library that does not load: where that runtime came from at build time."""
+    openmp = (manifest.get("toolchain") or {}).get("openmp")
+    if not isinstance(openmp, dict):
+        return ""
+    return (
+        f" (its parallel loops need {openmp.get('library')}, which came from "
+        f"{openmp.get('from')} where the model was built: install that here, or recompile "
+        "the model here)"
+    )
 
 
 def _extract(path: Path, directory: Path) -> dict[str, Any]:

@@ -26,18 +26,18 @@ read-only data, so large models compile fast and load with one `mmap`.
 `xtc_set_num_threads` sets how many threads the model's parallel loops ask
 libgomp for (0, the default: libgomp's own default, OMP_NUM_THREADS or all
 cores; a negative n counts as 0) and returns the count set before; a library
-with parallel loops links libgomp, whose one thread pool serves the process.
+with parallel loops links an OpenMP runtime (libgomp), whose one thread
+pool serves the process.
 
 The code is optimized like the JIT's (runtime/llvm_jit.py) at `opt_level`,
-emitted as a position-independent object for the host CPU, and linked with
-the system C compiler (`cc -shared`), which is also what a C program uses to
-link the library.
+emitted as a position-independent object for the host CPU, and linked by
+runtime/toolchain.py: with the system's `cc` and libgomp where present,
+else with `zig cc` (the ziglang package) and an OpenMP runtime that pip
+installed; `LibraryInfo` says which. Every symbol must resolve at link time.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,14 @@ from xtc.runtime.faults import HELPERS, RECORD_TYPE, REDIRECT, with_fault_suppor
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
+from xtc.runtime.toolchain import (
+    Linker,
+    OpenMPRuntime,
+    ToolchainError,
+    find_linker,
+    find_openmp,
+    link_shared,
+)
 
 OUTPUT_ATTR = "graph.output"
 """The argument attribute of the model's outputs (as dialects/tir.py names it)."""
@@ -66,7 +74,8 @@ WEIGHT_ALIGNMENT = 64
 
 
 class LibraryError(Exception):
-    """The library cannot be built (no C compiler, a link error, bad input)."""
+    """The library cannot be built (no linker, no OpenMP runtime for its
+    parallel loops, a link error, bad input)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,16 @@ class LibraryInfo:
     weights_bytes: int
     optimized_ir: str
     """The LLVM IR that was compiled, after optimization (--dump-ir llvm)."""
+    linker: Linker
+    openmp: OpenMPRuntime | None
+    """What runs its parallel loops; None when it has none."""
+
+    def toolchain(self) -> dict[str, object]:
+        """The manifest's "toolchain": the linker and OpenMP runtime used."""
+        return {
+            "linker": self.linker.to_json(),
+            "openmp": self.openmp.to_json() if self.openmp is not None else None,
+        }
 
 
 def build_library(
@@ -92,9 +111,12 @@ def build_library(
     also writes `model.s`."""
     from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
 
-    compiler = shutil.which("cc")
-    if compiler is None:
-        raise LibraryError("no C compiler: xtc links models with `cc` (install gcc or clang)")
+    parallel = uses_libgomp(module)
+    try:
+        linker = find_linker()
+        openmp = find_openmp() if parallel else None
+    except ToolchainError as e:
+        raise LibraryError(str(e)) from None
     module = module.clone()
     n_inputs, n_outputs = _rename_model_function(module, entry)
     blob = _move_weights_out(module)
@@ -116,11 +138,23 @@ def build_library(
     (directory / "weights.bin").write_bytes(blob.data)
     (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
     path = directory / LIBRARY_NAME
-    libraries = ["-lgomp"] if uses_libgomp(module) else []
-    _link(compiler, [directory / "model.o", directory / "weights.s"], path, libraries)
-    for scratch in ("model.o", "weights.bin", "weights.s"):
-        (directory / scratch).unlink()
-    return LibraryInfo(path, machine.triple, host_cpu(), host_features(), len(blob.data), str(ref))
+    try:
+        link_shared(linker, [directory / "model.o", directory / "weights.s"], path, openmp)
+    except ToolchainError as e:
+        raise LibraryError(str(e)) from None
+    finally:
+        for scratch in ("model.o", "weights.bin", "weights.s"):
+            (directory / scratch).unlink()
+    return LibraryInfo(
+        path,
+        machine.triple,
+        host_cpu(),
+        host_features(),
+        len(blob.data),
+        str(ref),
+        linker,
+        openmp,
+    )
 
 
 def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
@@ -283,17 +317,3 @@ def _weights_assembly(blob: _Blob, data_file: Path) -> str:
         ]
     lines.append('\t.section .note.GNU-stack,"",@progbits')
     return "\n".join(lines) + "\n"
-
-
-def _link(compiler: str, sources: list[Path], output: Path, libraries: list[str]) -> None:
-    command = [compiler, "-shared", "-o", str(output), *map(str, sources), *libraries, "-lm"]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        hint = (
-            " (its parallel loops need libgomp, GCC's OpenMP runtime)"
-            if "-lgomp" in libraries
-            else ""
-        )
-        raise LibraryError(
-            f"linking the model failed{hint} ({' '.join(command)}):\n{result.stderr}"
-        )

@@ -12,8 +12,9 @@ arrays, which must be C-contiguous and 64-byte aligned (the generated code
 may use aligned vector accesses): `aligned_empty` and `aligned_copy` make
 such arrays. The C functions the code calls (libm's erf, tanh, ...;
 aligned_alloc, free) resolve in the Python process; a module with parallel
-loops also calls libgomp (GOMP_parallel, omp_get_thread_num, ...), loaded
-into the process the first time one is compiled. Its parallel loops use
+loops also calls libgomp (GOMP_parallel, omp_get_thread_num, ...): the
+system's, else one that pip installed (runtime/toolchain.py), loaded into
+the process the first time one is compiled. Its parallel loops use
 XTC_NUM_THREADS threads when that is set (`JitModule.set_num_threads`
 changes it), else libgomp's default (OMP_NUM_THREADS, or all cores); one
 libgomp pool serves the whole process. A call during which a check of the
@@ -41,6 +42,7 @@ from xtc.runtime.errors import InputError
 from xtc.runtime.faults import FALLBACK, clear_fault, fault_message
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import llvm_ir
+from xtc.runtime.toolchain import OPENMP_SYMBOL, ToolchainError, find_openmp
 
 ALIGNMENT = 64
 """Byte alignment of every buffer passed to native code."""
@@ -173,20 +175,19 @@ def uses_libgomp(module: ModuleOp) -> bool:
 
 
 def _make_libgomp_visible() -> None:
-    """Loads libgomp into the process (once) for the JIT to resolve
-    GOMP_parallel and omp_*; a clear error when it is not installed."""
-    if llvm_binding.address_of_symbol("GOMP_parallel"):
+    """Loads an OpenMP runtime into the process (once) for the JIT to
+    resolve GOMP_parallel and omp_*: the system's libgomp, else a pip one
+    (runtime/toolchain.py); a ToolchainError naming what to install when
+    there is none."""
+    if llvm_binding.address_of_symbol(OPENMP_SYMBOL):
         return
-    path = ctypes.util.find_library("gomp")
-    if path is None:
-        raise RuntimeError(
-            "libgomp not found: the module has parallel loops, which run on libgomp "
-            "(GCC's OpenMP runtime; install it, e.g. `apt install libgomp1`)"
-        )
+    runtime = find_openmp()
     try:
-        llvm_binding.load_library_permanently(path)
+        llvm_binding.load_library_permanently(runtime.load_name)
     except RuntimeError as e:
-        raise RuntimeError(f"libgomp ({path}) cannot be loaded: {e}") from None
+        raise ToolchainError(
+            f"the OpenMP runtime {runtime.load_name} ({runtime.origin}) cannot be loaded: {e}"
+        ) from None
 
 
 class ThreadCountError(ValueError):

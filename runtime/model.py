@@ -31,6 +31,7 @@ from xtc.runtime.llvm_jit import (
     is_aligned,
     num_threads_from_environment,
 )
+from xtc.runtime.toolchain import open_library
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ class CompiledModel:
         positive integer)."""
         if self._library is None:
             threads = num_threads_from_environment()
-            library = ctypes.CDLL(str(self.directory / self.manifest["library"]))
+            openmp = (self.manifest.get("toolchain") or {}).get("openmp") or {}
+            library = open_library(self.directory / self.manifest["library"], openmp.get("library"))
             library.xtc_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
             library.xtc_run.restype = ctypes.c_int32
             last_error = getattr(library, "xtc_last_error", None)

@@ -84,7 +84,26 @@ def cmd_compile(args: argparse.Namespace) -> int:
     )
     for path in dumped:
         print(f"xtc: wrote {path}", file=sys.stderr)
+    for note in _toolchain_notes(manifest.get("toolchain")):
+        print(f"xtc: note: {note}", file=sys.stderr)
     return 0
+
+
+PARALLEL_LOOPS_RUN_ON = "parallel loops run on {library}"
+
+
+def _toolchain_notes(toolchain: Any) -> list[str]:
+    """A line for each tool that is not the system's (pip's zig cc, a pip
+    OpenMP runtime for the parallel loops), so that no fallback is silent."""
+    if not isinstance(toolchain, dict):
+        return []
+    notes: list[str] = []
+    linker, openmp = toolchain.get("linker"), toolchain.get("openmp")
+    for entry, what in ((linker, "linked with {name}"), (openmp, PARALLEL_LOOPS_RUN_ON)):
+        if isinstance(entry, dict) and str(entry.get("from", "")).startswith("pip"):
+            why = f": {entry['why']}" if entry.get("why") else ""
+            notes.append(f"{what.format_map(entry)} ({entry['from']}){why}")
+    return notes
 
 
 DUMP_SUFFIXES = {

@@ -203,6 +203,7 @@ def compile_graph(
             "weights_bytes": info.weights_bytes,
             "library": info.path.name,
             "library_sha256": sha256_of(info.path),
+            "toolchain": info.toolchain(),
             "llvm_seconds": round(time.perf_counter() - started, 3),
         }
         if records is not None:

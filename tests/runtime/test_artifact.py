@@ -4,7 +4,6 @@ incompatible artifact is refused with one message, before anything runs."""
 
 import io
 import json
-import shutil
 import subprocess
 import tarfile
 import threading
@@ -16,6 +15,7 @@ import pytest
 
 import xtc
 from xtc.runtime.artifact import ArtifactError
+from xtc.runtime.toolchain import ToolchainError, find_linker
 from xtc.tools.model_builders import bert_encoder, resnet_like
 
 C_PROGRAM = r"""
@@ -76,16 +76,17 @@ def test_export_and_load_give_the_same_model(exported: tuple[xtc.CompiledModel, 
 def test_a_c_program_runs_the_library_without_python(
     exported: tuple[xtc.CompiledModel, Path], tmp_path: Path
 ) -> None:
-    compiler = shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler")
+    try:
+        compiler = find_linker().command  # the system's cc, else zig cc
+    except ToolchainError as e:
+        pytest.skip(str(e))
     compiled, path = exported
     with tarfile.open(path) as archive:
         archive.extractall(tmp_path, filter="data")
     (tmp_path / "program.c").write_text(C_PROGRAM)
     subprocess.run(
         [
-            compiler,
+            *compiler,
             "-O2",
             "-Wall",
             "-Werror",
