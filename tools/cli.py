@@ -279,17 +279,19 @@ def _deployment_threads() -> int:
 
 
 class TuneProgress:
-    """tqdm's bar over the trials: the kernel being tuned and the model's
-    estimated speed-up so far."""
+    """tqdm's bar over the trials: the kernel being tuned, its best GFLOP/s
+    and the model's estimated speed-up so far."""
 
     def __init__(self, total: int) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, unit="trial", file=sys.stderr, dynamic_ncols=True)
 
-    def update(self, task: str, done: int, total: int, speedup: float) -> None:
+    def update(self, task: str, done: int, total: int, gflops: float, speedup: float) -> None:
         self.bar.update(done - self.bar.n)
-        self.bar.set_postfix_str(f"{task[:40]} model x{speedup:.3f}", refresh=False)
+        self.bar.set_postfix_str(
+            f"{task[:40]} {gflops:.0f} GFLOP/s, model x{speedup:.3f}", refresh=False
+        )
         self.bar.set_description("tuning", refresh=True)
 
     def close(self) -> None:

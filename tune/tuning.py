@@ -140,8 +140,9 @@ class TuningSummary:
         return "\n".join(lines)
 
 
-Progress = Callable[[str, int, int, float], None]
-"""progress(task name, trials done, trials in all, estimated model speed-up)."""
+Progress = Callable[[str, int, int, float, float], None]
+"""progress(task name, trials done, trials in all, the task's best GFLOP/s,
+the model's estimated speed-up)."""
 
 
 def make_tuners(name: str, tasks: Sequence[Task], seed: int) -> list[Tuner]:
@@ -193,14 +194,14 @@ def tune_model(
     tuners = make_tuners(tuner, todo, seed)
     scheduler = TaskScheduler([t.occurrences for t in todo], seed=seed)
     summary = TuningSummary(summaries, 0, 0.0, records=os.fspath(records))
-    report = progress or (lambda name, done, total, speedup: None)
+    report = progress or (lambda name, done, total, gflops, speedup: None)
     try:
         with RecordWriter(records) as writer:
             _warm_start(tuners, summaries, existing)
             _measure_defaults(todo, summaries, tuners, runner, writer, target)
             for i, s in enumerate(summaries):
                 scheduler.record(i, s.trials, s.best_cost)
-            report("defaults", 0, trials, summary.speedup)
+            report("defaults", 0, trials, 0.0, summary.speedup)
             while summary.trials < trials:
                 if time_budget_s is not None and time.monotonic() - started >= time_budget_s:
                     break
@@ -223,7 +224,8 @@ def tune_model(
                 ):
                     scheduler.finish(index)
                 summary.history.append((summary.trials, summary.estimated_time()))
-                report(todo[index].name, summary.trials, trials, summary.speedup)
+                best = summaries[index].best_gflops
+                report(todo[index].name, summary.trials, trials, best, summary.speedup)
             _remeasure_best(todo, summaries, runner, writer, target)
     except KeyboardInterrupt:
         summary.interrupted = True
