@@ -14,7 +14,8 @@ against onnxruntime.
 
 Curves: the `--kernels` heaviest conv kernels of ResNet-50 are tuned on
 their own by each tuner (`--tuners`, default xgb and random) for `--trials`
-candidates and `--seeds` seeds. For each tuner, the best-so-far GFLOP/s
+candidates and `--seeds` seeds, from a cold start: neither tuner is given
+the default schedule, so the curves show the search alone. For each tuner, the best-so-far GFLOP/s
 after each trial is averaged over the seeds; the summary says after how
 many trials the XGBoost tuner reaches the random tuner's final best (mean
 over kernels and seeds; within `--reach` of it, 1% by default, as timings
@@ -28,7 +29,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,9 +47,9 @@ from models import (  # noqa: E402 - bench/models.py, beside this script
 )
 
 import xtc  # noqa: E402
-from xtc.tune.measure import MeasureOptions  # noqa: E402
-from xtc.tune.records import load_records  # noqa: E402
+from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions  # noqa: E402
 from xtc.tune.task import Task, extract_tasks  # noqa: E402
+from xtc.tune.tuners import make_tuner  # noqa: E402
 from xtc.tune.tuning import tune_model  # noqa: E402
 
 SETTLE_S = 0.2
@@ -146,30 +146,27 @@ class Curve:
     gflops: list[float] = field(default_factory=list[float])
 
 
-def tuning_curve(task: Task, tuner: str, seed: int, trials: int, threads: int) -> Curve:
+def tuning_curve(task: Task, tuner: str, seed: int, trials: int, runner: LocalRunner) -> Curve:
+    """The tuner alone from a cold start (the default schedule is not
+    given to it): best-so-far GFLOP/s after each of `trials` candidates."""
     curve = Curve(task.name, tuner, seed)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "records.jsonl"
-        tune_model(
-            "",
-            path,
-            trials=trials,
-            tuner=tuner,
-            seed=seed,
-            tasks=[task],
-            options=MeasureOptions(threads=threads),
-        )
-        best = 0.0
-        records = load_records(path)
-        for record in records[: trials + 1]:  # the default, then the trials
-            if record.ok:
-                best = max(best, task.flops / record.cost / 1e9)
+    search = make_tuner(tuner, task, seed)
+    best = 0.0
+    while len(curve.gflops) < trials:
+        configs = search.next_batch(min(8, trials - len(curve.gflops)))
+        if not configs:
+            break
+        results = runner.measure([MeasureInput(task, c) for c in configs])
+        search.update(configs, results)
+        for result in results:
+            if result.ok:
+                best = max(best, task.flops / result.cost / 1e9)
             curve.gflops.append(best)
     return curve
 
 
 def trials_to_reach(curve: Sequence[float], target: float) -> int | None:
-    """The first trial (1 = the default) whose best-so-far reaches target."""
+    """The first trial (counted from 1) whose best-so-far reaches target."""
     for trial, value in enumerate(curve, start=1):
         if value >= target:
             return trial
@@ -187,11 +184,12 @@ def conv_tasks(count: int) -> list[Task]:
 def bench_curves(args: argparse.Namespace) -> dict[str, object]:
     tasks = conv_tasks(args.kernels)
     curves: list[Curve] = []
+    runner = LocalRunner(MeasureOptions(threads=args.threads))
     for task in tasks:
         for tuner in args.tuners.split(","):
             for seed in range(args.seeds):
                 started = time.perf_counter()
-                curve = tuning_curve(task, tuner, seed, args.trials, args.threads)
+                curve = tuning_curve(task, tuner, seed, args.trials, runner)
                 curves.append(curve)
                 print(
                     f"{task.name:<44} {tuner:<6} seed {seed}: {curve.gflops[-1]:7.1f} GFLOP/s "
@@ -215,6 +213,7 @@ def bench_curves(args: argparse.Namespace) -> dict[str, object]:
                 f"{task.name:<44} seed {seed}: random's best {pick['random'].gflops[-1]:.1f} "
                 f"GFLOP/s; xgb reaches it at trial {trial} of {len(pick['xgb'].gflops)}"
             )
+    runner.close()
     result = {
         "curves": [asdict(c) for c in curves],
         "xgb_fraction_of_random_trials": float(np.mean(reached)) if reached else None,

@@ -28,13 +28,13 @@ from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions, MeasureR
 from xtc.tune.records import Record, RecordsError, RecordWriter, Target, load_records
 from xtc.tune.scheduler import TaskScheduler
 from xtc.tune.task import Task, extract_tasks
+from xtc.tune.tuners import TUNERS
 
 if TYPE_CHECKING:
     import onnx
 
     from xtc.tune.tuners import Tuner
 
-TUNERS = ("xgb", "ga", "random", "grid")
 REMEASURED = 3
 """Configs of each task measured again at the end (the best ones)."""
 
@@ -244,7 +244,7 @@ def _check_options(
     batch_size: int,
 ) -> None:
     if tuner not in TUNERS:
-        raise TuneError(f"unknown tuner {tuner!r}: choose among {', '.join(TUNERS)}")
+        raise TuneError(f"unknown tuner {tuner!r}: choose among {', '.join(sorted(TUNERS))}")
     if trials < 0:
         raise TuneError(f"trials must be at least 0, got {trials}")
     if time_budget_s is not None and time_budget_s <= 0:
