@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import cast
+from typing import ClassVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
@@ -56,7 +56,6 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -67,6 +66,7 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.dialects import tir
+from xtc.passes.typed_applier import TypedPatternApplier
 
 PTR = llvm.LLVMPointerType()
 ALLOC_ALIGNMENT = 64
@@ -432,7 +432,11 @@ class LowerGlobal(RewritePattern):
 
 
 class LoweringPattern(RewritePattern):
-    """A pattern that emits llvm ops and may call C functions."""
+    """A pattern that emits llvm ops and may call C functions. One that
+    takes several op classes names them in `op_types` (see
+    passes/typed_applier.py)."""
+
+    op_types: ClassVar[tuple[type[Operation], ...]] = ()
 
     def __init__(self, externals: Externals) -> None:
         self.externals = externals
@@ -473,6 +477,8 @@ class LowerArithConstant(LoweringPattern):
 class LowerArithBinary(LoweringPattern):
     """Ops with an llvm twin: addi -> add, mulf -> fmul, shrui -> lshr, ..."""
 
+    op_types = tuple(_SAME_BINARY)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         twin = _SAME_BINARY.get(type(op))
         if twin is None:
@@ -491,6 +497,16 @@ class LowerIntegerDivision(LoweringPattern):
     """divsi, divui, remsi, remui, floordivsi, ceildivsi, ceildivui. A zero
     divisor gives 0 (numpy's answer) and INT_MIN / -1 wraps, instead of the
     hardware trap."""
+
+    op_types = (
+        arith.DivSIOp,
+        arith.DivUIOp,
+        arith.RemSIOp,
+        arith.RemUIOp,
+        arith.FloorDivSIOp,
+        arith.CeilDivSIOp,
+        arith.CeilDivUIOp,
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(
@@ -565,6 +581,8 @@ _INT_MIN_MAX: dict[type[Operation], str] = {
 class LowerIntegerMinMax(LoweringPattern):
     """minsi/maxsi/minui/maxui -> icmp + select."""
 
+    op_types = tuple(_INT_MIN_MAX)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         predicate = _INT_MIN_MAX.get(type(op))
         if predicate is None:
@@ -587,6 +605,8 @@ class LowerFloatMinMax(LoweringPattern):
     """maximumf/minimumf (NaN-propagating, as numpy) -> llvm.maximum/minimum;
     maxnumf/minnumf -> llvm.maxnum/minnum (typed: llvm.maxnum.f32)."""
 
+    op_types = tuple(_FLOAT_MIN_MAX)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = _FLOAT_MIN_MAX.get(type(op))
         if kind is None:
@@ -598,6 +618,8 @@ class LowerFloatMinMax(LoweringPattern):
 
 class LowerExtendedArith(LoweringPattern):
     """addui_extended (sum, carry), mului_extended / mulsi_extended (low, high)."""
+
+    op_types = (arith.AddUIExtendedOp, arith.MulUIExtendedOp, arith.MulSIExtendedOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(
@@ -628,6 +650,8 @@ class LowerCompare(LoweringPattern):
     """cmpi -> icmp, cmpf -> fcmp (same predicate numbering); cmpf false/true
     are constants."""
 
+    op_types = (arith.CmpiOp, arith.CmpfOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, arith.CmpiOp):
             rewriter.replace(
@@ -652,6 +676,8 @@ class LowerSelect(LoweringPattern):
 
 class LowerIntegerCast(LoweringPattern):
     """trunci, extsi, extui, index_cast (signed), bitcast."""
+
+    op_types = (arith.TruncIOp, arith.ExtSIOp, arith.ExtUIOp, arith.IndexCastOp, arith.BitcastOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(
@@ -683,6 +709,15 @@ class LowerFloatCast(LoweringPattern):
     """extf, truncf, sitofp, uitofp, fptosi, fptoui. Float to integer
     saturates (llvm.fpto[su]i.sat: NaN gives 0) rather than giving poison;
     uitofp of i64 halves the value when its top bit is set."""
+
+    op_types = (
+        arith.ExtFOp,
+        arith.TruncFOp,
+        arith.SIToFPOp,
+        arith.UIToFPOp,
+        arith.FPToSIOp,
+        arith.FPToUIOp,
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(
@@ -809,6 +844,8 @@ class LowerMath(LoweringPattern):
     onnxruntime does; LLVM would widen it to f64 and round through a
     compiler-rt helper)."""
 
+    op_types = (*_MATH_INTRINSICS, *_MATH_LIBM, math.FmaOp, math.RsqrtOp, math.FPowIOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
         emit = self.emitter(rewriter)
@@ -896,6 +933,14 @@ def _libm_call(emit: Emitter, base: str, x: SSAValue) -> SSAValue:
 
 class LowerIntegerMath(LoweringPattern):
     """absi, ctlz, cttz, ctpop, ipowi."""
+
+    op_types = (
+        math.AbsIOp,
+        math.CountLeadingZerosOp,
+        math.CountTrailingZerosOp,
+        math.CtPopOp,
+        math.IPowIOp,
+    )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(
@@ -1177,6 +1222,8 @@ class LowerReturn(LoweringPattern):
 
 
 class LowerBranch(LoweringPattern):
+    op_types = (cf.BranchOp, cf.ConditionalBranchOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, cf.BranchOp):
             rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
@@ -1286,16 +1333,12 @@ class ConvertTirToLLVM(ModulePass):
         outline_parallel_loops(op)
         lower_unrolled_and_vectorized_loops(op)
         PatternRewriteWalker(LowerTirFor()).rewrite_module(op)
+        PatternRewriteWalker(TypedPatternApplier([IfLowering(), ForLowering()])).rewrite_module(op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([IfLowering(), ForLowering()])
-        ).rewrite_module(op)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([LowerFunc(), LowerGlobal()]), apply_recursively=False
+            TypedPatternApplier([LowerFunc(), LowerGlobal()]), apply_recursively=False
         ).rewrite_module(op)
         externals = Externals()
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(_operation_patterns(externals))
-        ).rewrite_module(op)
+        PatternRewriteWalker(TypedPatternApplier(_operation_patterns(externals))).rewrite_module(op)
         PatternRewriteWalker(FoldBridge()).rewrite_module(op)
         externals.declare_in(op)
         _check_lowered(op)

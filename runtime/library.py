@@ -49,6 +49,7 @@ from xtc.runtime.faults import HELPERS, RECORD_TYPE, REDIRECT, with_fault_suppor
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
+from xtc.runtime.timing import NO_TIMER, Timer
 from xtc.runtime.toolchain import (
     Linker,
     OpenMPRuntime,
@@ -105,10 +106,15 @@ def build_library(
     opt_level: int = 3,
     keep_assembly: bool = False,
     entry: str = MODEL_FUNCTION,
+    *,
+    in_place: bool = False,
+    timer: Timer = NO_TIMER,
 ) -> LibraryInfo:
     """Compiles an llvm-level model module (after convert-tir-to-llvm), whose
     model function is `@entry`, into `directory/model.so`; `keep_assembly`
-    also writes `model.s`."""
+    also writes `model.s`. The module is left as it is, unless `in_place`
+    (the caller is done with it: no copy of it and its weights is made).
+    `timer` gets the time of each step (translate, optimize, codegen, link)."""
     from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
 
     parallel = uses_libgomp(module)
@@ -117,29 +123,35 @@ def build_library(
         openmp = find_openmp() if parallel else None
     except ToolchainError as e:
         raise LibraryError(str(e)) from None
-    module = module.clone()
+    if not in_place:
+        module = module.clone()
     n_inputs, n_outputs = _rename_model_function(module, entry)
     blob = _move_weights_out(module)
     has_thread_count = _hide_thread_count(module)
-    ir_module = translate_module(module, declared=blob.names)
-    text = with_fault_support(ir_module, thread_local=True, always=True)
-    text += _entry_points(n_inputs, n_outputs, has_thread_count)
+    with timer.scope("translate"):
+        ir_module = translate_module(module, declared=blob.names)
+        text = with_fault_support(ir_module, thread_local=True, always=True)
+        text += _entry_points(n_inputs, n_outputs, has_thread_count)
     machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
-    ref = llvm_binding.parse_assembly(text)
-    ref.triple = machine.triple
-    ref.data_layout = str(machine.target_data)
-    ref.verify()
-    link_float_builtins(ref)
-    optimize_at(ref, opt_level, machine)
+    with timer.scope("parse"):
+        ref = llvm_binding.parse_assembly(text)
+        ref.triple = machine.triple
+        ref.data_layout = str(machine.target_data)
+        ref.verify()
+        link_float_builtins(ref)
+    with timer.scope("optimize"):
+        optimize_at(ref, opt_level, machine)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "model.o").write_bytes(machine.emit_object(ref))
-    if keep_assembly:
-        (directory / "model.s").write_text(machine.emit_assembly(ref))
+    with timer.scope("codegen"):
+        (directory / "model.o").write_bytes(machine.emit_object(ref))
+        if keep_assembly:
+            (directory / "model.s").write_text(machine.emit_assembly(ref))
     (directory / "weights.bin").write_bytes(blob.data)
     (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
     path = directory / LIBRARY_NAME
     try:
-        link_shared(linker, [directory / "model.o", directory / "weights.s"], path, openmp)
+        with timer.scope("link"):
+            link_shared(linker, [directory / "model.o", directory / "weights.s"], path, openmp)
     except ToolchainError as e:
         raise LibraryError(str(e)) from None
     finally:

@@ -20,7 +20,8 @@ O3 pipeline of runtime/llvm_jit.py).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, cast
 
@@ -51,24 +52,22 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
     """The llvmlite IR module of an llvm-level xDSL module. The globals named
     in `declared` become external declarations (their data is linked in from
     elsewhere: see runtime/library.py)."""
-    stripped = module.clone()
     data: dict[str, bytes] = {}
     alignments: dict[str, int] = {}
-    for op in stripped.ops:
+    for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
             name = op.sym_name.data
             if op.alignment is not None:
                 alignments[name] = op.alignment.value.data
             if name not in declared:
                 data[name] = global_bytes(op)
-                op.global_type = llvm.LLVMArrayType(len(data[name]), IntegerType(8))
-            op.properties.pop("value", None)
         elif not isinstance(op, llvm.FuncOp):
             raise LLVMIRError(f"'{op.name}' is not an llvm op: run convert-tir-to-llvm first")
-    try:
-        llvm_module = convert_module(stripped, fallback_target_triple=None)
-    except (NotImplementedError, KeyError) as e:
-        raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
+    with _data_set_aside(module, data):
+        try:
+            llvm_module = convert_module(module, fallback_target_triple=None)
+        except (NotImplementedError, KeyError) as e:
+            raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
     _expand_placeholders(llvm_module)
     for name in declared:
         variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
@@ -84,11 +83,33 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
         # llvmlite declares these attributes as None (no stubs): set them anyway.
         initializer = ir.Constant(ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw))
         variable.initializer = initializer  # pyright: ignore[reportAttributeAccessIssue]
-    for op in stripped.ops:
+    for op in module.ops:
         if isinstance(op, llvm.FuncOp) and op.body.blocks:
             if op.linkage.linkage.data in ("internal", "private"):
                 cast(ir.Function, llvm_module.get_global(op.sym_name.data)).linkage = "internal"
     return llvm_module
+
+
+@contextmanager
+def _data_set_aside(module: ModuleOp, data: dict[str, bytes]) -> Iterator[None]:
+    """The globals' values taken out for the while (xDSL would print the
+    data as text, slowly; translate_module puts it in as bytes), the global
+    of `data` typed as bytes; all put back after, so the module is left as
+    it was (without cloning it: weights are large)."""
+    saved: list[tuple[llvm.GlobalOp, Attribute | None, Attribute]] = []
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp):
+            saved.append((op, op.properties.pop("value", None), op.global_type))
+            name = op.sym_name.data
+            if name in data:
+                op.global_type = llvm.LLVMArrayType(len(data[name]), IntegerType(8))
+    try:
+        yield
+    finally:
+        for op, value, global_type in saved:
+            op.global_type = global_type
+            if value is not None:
+                op.properties["value"] = value
 
 
 PLACEHOLDER_PREFIX = "llvm.xtc."

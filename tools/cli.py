@@ -46,6 +46,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from xtc.frontend.onnx import parse_input_shapes
+    from xtc.runtime.timing import NO_TIMER, Timer
     from xtc.tools.compiler import compile_model
 
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
@@ -60,6 +61,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    timer = Timer() if args.timing else NO_TIMER
     model = compile_model(
         args.model,
         args.target,
@@ -69,10 +71,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
         progress=bar.update if bar else None,
         dump=dump,
         dump_stages=stages,
+        timer=timer,
+        verify_each=True if args.verify_each else None,
     )
     if bar:
         bar.close()
-    model.export(output)
+    with timer.scope("export"):
+        model.export(output)
+    if args.timing:
+        sys.stderr.write(timer.report())
     manifest = model.manifest
     if args.print_pipeline:
         print(manifest["pipeline"])
@@ -361,6 +368,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--dump-ir",
         metavar="STAGES",
         help="write the IR of these stages next to the output: graph,te,tir,llvm,asm",
+    )
+    compiler.add_argument(
+        "--timing",
+        action="store_true",
+        help="print the time of each pass and stage on stderr (like mlir-opt --mlir-timing)",
+    )
+    compiler.add_argument(
+        "--verify-each",
+        action="store_true",
+        help="verify the IR after every pass, not only at the end of each stage "
+        "(slower; XTC_VERIFY_EACH=1 does the same)",
     )
     compiler.add_argument("-o", "--output", help="the artifact (default: MODEL.tar here)")
 

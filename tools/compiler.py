@@ -26,6 +26,7 @@ from xdsl.dialects.func import FuncOp
 
 from xtc import __version__
 from xtc.runtime.model import CompiledModel, TensorSpec
+from xtc.runtime.timing import NO_TIMER, Timer
 
 if TYPE_CHECKING:
     from xtc.ops.schedules import KernelSchedule
@@ -96,15 +97,19 @@ def compile_model(
     progress: Progress | None = None,
     dump: Dump | None = None,
     dump_stages: Sequence[str] = (),
+    timer: Timer = NO_TIMER,
+    verify_each: bool | None = None,
 ) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
-    loads it (see the module doc)."""
+    loads it (see the module doc; `timer` and `verify_each` as in
+    compile_graph)."""
     from xtc.frontend.onnx import import_model
 
     _check_request(target, opt_level, tuning_records, dump_stages)
     if progress is not None:
         progress("import", 0, _steps(opt_level))
-    module = import_model(model, input_shapes)
+    with timer.scope("import"):
+        module = import_model(model, input_shapes)
     return compile_graph(
         module,
         target,
@@ -115,6 +120,8 @@ def compile_model(
         dump_stages=dump_stages,
         imported=True,
         tuning_records=tuning_records,
+        timer=timer,
+        verify_each=verify_each,
     )
 
 
@@ -133,10 +140,17 @@ def compile_graph(
     dump_stages: Sequence[str] = (),
     imported: bool = False,
     tuning_records: str | os.PathLike[str] | None = None,
+    timer: Timer = NO_TIMER,
+    verify_each: bool | None = None,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
-    loads it; `module` itself is left as it is. With `tuning_records`, each
-    kernel that has a record gets the record's schedule."""
+    loads it; `module` itself is left as it is (unless `imported`: the
+    module is compile_model's own, fresh from the importer, and is used up).
+    With `tuning_records`, each kernel that has a record gets the record's
+    schedule. The IR is verified at the end of each stage (graph, te, tir,
+    llvm), or after every pass with `verify_each` (None: when the
+    environment sets XTC_VERIFY_EACH=1, as the tests do). `timer` gets the
+    time of each pass and stage (`xtc compile --timing`)."""
     from xtc import interp
     from xtc.runtime.artifact import open_model as open_compiled
     from xtc.runtime.artifact import sha256_of, write_manifest
@@ -148,24 +162,33 @@ def compile_graph(
         _check_request(target, opt_level, tuning_records, dump_stages)
     records = _tuning_records(tuning_records)
     tuned: list[dict[str, Any]] = []
-    module = module.clone()
+    if not imported:
+        module = module.clone()
     entry = interp.entry_function(module).sym_name.data
     inputs, outputs = tensor_specs(module)
     passes = pipeline(opt_level).split(",")
     steps = _steps(opt_level)
     report = progress or (lambda name, done, total: None)
+    verify_each = _verify_each(verify_each)
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
     for done, name_of_pass in enumerate(passes, start=1):
         report(name_of_pass, done, steps)
-        apply_pipeline(module, name_of_pass)
+        with timer.scope(name_of_pass):
+            apply_pipeline(module, name_of_pass, verify=verify_each)
         replay.append(name_of_pass)
         if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
-            replay += schedule_kernels(module, entry, records, tuned)
+            with timer.scope("schedule-kernels"):
+                replay += schedule_kernels(
+                    module, entry, records, tuned, verify_each=verify_each, timer=timer
+                )
         if name_of_pass == "tir-plan-memory":
             arena = _arena_sizes(module, entry)
         stage = dump_points.get(name_of_pass)
+        if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
+            with timer.scope(f"verify {stage or 'llvm'}"):
+                _verify_stage(module, stage or "llvm")
         if stage in dump_stages and dump is not None:
             dump(stage, module_to_text(module))
     if opt_level == 0 and "graph" in dump_stages and dump is not None:
@@ -175,9 +198,16 @@ def compile_graph(
     directory = Path(owner.name)
     try:
         started = time.perf_counter()
-        info = build_library(
-            module, directory, opt_level, keep_assembly="asm" in dump_stages, entry=entry
-        )
+        with timer.scope("llvm"):
+            info = build_library(
+                module,
+                directory,
+                opt_level,
+                keep_assembly="asm" in dump_stages,
+                entry=entry,
+                in_place=True,
+                timer=timer,
+            )
         if dump is not None and "llvm" in dump_stages:
             dump("llvm", info.optimized_ir)
         if dump is not None and "asm" in dump_stages:
@@ -210,9 +240,34 @@ def compile_graph(
             manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
         write_manifest(directory, manifest)
         report("done", steps, steps)
-        return open_compiled(directory, manifest, owner)
+        with timer.scope("load"):
+            return open_compiled(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
+        raise
+
+
+VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"
+
+
+def _verify_each(asked: bool | None) -> bool:
+    if asked is not None:
+        return asked
+    return os.environ.get(VERIFY_EACH_VARIABLE, "") not in ("", "0")
+
+
+def _verify_stage(module: ModuleOp, stage: str) -> None:
+    """Verifies the module at the end of `stage`; a failure says how to
+    find the pass that broke it."""
+    from xdsl.utils.exceptions import VerifyException
+
+    try:
+        module.verify()
+    except VerifyException as e:
+        e.add_note(
+            f"the IR was verified at the end of the {stage} stage: compile with "
+            f"--verify-each ({VERIFY_EACH_VARIABLE}=1) to find the pass that broke it"
+        )
         raise
 
 
@@ -290,13 +345,18 @@ def schedule_kernels(
     entry: str,
     records: TuningRecords | None = None,
     tuned: list[dict[str, Any]] | None = None,
+    *,
+    verify_each: bool = True,
+    timer: Timer = NO_TIMER,
 ) -> list[str]:
     """Schedules each kernel on a module of its own (small to verify): the
     best record of its workload when `records` has one (each tuned kernel
     noted in `tuned`), else its default schedule (ops/schedules.py), where
     a step a primitive refuses ends that nest's recipe and leaves the
     kernel as the steps before left it. Returns the steps applied, in
-    order: the schedule part of the pipeline. A record that does not fit
+    order: the schedule part of the pipeline. Each kernel is verified after
+    each step (`verify_each`) or once, scheduled; `timer` gets each kind of
+    step's time. A record that does not fit
     its kernel any more is a CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
@@ -310,7 +370,7 @@ def schedule_kernels(
         schedule = kernel_schedule(kernel)
         record = _record_for(kernel, records)
         if record is not None:
-            scratch = _tuned_kernel(kernel, schedule, record, records)
+            scratch = _tuned_kernel(kernel, schedule, record, records, verify_each, timer)
             applied += schedule.steps(record.config)
             if tuned is not None:
                 tuned.append(
@@ -330,11 +390,15 @@ def schedule_kernels(
                 for step in recipe:
                     attempt = scratch.clone()
                     try:
-                        apply_pipeline(attempt, step)
+                        with timer.scope(_pass_name(step)):
+                            apply_pipeline(attempt, step, verify=verify_each)
                     except DiagnosticException:
                         break
                     scratch = attempt
                     applied.append(step)
+        if not verify_each:
+            with timer.scope("verify"):
+                scratch.verify()
         scheduled = scratch.body.block.first_op
         assert isinstance(scheduled, FuncOp)
         scheduled.detach()
@@ -371,8 +435,18 @@ def _record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
         raise CompileError(str(e)) from None
 
 
+def _pass_name(step: str) -> str:
+    """`tir-split{func=f loop=i factor=4}` -> `tir-split`."""
+    return step.split("{", 1)[0]
+
+
 def _tuned_kernel(
-    kernel: FuncOp, schedule: KernelSchedule, record: Record, records: TuningRecords | None
+    kernel: FuncOp,
+    schedule: KernelSchedule,
+    record: Record,
+    records: TuningRecords | None,
+    verify_each: bool,
+    timer: Timer,
 ) -> ModuleOp:
     """The kernel alone in a module with the record's schedule applied."""
     from xdsl.utils.exceptions import DiagnosticException
@@ -386,7 +460,8 @@ def _tuned_kernel(
         schedule.space().check(record.config)
         scratch = ModuleOp([kernel.clone()])
         for step in schedule.steps(record.config):
-            apply_pipeline(scratch, step)
+            with timer.scope(_pass_name(step)):
+                apply_pipeline(scratch, step, verify=verify_each)
     except (ConfigError, DiagnosticException) as e:
         raise CompileError(
             f"tuning records {source}: the record of kernel {name} ({record.key}) no longer "

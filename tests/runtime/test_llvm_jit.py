@@ -26,7 +26,7 @@ from xtc.runtime.llvm_jit import (
     optimized_llvm_ir,
 )
 from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.tools.textual_ir import module_to_text, parse_module
 
 XTC_OPT = str(Path(sys.executable).parent / "xtc-opt")
 
@@ -188,6 +188,37 @@ def test_llvm_ir_text_before_optimization() -> None:
     text = llvm_ir(lowered(AXPY))
     assert 'define void @"axpy"(ptr dereferenceable(4096)' in text
     assert "fmul float" in text and "phi" in text
+
+
+WITH_DATA = """
+builtin.module {
+  "memref.global"() <{sym_name = "table", type = memref<4xf32>, sym_visibility = "private",
+    initial_value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>, constant}> : () -> ()
+  "memref.global"() <{sym_name = "scratch", type = memref<2xi64>, sym_visibility = "private",
+    initial_value = unit}> : () -> ()
+  func.func @look(%out: memref<4xf32> {graph.output = 0 : i64}) {
+    %t = memref.get_global @table : memref<4xf32>
+    tir.for %i = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+      %v = memref.load %t[%i] : memref<4xf32>
+      memref.store %v, %out[%i] : memref<4xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+def test_translation_puts_the_data_in_as_bytes_and_leaves_the_module_as_it_was() -> None:
+    module = lowered(WITH_DATA)
+    before = module_to_text(module)
+    text = llvm_ir(module)
+    assert module_to_text(module) == before
+    # 1.0 to 4.0 as little-endian f32 bytes; the uninitialized global zero-filled.
+    assert '[16 x i8] c"\\00\\00\\80?\\00\\00\\00@\\00\\00@@\\00\\00\\80@"' in text
+    assert '@"scratch" = internal global [16 x i8] c"' + "\\00" * 16 + '"' in text
+    out = aligned_empty(4, np.float32)
+    compile_module(module).call("look", [out])
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0, 4.0])
 
 
 def test_llvm_ir_refuses_a_module_not_at_the_llvm_level() -> None:

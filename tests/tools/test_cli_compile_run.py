@@ -76,6 +76,30 @@ def test_print_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert xtc.load(tmp_path / "m.tar").manifest["opt_level"] == 1
 
 
+def test_compile_timing_prints_the_time_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    onnx.save(resnet_like(widths=(4, 8), image=16), tmp_path / "m.onnx")
+    status, _, err = xtc_cli(
+        "compile",
+        tmp_path / "m.onnx",
+        "--timing",
+        "--verify-each",
+        "-o",
+        tmp_path / "m.tar",
+        capsys=capsys,
+    )
+    assert status == 0
+    report = err[err.index("Execution time report") :]
+    rows = re.findall(r"^ +\d+\.\d{4} \( *\d+\.\d%\)  (.*)$", report, re.MULTILINE)
+    for name in ("import", "graph-fuse-ops", "convert-tir-to-llvm", "export", "Total"):
+        assert name in rows, name
+    assert "schedule-kernels" in rows and any(r.startswith("  tir-split (x") for r in rows)
+    assert "llvm" in rows and "  optimize" in rows and "  link" in rows
+    # --verify-each verifies after every pass, so no stage-end verification.
+    assert not any(r.startswith("verify ") for r in rows)
+
+
 def test_run_with_inputs_and_outputs_files(
     artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,14 +8,18 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
 import xtc
 import xtc.interp
 from xtc.frontend.onnx import import_model
 from xtc.runtime.model import InputError
-from xtc.tools.compiler import CompileError, pipeline
+from xtc.runtime.timing import Timer
+from xtc.tools.compiler import CompileError, compile_graph, compile_model, pipeline
 from xtc.tools.model_builders import bert_encoder, resnet_like
 from xtc.tools.pipelines import parse_pipeline, pipeline_steps
+from xtc.tools.textual_ir import module_to_text
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -287,3 +291,90 @@ def test_a_file_that_holds_no_record_is_refused(tmp_path: Path) -> None:
     records.write_text("[]")
     with pytest.raises(CompileError, match="line 1: not an xtc tuning record"):
         xtc.compile(resnet_like(), tuning_records=records)
+
+
+# ------------------------------------------------- verification and timing
+
+
+def _breaking_after(monkeypatch: pytest.MonkeyPatch, broken_pass: str) -> list[tuple[str, bool]]:
+    """Makes `broken_pass` leave invalid IR (a kernel whose type no longer
+    matches its arguments); returns the (pass, verified) calls seen."""
+    from xdsl.dialects.builtin import FunctionType
+    from xdsl.dialects.func import FuncOp
+
+    import xtc.tools.pipelines as pipelines
+
+    original = pipelines.apply_pipeline
+    seen: list[tuple[str, bool]] = []
+
+    def apply(module: ModuleOp, spec: str, *, verify: bool = True) -> ModuleOp:
+        original(module, spec, verify=False)
+        seen.append((spec, verify))
+        if spec == broken_pass:
+            kernel = next(
+                f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data != "main"
+            )
+            kernel.function_type = FunctionType.from_lists([], [])
+        if verify:
+            module.verify()
+        return module
+
+    monkeypatch.setattr(pipelines, "apply_pipeline", apply)
+    return seen
+
+
+def test_the_ir_is_verified_at_the_end_of_each_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _breaking_after(monkeypatch, "convert-graph-to-te")
+    with pytest.raises(VerifyException) as caught:
+        compile_model(resnet_like(widths=(4, 8), image=16), verify_each=False)
+    # convert-graph-to-te broke it; te-inline ran (unverified), then the te
+    # stage's check caught it and said how to find the pass.
+    assert [spec for spec, _ in seen][-2:] == ["convert-graph-to-te", "te-inline"]
+    assert not any(verified for _, verified in seen)
+    assert "at the end of the te stage" in " ".join(caught.value.__notes__)
+    assert "--verify-each" in " ".join(caught.value.__notes__)
+
+
+def test_verify_each_names_the_pass_that_broke_the_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _breaking_after(monkeypatch, "convert-graph-to-te")
+    with pytest.raises(VerifyException):
+        compile_model(resnet_like(widths=(4, 8), image=16), verify_each=True)
+    assert seen[-1] == ("convert-graph-to-te", True)
+
+
+def test_xtc_verify_each_in_the_environment_verifies_every_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _breaking_after(monkeypatch, "no pass")
+    monkeypatch.setenv("XTC_VERIFY_EACH", "1")
+    compile_model(resnet_like(widths=(4, 8), image=16))
+    assert seen and all(verified for _, verified in seen)
+    assert any(spec.startswith("tir-split{") for spec, _ in seen)
+    seen.clear()
+    monkeypatch.setenv("XTC_VERIFY_EACH", "0")
+    compile_model(resnet_like(widths=(4, 8), image=16))
+    assert seen and not any(verified for _, verified in seen)
+
+
+def test_the_timer_sees_every_pass_schedule_step_and_llvm_step() -> None:
+    timer = Timer()
+    compile_model(resnet_like(widths=(4, 8), image=16), timer=timer, verify_each=False)
+    for name in ("import", *pipeline(3).split(","), "schedule-kernels", "llvm", "load"):
+        assert timer.seconds(name) > 0, name
+    for stage in ("graph", "te", "tir", "llvm"):
+        assert timer.seconds(f"verify {stage}") > 0, stage
+    for step in ("tir-split", "tir-vectorize", "tir-parallel", "verify"):
+        assert timer.seconds("schedule-kernels", step) > 0, step
+    for step in ("translate", "parse", "optimize", "codegen", "link"):
+        assert timer.seconds("llvm", step) > 0, step
+    children = sum(
+        timer.seconds("llvm", s) for s in ("translate", "parse", "optimize", "codegen", "link")
+    )
+    assert children <= timer.seconds("llvm") <= timer.total()
+
+
+def test_a_compile_leaves_the_module_it_was_given_as_it_was() -> None:
+    module = import_model(resnet_like(widths=(4, 8), image=16))
+    before = module_to_text(module)
+    compile_graph(module)
+    assert module_to_text(module) == before

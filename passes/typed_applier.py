@@ -1,0 +1,74 @@
+"""A GreedyRewritePatternApplier that tries on each op only the patterns
+whose `@op_type_rewrite_pattern` type (or `op_types` tuple) it has.
+
+xDSL's applier calls every pattern on every op, and each pattern checks the
+op's type itself: with 30 patterns, lowering a model makes over a million
+calls that do nothing. This applier asks each pattern once which op types it
+takes (the type annotation that `op_type_rewrite_pattern` saw), and keeps,
+per op class met, the patterns that may match it, in their order. The
+result is the same rewrites in the same order: a pattern skipped here is
+one whose type check would have failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import UnionType
+from typing import Union, cast, get_args, get_origin
+
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, RewritePattern
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+_ANY: tuple[type[Operation], ...] = (Operation,)
+
+
+def matched_types(pattern: RewritePattern) -> tuple[type[Operation], ...]:
+    """The op classes `pattern` may rewrite: its `op_types` attribute (a
+    tuple of op classes) where it has one, else those named by its
+    `@op_type_rewrite_pattern` annotation, else every op."""
+    declared = getattr(pattern, "op_types", None)
+    if isinstance(declared, tuple) and declared:
+        return cast(tuple[type[Operation], ...], declared)
+    method = type(pattern).match_and_rewrite
+    names = method.__code__.co_freevars
+    if "expected_type" not in names or method.__closure__ is None:
+        return _ANY
+    expected = method.__closure__[names.index("expected_type")].cell_contents
+    if get_origin(expected) in (Union, UnionType):
+        expected = get_args(expected)
+    else:
+        expected = (expected,)
+    if all(isinstance(t, type) and issubclass(t, Operation) for t in expected):
+        return tuple(expected)
+    return _ANY
+
+
+class TypedPatternApplier(GreedyRewritePatternApplier):
+    """GreedyRewritePatternApplier(patterns), dispatching on op classes (no
+    folding; trivially dead ops are erased first, as there)."""
+
+    def __init__(self, patterns: Sequence[RewritePattern]) -> None:
+        super().__init__(list(patterns))
+        self._types = [matched_types(p) for p in self.rewrite_patterns]
+        self._by_class: dict[type[Operation], list[RewritePattern]] = {}
+
+    def _patterns_for(self, op_class: type[Operation]) -> list[RewritePattern]:
+        found = self._by_class.get(op_class)
+        if found is None:
+            found = [
+                pattern
+                for pattern, types in zip(self.rewrite_patterns, self._types, strict=True)
+                if issubclass(op_class, types)
+            ]
+            self._by_class[op_class] = found
+        return found
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if self.dce_enabled and is_trivially_dead(op):
+            rewriter.erase(op)
+            return
+        for pattern in self._patterns_for(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
