@@ -1,0 +1,157 @@
+"""Compile time and memory of the bench models.
+
+    python bench/compile.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert]
+                            [--repeat N] [--small] [--json out.json]
+
+Each model (bench/models.py's builders, random weights) is saved as ONNX and
+compiled `--repeat` times by `xtc compile --timing` in a fresh process (cold:
+nothing is cached between processes), so the process's peak resident memory
+is the compile's. The table gives, per model, the median wall time of the
+compile (xtc's own report, from reading the model to the artifact), the
+fastest, the stages that take longest (from the --timing report of the
+median run), the peak memory and the model's weights, and the ratio of the
+two (DESIGN's bar: peak <= 2 x weights + 400 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import onnx
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from models import MODEL_NAMES, build_model  # noqa: E402 - bench/models.py, beside this script
+
+REPORT_ROW = re.compile(r"^ +(\d+\.\d{4}) \( *\d+\.\d%\)  (\S.*?)(?: \(x\d+\))?$")
+PEAK = "XTC_BENCH_PEAK_KB="
+# VmHWM, not getrusage's ru_maxrss: a child's maxrss starts at its parent's
+# size at the fork (exec does not reset it); the high-water mark of its own
+# address space does.
+_CHILD = f"""
+import sys
+from xtc.tools.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as stop:
+    code = stop.code
+else:
+    code = 0
+with open("/proc/self/status") as status:
+    peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+print("{PEAK}" + peak, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@dataclass
+class Row:
+    model: str
+    seconds: list[float] = field(default_factory=lambda: [])
+    peak_mb: list[float] = field(default_factory=lambda: [])
+    weights_mb: float = 0.0
+    stages: dict[str, float] = field(default_factory=lambda: {})
+    error: str = ""
+
+
+def compile_once(model_path: Path, output: Path) -> tuple[float, float, dict[str, float]]:
+    """One cold `xtc compile --timing`: (seconds, peak MB, top-level stage seconds)."""
+    result = subprocess.run(
+        [sys.executable, "-c", _CHILD, "compile", str(model_path), "--timing", "-o", str(output)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip().splitlines()[-1] if result.stderr else "failed")
+    stages: dict[str, float] = {}
+    total = 0.0
+    peak_kb = 0
+    for line in result.stderr.splitlines():
+        if line.startswith(PEAK):
+            peak_kb = int(line[len(PEAK) :])
+        match = REPORT_ROW.match(line)
+        if match is None:
+            continue
+        seconds, name = float(match.group(1)), match.group(2)
+        if name == "Total":
+            total = seconds
+        else:  # a top-level scope (nested ones are indented, and do not match)
+            stages[name] = stages.get(name, 0.0) + seconds
+    return total, peak_kb / 1024, stages
+
+
+def weights_mb(model: onnx.ModelProto) -> float:
+    return sum(len(t.raw_data) for t in model.graph.initializer) / 2**20
+
+
+def bench(names: Sequence[str], repeat: int, small: bool) -> list[Row]:
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="xtc-bench-compile-") as scratch:
+        for name in names:
+            model = build_model(name, small, bert_layers=2)
+            path = Path(scratch) / f"{name}.onnx"
+            onnx.save(model, path)
+            row = Row(name, weights_mb=weights_mb(model))
+            runs: list[tuple[float, dict[str, float]]] = []
+            try:
+                for _ in range(repeat):
+                    seconds, peak, stages = compile_once(path, Path(scratch) / f"{name}.tar")
+                    row.seconds.append(seconds)
+                    row.peak_mb.append(peak)
+                    runs.append((seconds, stages))
+            except RuntimeError as e:
+                row.error = str(e)
+            if runs:
+                runs.sort(key=lambda r: r[0])
+                row.stages = runs[len(runs) // 2][1]
+            rows.append(row)
+            print(format_row(row), flush=True)
+    return rows
+
+
+def format_row(row: Row) -> str:
+    if row.error:
+        return f"{row.model:<14} error: {row.error}"
+    top = sorted(row.stages.items(), key=lambda kv: -kv[1])[:4]
+    peak = max(row.peak_mb)
+    bar = 2 * row.weights_mb + 400
+    return (
+        f"{row.model:<14} {statistics.median(row.seconds):7.2f} {min(row.seconds):7.2f} "
+        f"{peak:8.0f} {row.weights_mb:8.1f} {peak / max(bar, 1e-9):6.2f}   "
+        + ", ".join(f"{name} {seconds:.2f}" for name, seconds in top)
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(MODEL_NAMES))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="32x32 images (a smoke test)")
+    parser.add_argument("--json", help="write the rows as JSON")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODEL_NAMES]
+    if unknown or args.repeat < 1:
+        parser.error(f"unknown model {', '.join(unknown)}" if unknown else "--repeat >= 1")
+    print(
+        f"{'model':<14} {'median s':>7} {'best s':>7} {'peak MB':>8} {'weights':>8} "
+        f"{'/ bar':>6}   longest stages (s, median run)"
+    )
+    rows = bench(names, args.repeat, args.small)
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    return 1 if any(r.error for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

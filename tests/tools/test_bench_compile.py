@@ -1,0 +1,55 @@
+"""bench/compile.py, compile time and memory per bench model: a smoke run
+on small models (the numbers are the bench's business), and the parsing of
+the --timing report it reads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_small_models_are_compiled_timed_and_measured(tmp_path: Path) -> None:
+    output = tmp_path / "compile.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "compile.py"),
+            "--models",
+            "resnet18,bert",
+            "--small",
+            "--repeat",
+            "2",
+            "--json",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = json.loads(output.read_text())
+    assert [row["model"] for row in rows] == ["resnet18", "bert"]
+    for row in rows:
+        assert not row["error"]
+        assert len(row["seconds"]) == 2 and all(s > 0 for s in row["seconds"])
+        # A Python process with numpy, xDSL and LLVM loaded is past 50 MB.
+        assert all(peak > 50 for peak in row["peak_mb"])
+        assert row["weights_mb"] > 0
+        assert {"import", "convert-tir-to-llvm", "llvm"} <= set(row["stages"])
+        assert sum(row["stages"].values()) <= max(row["seconds"]) * 1.01
+    assert "resnet18" in result.stdout and "bert" in result.stdout
+
+
+def test_an_unknown_model_is_a_usage_error() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "compile.py"), "--models", "alexnet"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2 and "unknown model alexnet" in result.stderr
