@@ -66,7 +66,7 @@ def aligned_empty(shape: Sequence[int] | int, dtype: np.typing.DTypeLike) -> np.
     nbytes = prod(dims) * element.itemsize
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     start = (-raw.ctypes.data) % ALIGNMENT
-    return raw[start : start + nbytes].view(element).reshape(dims)
+    return np.ndarray(dims, element, raw, start)
 
 
 def aligned_copy(array: np.ndarray) -> np.ndarray:
