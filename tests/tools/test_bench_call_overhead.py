@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
-ROOT = Path(__file__).resolve().parents[2]
+RunBench = Callable[..., CompletedProcess[str]]
+"""The run_bench fixture (tests/tools/conftest.py)."""
 
 
-def test_each_case_is_timed_four_ways(tmp_path: Path) -> None:
+def test_each_case_is_timed_four_ways(tmp_path: Path, run_bench: RunBench) -> None:
     output = tmp_path / "overhead.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "call_overhead.py"),
-            "--calls",
-            "20",
-            "--repeat",
-            "2",
-            "--threads",
-            "1",
-            "--json",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_bench(
+        "call_overhead.py",
+        "--calls",
+        "20",
+        "--repeat",
+        "2",
+        "--threads",
+        "1",
+        "--json",
+        str(output),
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -5,30 +5,25 @@ the --timing report it reads."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
-ROOT = Path(__file__).resolve().parents[2]
+RunBench = Callable[..., CompletedProcess[str]]
+"""The run_bench fixture (tests/tools/conftest.py)."""
 
 
-def test_small_models_are_compiled_timed_and_measured(tmp_path: Path) -> None:
+def test_small_models_are_compiled_timed_and_measured(tmp_path: Path, run_bench: RunBench) -> None:
     output = tmp_path / "compile.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "compile.py"),
-            "--models",
-            "resnet18,bert",
-            "--small",
-            "--repeat",
-            "2",
-            "--json",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_bench(
+        "compile.py",
+        "--models",
+        "resnet18,bert",
+        "--small",
+        "--repeat",
+        "2",
+        "--json",
+        str(output),
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -45,11 +40,6 @@ def test_small_models_are_compiled_timed_and_measured(tmp_path: Path) -> None:
     assert "resnet18" in result.stdout and "bert" in result.stdout
 
 
-def test_an_unknown_model_is_a_usage_error() -> None:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "compile.py"), "--models", "alexnet"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def test_an_unknown_model_is_a_usage_error(run_bench: RunBench) -> None:
+    result = run_bench("compile.py", "--models", "alexnet")
     assert result.returncode == 2 and "unknown model alexnet" in result.stderr

@@ -5,40 +5,38 @@ its helpers."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
+
+RunBench = Callable[..., CompletedProcess[str]]
+"""The run_bench fixture (tests/tools/conftest.py)."""
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_small_model_is_tuned_compiled_and_timed(tmp_path: Path) -> None:
+def test_a_small_model_is_tuned_compiled_and_timed(tmp_path: Path, run_bench: RunBench) -> None:
     output = tmp_path / "result.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "tune.py"),
-            "--models",
-            "resnet18",
-            "--small",
-            "--time-budget",
-            "5m",
-            "--max-trials",
-            "6",
-            "--records-dir",
-            str(tmp_path),
-            "--threads",
-            "1",
-            "--repeat",
-            "1",
-            "--number",
-            "2",
-            "--json",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_bench(
+        "tune.py",
+        "--models",
+        "resnet18",
+        "--small",
+        "--time-budget",
+        "5m",
+        "--max-trials",
+        "6",
+        "--records-dir",
+        str(tmp_path),
+        "--threads",
+        "1",
+        "--repeat",
+        "1",
+        "--number",
+        "2",
+        "--json",
+        str(output),
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
