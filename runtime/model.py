@@ -53,6 +53,11 @@ class TensorSpec:
         )
 
 
+def _addresses(arrays: Sequence[np.ndarray]) -> ctypes.Array[ctypes.c_void_p]:
+    """The arrays' data pointers as a C array (`void *[]`, never empty)."""
+    return (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+
+
 def _takes(specs: Sequence[TensorSpec]) -> str:
     return ", ".join(map(str, specs))
 
@@ -229,26 +234,24 @@ class CompiledModel:
         return export_artifact(self, Path(path))
 
     def _call(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
-        ins = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
-        outs = (ctypes.c_void_p * max(1, len(outputs)))(*[a.ctypes.data for a in outputs])
-        status = self.library.xtc_run(ins, outs)
-        if status != 0:
-            raise InputError(self._last_error(status))
+        self._check_status(self.library.xtc_run(_addresses(arrays), _addresses(outputs)))
 
     def _caller(
         self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]
     ) -> Callable[[], None]:
-        """The native call on these buffers, ready to repeat."""
+        """The native call on these buffers, ready to repeat. It holds their
+        addresses only: the caller keeps the arrays alive."""
         function = self.library.xtc_run
-        ins = (ctypes.c_void_p * max(1, len(arrays)))(*(a.ctypes.data for a in arrays))
-        outs = (ctypes.c_void_p * max(1, len(outputs)))(*(a.ctypes.data for a in outputs))
+        ins, outs = _addresses(arrays), _addresses(outputs)
 
         def run() -> None:
-            status = function(ins, outs)
-            if status != 0:
-                raise InputError(self._last_error(status))
+            self._check_status(function(ins, outs))
 
         return run
+
+    def _check_status(self, status: int) -> None:
+        if status != 0:
+            raise InputError(self._last_error(status))
 
     def _last_error(self, status: int) -> str:
         """The message of this thread's failed run (`xtc_last_error()`)."""
