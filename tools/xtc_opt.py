@@ -3,8 +3,12 @@ diagnostics instead of tracebacks.
 
 A malformed file prints `file:line:col: error: message` (with the source line)
 and exits 1; an unknown pass or a bad pass option prints one line and exits 1.
-With `--verify-diagnostics` the same diagnostics go to stdout and the exit
-code is 0, so FileCheck can check them (`%verify` in filecheck/lit.cfg).
+`--verify-diagnostics` follows mlir-opt: every diagnostic must be announced by
+an `// expected-error {{...}}` annotation on its line and every annotation
+met (tools/diagnostics.py), else each mismatch is printed and the exit code is
+1; each chunk that gives no diagnostic is printed. `--diagnostics-to-output`
+writes each chunk's diagnostic to the output in place of its IR and exits 0,
+so FileCheck can check it beside the IR of other chunks.
 `--print-ir-after-all` and `--print-ir-after=p1,p2` print the IR after passes
 (to stderr, as `mlir-opt` does).
 """
@@ -16,6 +20,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from io import BytesIO
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
@@ -29,6 +34,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from xtc.tools.diagnostics import Diagnostic, check_diagnostics, parse_expectations
 from xtc.tools.textual_ir import LocatingParser, module_to_text
 from xtc.tools.universe import multiverse, report_plugin_warnings_as
 
@@ -74,6 +80,18 @@ class XtcOptMain(xDSLOptMain):
             default="",
             metavar="PASSES",
             help="comma-separated pass names: print the IR to stderr after each",
+        )
+        arg_parser.add_argument(
+            "--diagnostics-to-output",
+            action="store_true",
+            help="write each chunk's diagnostic to the output in place of its IR, "
+            "go on with the next chunk and exit 0",
+        )
+        _set_help(
+            arg_parser,
+            "--verify-diagnostics",
+            "check the diagnostics against the `// expected-error {{message}}` "
+            "annotations of the input (as mlir-opt): exit 1 on any mismatch",
         )
 
     def register_all_frontends(self) -> None:
@@ -134,6 +152,8 @@ class XtcOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def run(self) -> None:
+        if self.args.verify_diagnostics and self.args.diagnostics_to_output:
+            raise UserError("--verify-diagnostics and --diagnostics-to-output exclude each other")
         chunks, file_extension = self.prepare_input()
         output = self.prepare_output()
         failed = False
@@ -141,27 +161,53 @@ class XtcOptMain(xDSLOptMain):
             for i, (chunk, offset) in enumerate(chunks):
                 if i > 0:
                     output.write("// -----\n")
-                try:
-                    module = self._parse_located(chunk, file_extension, offset)
-                    if module is not None:
-                        self.apply_passes(module)
-                        output.write(self.output_resulting_program(module))
-                except (ParseError, DiagnosticException, UserError) as e:
-                    message = self._diagnostic(e, offset)
-                    if self.args.verify_diagnostics:
-                        output.write(message + "\n")
+                with chunk:
+                    source = chunk.read()
+                if self.args.verify_diagnostics:
+                    failed |= self._run_verifying(source, file_extension, offset, output)
+                else:
+                    result = self._process_chunk(source, file_extension, offset)
+                    if not isinstance(result, Diagnostic):
+                        output.write(result)
+                    elif self.args.diagnostics_to_output:
+                        output.write(result.render() + "\n")
                     else:
-                        print(message, file=sys.stderr)
+                        print(result.render(), file=sys.stderr)
                         failed = True
                         break
-                finally:
-                    chunk.close()
                 output.flush()
         finally:
             if output is not sys.stdout:
                 output.close()
         if failed:
             sys.exit(1)
+
+    def _process_chunk(self, source: bytes, file_extension: str, offset: int) -> str | Diagnostic:
+        """The chunk's resulting IR, or the diagnostic that stopped it."""
+        try:
+            module = self._parse_located(BytesIO(source), file_extension, offset)
+            if module is None:
+                return ""
+            self.apply_passes(module)
+            return self.output_resulting_program(module)
+        except (ParseError, DiagnosticException, UserError) as e:
+            return self._diagnostic(e, offset)
+
+    def _run_verifying(
+        self, source: bytes, file_extension: str, offset: int, output: IO[str]
+    ) -> bool:
+        """Processes one chunk under `--verify-diagnostics`; prints each
+        mismatch with its annotations to stderr and says whether there was one."""
+        name = self.get_input_name()
+        expectations, problems = parse_expectations(source.decode("utf-8"), name, offset + 1)
+        result = self._process_chunk(source, file_extension, offset)
+        if not isinstance(result, Diagnostic):
+            output.write(result)
+        produced = [result] if isinstance(result, Diagnostic) else []
+        failures = problems + check_diagnostics(expectations, produced, name)
+        for failure in failures:
+            print(failure.render(), file=sys.stderr)
+        return bool(failures)
 
     def _parse_located(self, chunk: IO[bytes], file_extension: str, offset: int) -> ModuleOp | None:
         """parse_chunk; an error that xDSL's parser raises without a location
@@ -171,33 +217,38 @@ class XtcOptMain(xDSLOptMain):
         except (ParseError, DiagnosticException, UnicodeDecodeError):
             raise
         except Exception as e:  # noqa: BLE001 - becomes a located diagnostic
-            where = self.get_input_name()
+            where = Diagnostic(self.get_input_name(), None, None, _first_line(e))
             if self._parser is not None:
                 source = self._parser.lexer.input
                 pos = min(self._parser.pos, len(source.content))
                 line = source.content.count("\n", 0, pos) + 1 + offset
                 col = pos - (source.content.rfind("\n", 0, pos) + 1) + 1
-                where = f"{source.name}:{line}:{col}"
-            raise LocatedError(f"{where}: error: {_first_line(e)}") from e
+                where = Diagnostic(source.name, line, col, _first_line(e))
+            raise LocatedError(where) from e
 
-    def _diagnostic(self, e: Exception, line_offset: int) -> str:
+    def _diagnostic(self, e: Exception, line_offset: int) -> Diagnostic:
         if isinstance(e, ParseError):
-            return format_parse_error(e, line_offset)
+            return parse_error_diagnostic(e, line_offset)
         if isinstance(e, LocatedError):
-            return str(e)
+            return e.diagnostic
         # A pass that refuses its input names the op (`e.op`): point at it.
         op = getattr(e, "op", None)
         location = (
             self._parser.location_of(op) if self._parser and isinstance(op, Operation) else None
         )
         if location is not None:
-            where = f"{location.file}:{location.line + line_offset}:{location.col}"
-            return f"{where}: error: {_first_line(e)}"
-        return f"{self.get_input_name()}: error: {_first_line(e)}"
+            return Diagnostic(
+                location.file, location.line + line_offset, location.col, _first_line(e)
+            )
+        return Diagnostic(self.get_input_name(), None, None, _first_line(e))
 
 
 class LocatedError(DiagnosticException):
-    """A verifier error already formatted as `file:line:col: error: ...`."""
+    """An error that carries its diagnostic, already placed in the source."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.render())
+        self.diagnostic = diagnostic
 
 
 def verify_located(module: ModuleOp, parser: LocatingParser | None, line_offset: int = 0) -> None:
@@ -208,12 +259,12 @@ def verify_located(module: ModuleOp, parser: LocatingParser | None, line_offset:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             location = parser.location_of(op) if parser else None
-            where = (
-                f"{location.file}:{location.line + line_offset}:{location.col}"
+            diagnostic = (
+                Diagnostic(location.file, location.line + line_offset, location.col, _first_line(e))
                 if location
-                else "<unknown>"
+                else Diagnostic("<unknown>", None, None, _first_line(e))
             )
-            raise LocatedError(f"{where}: error: {_first_line(e)}") from e
+            raise LocatedError(diagnostic) from e
 
 
 def _post_order(op: Operation) -> list[Operation]:
@@ -226,13 +277,21 @@ def _post_order(op: Operation) -> list[Operation]:
     return ordered
 
 
-def format_parse_error(e: ParseError, line_offset: int = 0) -> str:
+def parse_error_diagnostic(e: ParseError, line_offset: int = 0) -> Diagnostic:
     location = e.span.get_location()
     context = e.span.print_with_context("").rstrip().split("\n")
     # print_with_context starts with its own `file:line:col` line: keep the source lines.
     source_lines = "\n".join(context[1:3]).rstrip()
-    head = f"{location.file}:{location.line + line_offset}:{location.col}: error: {e.msg}"
-    return f"{head}\n{source_lines}" if source_lines else head
+    return Diagnostic(
+        location.file, location.line + line_offset, location.col, e.msg, context=source_lines
+    )
+
+
+def _set_help(arg_parser: argparse.ArgumentParser, option: str, text: str) -> None:
+    """Replaces the help of an option that xDSL's driver registers."""
+    for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
+        if option in action.option_strings:
+            action.help = text
 
 
 def _first_line(e: BaseException) -> str:

@@ -1,4 +1,4 @@
-// RUN: xtc-opt %s -p convert-te-to-tir --split-input-file --verify-diagnostics | filecheck %s
+// RUN: xtc-opt %s -p convert-te-to-tir --split-input-file --diagnostics-to-output | filecheck %s
 
 // Elementwise: one serial loop per dimension, the result stored into the
 // output argument that replaces the function's result.

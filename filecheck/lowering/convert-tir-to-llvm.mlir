@@ -1,6 +1,6 @@
-// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --verify-diagnostics | filecheck %s
-// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --verify-diagnostics | xtc-opt --split-input-file --verify-diagnostics -t llvm-ir | filecheck %s --check-prefix=IR
-// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --verify-diagnostics -t "llvm-ir{optimize=true}" | filecheck %s --check-prefix=O3
+// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --diagnostics-to-output | filecheck %s
+// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --diagnostics-to-output | xtc-opt --split-input-file --diagnostics-to-output -t llvm-ir | filecheck %s --check-prefix=IR
+// RUN: xtc-opt %s -p convert-tir-to-llvm --split-input-file --diagnostics-to-output -t "llvm-ir{optimize=true}" | filecheck %s --check-prefix=O3
 
 // Loops become blocks and branches; the te.reduce accumulator (an alloca
 // inside the loop nest) moves to the entry block; loads and stores are GEPs

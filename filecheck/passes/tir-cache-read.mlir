@@ -1,11 +1,11 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'convert-graph-to-te,convert-te-to-tir,tir-split{func=matmul_0 loop=i1 factor=16},tir-reorder{func=matmul_0 order=i1_o,i0,i1_i},tir-split{func=matmul_0 loop=i0 factor=8},tir-cache-write{func=matmul_0 loop=i0_o},tir-cache-read{func=matmul_0 loop=i1_o buffer=1}' | filecheck %s --check-prefix=MATMUL
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'convert-graph-to-te,convert-te-to-tir,tir-split{func=conv2d_0 loop=i1 factor=16},tir-cache-read{func=conv2d_0 loop=i1_o buffer=in1}' | filecheck %s --check-prefix=CONV
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=writes loop=i buffer=0}' | filecheck %s --check-prefix=WRITES
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=clamped loop=i buffer=x}' | filecheck %s --check-prefix=CLAMPED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=clamped loop=i buffer=z}' | filecheck %s --check-prefix=NONAME
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=clamped loop=i buffer=7}' | filecheck %s --check-prefix=NOPOSITION
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=clamped loop=q buffer=0}' | filecheck %s --check-prefix=NOLOOP
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-read{func=nowhere loop=i buffer=0}' | filecheck %s --check-prefix=NOFUNC
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'convert-graph-to-te,convert-te-to-tir,tir-split{func=matmul_0 loop=i1 factor=16},tir-reorder{func=matmul_0 order=i1_o,i0,i1_i},tir-split{func=matmul_0 loop=i0 factor=8},tir-cache-write{func=matmul_0 loop=i0_o},tir-cache-read{func=matmul_0 loop=i1_o buffer=1}' | filecheck %s --check-prefix=MATMUL
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'convert-graph-to-te,convert-te-to-tir,tir-split{func=conv2d_0 loop=i1 factor=16},tir-cache-read{func=conv2d_0 loop=i1_o buffer=in1}' | filecheck %s --check-prefix=CONV
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=writes loop=i buffer=0}' | filecheck %s --check-prefix=WRITES
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=clamped loop=i buffer=x}' | filecheck %s --check-prefix=CLAMPED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=clamped loop=i buffer=z}' | filecheck %s --check-prefix=NONAME
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=clamped loop=i buffer=7}' | filecheck %s --check-prefix=NOPOSITION
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=clamped loop=q buffer=0}' | filecheck %s --check-prefix=NOLOOP
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-read{func=nowhere loop=i buffer=0}' | filecheck %s --check-prefix=NOFUNC
 
 // The 8x16 register tile of a 16x4x32 matmul with column panels outermost:
 // B's 4x16 panel is packed once per i1_o, before the row tiles, and the

@@ -1,9 +1,9 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-write{loop=i1_o}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-write{func=pool loop=i1}' | filecheck %s --check-prefix=POOL
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-write{func=pool loop=i2}' | filecheck %s --check-prefix=DIRECT
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-write{func=pool loop=r0}' | filecheck %s --check-prefix=NOACC
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-cache-write{func=relu loop=i0}' | filecheck %s --check-prefix=ELEMENTWISE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=pool loop=i2 factor=3},tir-cache-write{func=pool loop=i1}' | filecheck %s --check-prefix=PEELED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-write{loop=i1_o}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-write{func=pool loop=i1}' | filecheck %s --check-prefix=POOL
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-write{func=pool loop=i2}' | filecheck %s --check-prefix=DIRECT
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-write{func=pool loop=r0}' | filecheck %s --check-prefix=NOACC
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-cache-write{func=relu loop=i0}' | filecheck %s --check-prefix=ELEMENTWISE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=pool loop=i2 factor=3},tir-cache-write{func=pool loop=i1}' | filecheck %s --check-prefix=PEELED
 // RUN: not xtc-opt %s -p 'tir-cache-write{func=matmul loop=i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-cache-write{func=nowhere loop=i1_o}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 

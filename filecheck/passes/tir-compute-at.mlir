@@ -1,19 +1,19 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=c at=oi}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=c at=oj local=true}' | filecheck %s --check-prefix=LOCAL
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-parallel{func=pad_conv loop=oi},tir-compute-at{func=pad_conv loop=c at=oi local=true}' | filecheck %s --check-prefix=PARLOCAL
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-parallel{func=pad_conv loop=oi},tir-compute-at{func=pad_conv loop=c at=oj}' | filecheck %s --check-prefix=PARALLEL
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=c at=j}' | filecheck %s --check-prefix=INSIDE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=oi at=i}' | filecheck %s --check-prefix=BEFORE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=i at=oi}' | filecheck %s --check-prefix=NESTED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=pad_conv loop=c at=q}' | filecheck %s --check-prefix=NOLOOP
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=nowhere loop=c at=oi}' | filecheck %s --check-prefix=NOFUNC
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=two_readers loop=i at=k}' | filecheck %s --check-prefix=READERS
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=clamped loop=i at=k}' | filecheck %s --check-prefix=CLAMPED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=reduction loop=i at=k}' | filecheck %s --check-prefix=REDUCTION
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=reduction loop=k at=k}' | filecheck %s --check-prefix=SELF
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=not_injective loop=i at=k}' | filecheck %s --check-prefix=INJECTIVE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=to_argument loop=i at=k}' | filecheck %s --check-prefix=ARGUMENT
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-at{func=in_place loop=i at=k}' | filecheck %s --check-prefix=INPLACE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=c at=oi}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=c at=oj local=true}' | filecheck %s --check-prefix=LOCAL
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-parallel{func=pad_conv loop=oi},tir-compute-at{func=pad_conv loop=c at=oi local=true}' | filecheck %s --check-prefix=PARLOCAL
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-parallel{func=pad_conv loop=oi},tir-compute-at{func=pad_conv loop=c at=oj}' | filecheck %s --check-prefix=PARALLEL
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=c at=j}' | filecheck %s --check-prefix=INSIDE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=oi at=i}' | filecheck %s --check-prefix=BEFORE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=i at=oi}' | filecheck %s --check-prefix=NESTED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=pad_conv loop=c at=q}' | filecheck %s --check-prefix=NOLOOP
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=nowhere loop=c at=oi}' | filecheck %s --check-prefix=NOFUNC
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=two_readers loop=i at=k}' | filecheck %s --check-prefix=READERS
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=clamped loop=i at=k}' | filecheck %s --check-prefix=CLAMPED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=reduction loop=i at=k}' | filecheck %s --check-prefix=REDUCTION
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=reduction loop=k at=k}' | filecheck %s --check-prefix=SELF
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=not_injective loop=i at=k}' | filecheck %s --check-prefix=INJECTIVE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=to_argument loop=i at=k}' | filecheck %s --check-prefix=ARGUMENT
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-at{func=in_place loop=i at=k}' | filecheck %s --check-prefix=INPLACE
 
 // A padded conv (2 channels, 4x4 input, pad 1, 3x3 window, one output
 // channel): the padding nest c, i, j fills %pad, the conv nest oi, oj reads

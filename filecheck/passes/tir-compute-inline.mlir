@@ -1,5 +1,5 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-inline{loop=p0}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-compute-inline{func=pad_conv loop=p0},tir-unroll{func=pad_conv loop=r1}' | filecheck %s --check-prefix=THEN
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-inline{loop=p0}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-compute-inline{func=pad_conv loop=p0},tir-unroll{func=pad_conv loop=r1}' | filecheck %s --check-prefix=THEN
 // RUN: not xtc-opt %s -p 'tir-compute-inline{func=pad_conv loop=q9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-compute-inline{func=nowhere loop=p0}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 

@@ -1,7 +1,7 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-fuse{outer=i0 inner=i1}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-fuse{func=relu outer=i1 inner=i0}' | filecheck %s --check-prefix=INSIDE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-fuse{func=matmul outer=i1 inner=r0}' | filecheck %s --check-prefix=ACCUMULATOR
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-fuse{func=relu outer=i0 inner=i0}' | filecheck %s --check-prefix=SELF
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-fuse{outer=i0 inner=i1}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-fuse{func=relu outer=i1 inner=i0}' | filecheck %s --check-prefix=INSIDE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-fuse{func=matmul outer=i1 inner=r0}' | filecheck %s --check-prefix=ACCUMULATOR
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-fuse{func=relu outer=i0 inner=i0}' | filecheck %s --check-prefix=SELF
 // RUN: not xtc-opt %s -p 'tir-fuse{func=relu outer=i0 inner=i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-fuse{func=nowhere outer=i0 inner=i1}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // RUN: not xtc-opt %s -p 'tir-fuse{outer=i9 inner=i1}' 2>&1 | filecheck %s --check-prefix=NOWHERE

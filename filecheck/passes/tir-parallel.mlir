@@ -1,5 +1,5 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-parallel{loop=i0}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-parallel{func=matmul loop=i0}' | filecheck %s --check-prefix=ONE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-parallel{loop=i0}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-parallel{func=matmul loop=i0}' | filecheck %s --check-prefix=ONE
 // RUN: not xtc-opt %s -p 'tir-parallel{func=matmul loop=i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-parallel{func=nowhere loop=i0}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 

@@ -1,14 +1,14 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=transpose order=i2,i0,i1}' | filecheck %s --check-prefix=TRANSPOSE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=transpose order=i0,i1,i2}' | filecheck %s --check-prefix=SAME
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{order=r1,r0}' | filecheck %s --check-prefix=REDUCTION
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=matmul order=r0,i1}' | filecheck %s --check-prefix=ACCUMULATOR
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=4},tir-split{func=matmul loop=i0 factor=3},tir-reorder{func=matmul order=i0_o,i1_o,i0_i,i1_i}' | filecheck %s --check-prefix=PEELED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=3},tir-split{func=matmul loop=i0 factor=4},tir-reorder{func=matmul order=i0_o,i1_o,i0_i,i1_i}' | filecheck %s --check-prefix=TILED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=siblings order=a,b}' | filecheck %s --check-prefix=SIBLINGS
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=conv order=r2,r0}' | filecheck %s --check-prefix=BETWEEN
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=impure order=i1,i0}' | filecheck %s --check-prefix=IMPURE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=vector order=j,i}' | filecheck %s --check-prefix=VECTOR
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-reorder{func=transpose order=i0,i0}' | filecheck %s --check-prefix=TWICE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=transpose order=i2,i0,i1}' | filecheck %s --check-prefix=TRANSPOSE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=transpose order=i0,i1,i2}' | filecheck %s --check-prefix=SAME
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{order=r1,r0}' | filecheck %s --check-prefix=REDUCTION
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=matmul order=r0,i1}' | filecheck %s --check-prefix=ACCUMULATOR
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=4},tir-split{func=matmul loop=i0 factor=3},tir-reorder{func=matmul order=i0_o,i1_o,i0_i,i1_i}' | filecheck %s --check-prefix=PEELED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=3},tir-split{func=matmul loop=i0 factor=4},tir-reorder{func=matmul order=i0_o,i1_o,i0_i,i1_i}' | filecheck %s --check-prefix=TILED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=siblings order=a,b}' | filecheck %s --check-prefix=SIBLINGS
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=conv order=r2,r0}' | filecheck %s --check-prefix=BETWEEN
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=impure order=i1,i0}' | filecheck %s --check-prefix=IMPURE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=vector order=j,i}' | filecheck %s --check-prefix=VECTOR
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-reorder{func=transpose order=i0,i0}' | filecheck %s --check-prefix=TWICE
 // RUN: not xtc-opt %s -p 'tir-reorder{func=transpose order=i0,i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-reorder{func=nowhere order=i0,i1}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 

@@ -1,12 +1,12 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{loop=i1 factor=4}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{loop=i1 factor=4}' | filecheck %s
 // Quoted names read the same as bare ones.
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func="matmul" loop="i1" factor=4}' | filecheck %s --check-prefix=QUOTED
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=6}' | filecheck %s --check-prefix=WHOLE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=1}' | filecheck %s --check-prefix=ONE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=0}' | filecheck %s --check-prefix=BADFACTOR
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i9 factor=2}' | filecheck %s --check-prefix=NOLOOP
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{loop=i9 factor=2}' | filecheck %s --check-prefix=NOWHERE
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-split{func=matmul loop=i1 factor=4},tir-split{func=matmul loop=i0 factor=3}' | filecheck %s --check-prefix=TWICE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func="matmul" loop="i1" factor=4}' | filecheck %s --check-prefix=QUOTED
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=6}' | filecheck %s --check-prefix=WHOLE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=1}' | filecheck %s --check-prefix=ONE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=0}' | filecheck %s --check-prefix=BADFACTOR
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i9 factor=2}' | filecheck %s --check-prefix=NOLOOP
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{loop=i9 factor=2}' | filecheck %s --check-prefix=NOWHERE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-split{func=matmul loop=i1 factor=4},tir-split{func=matmul loop=i0 factor=3}' | filecheck %s --check-prefix=TWICE
 // A refusal exits non-zero with the diagnostic on stderr.
 // RUN: not xtc-opt %s -p 'tir-split{func=nowhere loop=i1 factor=2}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 

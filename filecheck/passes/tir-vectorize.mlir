@@ -1,5 +1,5 @@
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-vectorize{loop=i1}' | filecheck %s
-// RUN: xtc-opt %s --split-input-file --verify-diagnostics -p 'tir-vectorize{func=relu loop=i0}' | filecheck %s --check-prefix=OUTER
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-vectorize{loop=i1}' | filecheck %s
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-vectorize{func=relu loop=i0}' | filecheck %s --check-prefix=OUTER
 // RUN: not xtc-opt %s -p 'tir-vectorize{func=relu loop=i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-vectorize{func=nowhere loop=i1}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // RUN: not xtc-opt %s -p 'tir-vectorize{loop=i9}' 2>&1 | filecheck %s --check-prefix=NOWHERE

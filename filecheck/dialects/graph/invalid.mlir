@@ -1,7 +1,7 @@
-// RUN: %verify | filecheck %s
+// RUN: xtc-opt %s --split-input-file --verify-diagnostics
 
 func.func @blob_of_the_wrong_size() -> tensor<2x3xf32> {
-  // CHECK: invalid.mlir:5:3: error: 'graph.constant' op dense_resource<short_blob> holds 8 bytes, tensor<2x3xf32> needs 24
+  // expected-error @+1 {{'graph.constant' op dense_resource<short_blob> holds 8 bytes, tensor<2x3xf32> needs 24}}
   %0 = graph.constant dense_resource<short_blob> : tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
@@ -17,7 +17,7 @@ func.func @blob_of_the_wrong_size() -> tensor<2x3xf32> {
 // -----
 
 func.func @not_a_tensor() -> vector<2xf32> {
-  // CHECK: invalid.mlir:21:23: error: graph.constant: the value's type vector<2xf32> is not a tensor
+  // expected-error @+1 {{graph.constant: the value's type vector<2xf32> is not a tensor}}
   %0 = graph.constant dense<1.0> : vector<2xf32>
   func.return %0 : vector<2xf32>
 }
@@ -25,7 +25,7 @@ func.func @not_a_tensor() -> vector<2xf32> {
 // -----
 
 func.func @not_a_constant_attribute() -> tensor<2xf32> {
-  // CHECK: invalid.mlir:29:23: error: expected dense<...> or dense_resource<...> constant
+  // expected-error @+1 {{expected dense<...> or dense_resource<...> constant}}
   %0 = graph.constant 1.0 : f32
   func.return %0 : tensor<2xf32>
 }

@@ -1,7 +1,7 @@
-// RUN: %verify | filecheck %s
+// RUN: xtc-opt %s --split-input-file --verify-diagnostics
 
 func.func @wrong_index_count(%A: tensor<4xf32>) -> tensor<4x5xf32> {
-  // CHECK: invalid.mlir:5:3: error: 'te.compute' body takes 1 indices, expected 2 (one per dimension of tensor<4x5xf32>)
+  // expected-error @+1 {{'te.compute' body takes 1 indices, expected 2 (one per dimension of tensor<4x5xf32>)}}
   %c = te.compute : tensor<4x5xf32> {
   ^bb0(%i: index):
     %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -13,7 +13,7 @@ func.func @wrong_index_count(%A: tensor<4xf32>) -> tensor<4x5xf32> {
 // -----
 
 func.func @wrong_yield_type(%A: tensor<4xf32>) -> tensor<4xf64> {
-  // CHECK: invalid.mlir:17:3: error: 'te.compute' yields f32, but the result's elements are f64
+  // expected-error @+1 {{'te.compute' yields f32, but the result's elements are f64}}
   %c = te.compute : tensor<4xf64> {
   ^bb0(%i: index):
     %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -25,9 +25,9 @@ func.func @wrong_yield_type(%A: tensor<4xf32>) -> tensor<4xf64> {
 // -----
 
 func.func @unknown_reduce_kind(%A: tensor<4xf32>) -> tensor<1xf32> {
-  // CHECK: invalid.mlir:31:5: error: 'te.reduce' kind "mean" is not one of "sum", "prod", "max", "min"
   %c = te.compute : tensor<1xf32> {
   ^bb0(%j: index):
+    // expected-error @+1 {{'te.reduce' kind "mean" is not one of "sum", "prod", "max", "min"}}
     %s = te.reduce {kind = "mean", extents = array<i64: 4>} : f32 {
     ^bb1(%i: index):
       %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -41,9 +41,9 @@ func.func @unknown_reduce_kind(%A: tensor<4xf32>) -> tensor<1xf32> {
 // -----
 
 func.func @reduce_indices(%A: tensor<4xf32>) -> tensor<1xf32> {
-  // CHECK: invalid.mlir:47:5: error: 'te.reduce' body takes 1 indices, expected 2 (one per extent)
   %c = te.compute : tensor<1xf32> {
   ^bb0(%j: index):
+    // expected-error @+1 {{'te.reduce' body takes 1 indices, expected 2 (one per extent)}}
     %s = te.reduce {kind = "sum", extents = array<i64: 4, 2>} : f32 {
     ^bb1(%i: index):
       %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -57,9 +57,9 @@ func.func @reduce_indices(%A: tensor<4xf32>) -> tensor<1xf32> {
 // -----
 
 func.func @negative_extent(%A: tensor<4xf32>) -> tensor<1xf32> {
-  // CHECK: invalid.mlir:63:5: error: 'te.reduce' extents [-1] must be >= 0
   %c = te.compute : tensor<1xf32> {
   ^bb0(%j: index):
+    // expected-error @+1 {{'te.reduce' extents [-1] must be >= 0}}
     %s = te.reduce {kind = "sum", extents = array<i64: -1>} : f32 {
     ^bb1(%i: index):
       %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -73,9 +73,9 @@ func.func @negative_extent(%A: tensor<4xf32>) -> tensor<1xf32> {
 // -----
 
 func.func @reduce_result_type(%A: tensor<4xf32>) -> tensor<1xf32> {
-  // CHECK: invalid.mlir:79:5: error: 'te.reduce' yields f32, but its result is f64
   %c = te.compute : tensor<1xf32> {
   ^bb0(%j: index):
+    // expected-error @+1 {{'te.reduce' yields f32, but its result is f64}}
     %s = te.reduce {kind = "sum", extents = array<i64: 4>} : f64 {
     ^bb1(%i: index):
       %a = tensor.extract %A[%i] : tensor<4xf32>
@@ -90,6 +90,6 @@ func.func @reduce_result_type(%A: tensor<4xf32>) -> tensor<1xf32> {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // CHECK: invalid.mlir:94:3: error: 'te.yield' expects parent op to be one of 'te.compute', 'te.reduce'
+  // expected-error @+1 {{'te.yield' expects parent op to be one of 'te.compute', 'te.reduce'}}
   te.yield %x : f32
 }

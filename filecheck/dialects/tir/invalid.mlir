@@ -1,7 +1,7 @@
-// RUN: %verify | filecheck %s
+// RUN: xtc-opt %s --split-input-file --verify-diagnostics
 
 func.func @unknown_kind() {
-  // CHECK: invalid.mlir:5:3: error: 'tir.for' kind "sideways" is not one of "serial", "parallel", "vectorized", "unrolled", "thread_binding"
+  // expected-error @+1 {{'tir.for' kind "sideways" is not one of "serial", "parallel", "vectorized", "unrolled", "thread_binding"}}
   tir.for %i = 0 to 4 step 1 {name = "i", kind = "sideways"} {
   }
   func.return
@@ -10,7 +10,7 @@ func.func @unknown_kind() {
 // -----
 
 func.func @zero_step() {
-  // CHECK: invalid.mlir:14:3: error: 'tir.for' step 0 must be > 0
+  // expected-error @+1 {{'tir.for' step 0 must be > 0}}
   tir.for %i = 0 to 4 step 0 {name = "i", kind = "serial"} {
   }
   func.return
@@ -19,7 +19,7 @@ func.func @zero_step() {
 // -----
 
 func.func @no_name() {
-  // CHECK: invalid.mlir:23:48: error: tir.for needs {name = "..."} and a string kind
+  // expected-error @+1 {{tir.for needs {name = "..."} and a string kind}}
   tir.for %i = 0 to 4 step 1 {kind = "serial"} {
   }
   func.return
@@ -28,7 +28,7 @@ func.func @no_name() {
 // -----
 
 func.func @prefetch_locality(%A: memref<4x3xf32>, %at: index) {
-  // CHECK: invalid.mlir:32:3: error: 'tir.prefetch' locality 7 is not one of 0, 1, 2, 3
+  // expected-error @+1 {{'tir.prefetch' locality 7 is not one of 0, 1, 2, 3}}
   tir.prefetch %A[%at] {locality = 7 : i64} : memref<4x3xf32>
   func.return
 }
@@ -36,7 +36,7 @@ func.func @prefetch_locality(%A: memref<4x3xf32>, %at: index) {
 // -----
 
 func.func @assert_without_its_value(%ok: i1) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message has a `{}` but the op has no value
+  // expected-error @+1 {{'tir.assert' message has a `{}` but the op has no value}}
   tir.assert %ok, "index {} is out of range"
   func.return
 }
@@ -44,7 +44,7 @@ func.func @assert_without_its_value(%ok: i1) {
 // -----
 
 func.func @assert_value_without_a_place(%ok: i1, %i: i64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' has a value but its message has no `{}` for it
+  // expected-error @+1 {{'tir.assert' has a value but its message has no `{}` for it}}
   tir.assert %ok, "index out of range", %i : i64
   func.return
 }
@@ -52,7 +52,7 @@ func.func @assert_value_without_a_place(%ok: i1, %i: i64) {
 // -----
 
 func.func @assert_two_places(%ok: i1, %i: i64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'index {} of {}' has 2 `{}`: the value goes in one
+  // expected-error @+1 {{'tir.assert' message 'index {} of {}' has 2 `{}`: the value goes in one}}
   tir.assert %ok, "index {} of {}", %i : i64
   func.return
 }
@@ -60,7 +60,7 @@ func.func @assert_two_places(%ok: i1, %i: i64) {
 // -----
 
 func.func @assert_named_field(%ok: i1, %i: i64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'index {i}' has a field {i}: only `{}` (the value) is allowed
+  // expected-error @+1 {{'tir.assert' message 'index {i}' has a field {i}: only `{}` (the value) is allowed}}
   tir.assert %ok, "index {i}", %i : i64
   func.return
 }
@@ -68,7 +68,7 @@ func.func @assert_named_field(%ok: i1, %i: i64) {
 // -----
 
 func.func @assert_lone_brace(%ok: i1) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.assert' message 'node {' is not a format string: Single '{' encountered in format string
+  // expected-error @+1 {{'tir.assert' message 'node {' is not a format string: Single '{' encountered in format string}}
   tir.assert %ok, "node {"
   func.return
 }
