@@ -63,9 +63,46 @@ def test_verifier_error_points_at_the_op(tmp_path: Path) -> None:
 def test_split_input_file_lines_count_from_the_file_start(tmp_path: Path) -> None:
     path = tmp_path / "two.mlir"
     path.write_text(GOOD + "\n// -----\n" + BAD_RESULT_TYPE)
-    result = xtc_opt(str(path), "--split-input-file", "--verify-diagnostics")
+    result = xtc_opt(str(path), "--split-input-file", "--diagnostics-to-output")
     assert result.returncode == 0, result.stderr
     assert f"{path}:9:3: error: 'graph.relu' op" in result.stdout
+
+
+def test_verify_diagnostics_passes_when_annotations_match(tmp_path: Path) -> None:
+    path = tmp_path / "annotated.mlir"
+    annotated = BAD_RESULT_TYPE.replace(
+        "  %0 = graph.relu", "  // expected-error@+1 {{'graph.relu' op}}\n  %0 = graph.relu"
+    )
+    path.write_text(GOOD + "// -----\n" + annotated)
+    result = xtc_opt(str(path), "--split-input-file", "--verify-diagnostics")
+    assert (result.returncode, result.stderr) == (0, "")
+    # As mlir-opt: the chunk without diagnostics is printed, the other is not.
+    assert result.stdout.count("func.func @main") == 1
+    assert result.stdout.rstrip().endswith("// -----")
+
+
+def test_verify_diagnostics_fails_on_each_mismatch(tmp_path: Path) -> None:
+    path = tmp_path / "mismatch.mlir"
+    path.write_text(
+        GOOD.replace("  %1 =", "  // expected-error@+1 {{never}}\n  %1 =")
+        + "// -----\n"
+        + BAD_RESULT_TYPE
+    )
+    result = xtc_opt(str(path), "--split-input-file", "--verify-diagnostics")
+    assert result.returncode == 1
+    assert_no_traceback(result)
+    assert result.stderr.splitlines() == [
+        f'{path}:3:26: error: expected error "never" was not produced',
+        f"{path}:9:3: error: unexpected error: 'graph.relu' op result type tensor<3x2xf32>"
+        " does not match the type inferred from its operands tensor<2x3xf32>"
+        " (operands: tensor<2x3xf32>)",
+    ]
+
+
+def test_verify_and_output_diagnostics_exclude_each_other() -> None:
+    result = xtc_opt("--verify-diagnostics", "--diagnostics-to-output", stdin=GOOD)
+    assert result.returncode == 1
+    assert result.stderr.startswith("xtc-opt: error: --verify-diagnostics and")
 
 
 @pytest.mark.parametrize(
