@@ -128,6 +128,37 @@ def test_fused_swish_runs_natively_as_before() -> None:
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+LEAKY_TO_SWISH = """\
+pdl.pattern @leaky_to_swish : benefit(1) {
+  %x = pdl.operand
+  %type = pdl.type
+  %a = pdl.attribute = 0.1 : f32
+  %l = pdl.operation "graph.leaky_relu"(%x : !pdl.value) {"alpha" = %a} -> (%type : !pdl.type)
+  pdl.rewrite %l {
+    %b = pdl.attribute = 0.5 : f32
+    %s = pdl.operation "graph.swish"(%x : !pdl.value) {"alpha" = %b} -> (%type : !pdl.type)
+    pdl.replace %l with %s
+  }
+}
+"""
+
+
+def test_properties_are_matched_and_set_as_properties(tmp_path: Path) -> None:
+    patterns = tmp_path / "leaky.mlir"
+    patterns.write_text(LEAKY_TO_SWISH)
+    module = parse_module(
+        f"func.func @main(%x: {T}) -> ({T}, {T}) {{\n"
+        f"  %0 = graph.leaky_relu %x {{alpha = 0.1 : f32}} : ({T}) -> {T}\n"
+        f"  %1 = graph.leaky_relu %x {{alpha = 0.2 : f32}} : ({T}) -> {T}\n"
+        f"  func.return %0, %1 : {T}, {T}\n}}"
+    )
+    GraphApplyPdl(file=str(patterns)).apply(make_context(), module)
+    swish, leaky = (op for op in module.walk() if op.name.startswith("graph."))
+    assert isinstance(swish, ew.SwishOp) and isinstance(leaky, ew.LeakyReluOp)
+    assert swish.alpha is not None and swish.alpha.value.data == 0.5
+    assert swish.attributes == {}
+
+
 # ---------------------------------------------------------------- refusals
 
 RELU_INPUT = "%x = pdl.operand\n  %t = pdl.type\n"
