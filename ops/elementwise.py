@@ -332,6 +332,12 @@ def leaky_relu(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
     return elementwise(k, op, inputs, in_f32(lambda x: select(x >= 0.0, x, x * alpha)))
 
 
+@compute_rule(ew.SwishOp)
+def swish(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    alpha = get_float(op.properties, "alpha", 1.0)
+    return elementwise(k, op, inputs, in_f32(lambda x: x * sigmoid(x * alpha)))
+
+
 @compute_rule(ew.HardSigmoidOp)
 def hard_sigmoid(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     alpha = get_float(op.properties, "alpha", 0.2)

@@ -73,6 +73,12 @@ def get_graph_simplify_inference() -> type[ModulePass]:
     return GraphSimplifyInference
 
 
+def get_graph_apply_pdl() -> type[ModulePass]:
+    from xtc.passes.graph_apply_pdl import GraphApplyPdl
+
+    return GraphApplyPdl
+
+
 def get_graph_fold_scale_axis() -> type[ModulePass]:
     from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
 
@@ -194,6 +200,7 @@ XTC_PASSES = {
     "graph-simplify-inference": get_graph_simplify_inference,
     "graph-fold-scale-axis": get_graph_fold_scale_axis,
     "graph-alter-layout": get_graph_alter_layout,
+    "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,
     "te-inline": get_te_inline,
     "convert-graph-to-te": get_convert_graph_to_te,

@@ -370,6 +370,15 @@ class SoftplusOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class SwishOp(FloatUnaryOp):
+    """x * sigmoid(alpha * x) (ONNX Swish; alpha defaults to 1, giving SiLU)."""
+
+    name = "graph.swish"
+
+    alpha = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
 class NotOp(UnaryOp):
     """Logical not of an i1 tensor."""
 
@@ -700,6 +709,7 @@ ELEMENTWISE_OPS: list[type[GraphOp]] = [
     AcoshOp,
     AtanhOp,
     SoftplusOp,
+    SwishOp,
     NotOp,
     BitwiseNotOp,
     IdentityOp,

@@ -298,10 +298,8 @@ def convert_mish(node: Node) -> Sequence[SSAValue | None]:
 
 @converts("Swish")
 def convert_swish(node: Node) -> Sequence[SSAValue | None]:
-    x = node.input(0)
-    alpha = node.attr("alpha", 1.0)
-    scaled = x if alpha == 1.0 else node.emit1(ew.MulOp, [x, scalar(node, alpha, x)])
-    return node.emit(ew.MulOp, [x, node.emit1(ew.SigmoidOp, [scaled])])
+    alpha = float_attr(node.attr("alpha", 1.0))
+    return node.emit(ew.SwishOp, [float_input(node, 0)], {"alpha": alpha})
 
 
 @converts("Shrink")

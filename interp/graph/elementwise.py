@@ -60,6 +60,11 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def swish(x: np.ndarray, alpha: float) -> np.ndarray:
+    x64 = _float64(x)
+    return x64 * sigmoid(alpha * x64)
+
+
 def integer_bounds(dtype: np.dtype[Any], low: float, high: float) -> tuple[int, int]:
     """Float clip bounds as the integers of `dtype` they admit: rounded inward,
     then limited to the type's range."""
@@ -255,6 +260,12 @@ class ElementwiseFunctions(InterpreterFunctions):
         x = np.asarray(args[0])
         alpha = get_float(op.properties, "alpha", 0.01)
         return _result(op, np.where(x >= 0, x, _float64(x) * alpha))
+
+    @impl(ew.SwishOp)
+    def run_swish(self, interpreter: Interpreter, op: ew.SwishOp, args: Args) -> Results:
+        alpha = get_float(op.properties, "alpha", 1.0)
+        with np.errstate(all="ignore"):
+            return _result(op, swish(np.asarray(args[0]), alpha))
 
     @impl(ew.HardSigmoidOp)
     def run_hard_sigmoid(

@@ -150,6 +150,12 @@ def test_leaky_relu_and_hard_sigmoid(alpha: float, beta: float) -> None:
     check(ew.HardSigmoidOp, [x], {"alpha": float_attr(alpha), "beta": float_attr(beta)})
 
 
+@SETTINGS
+@given(alpha=st.floats(-4, 4, width=32), dtype=st.sampled_from(FLOATS))
+def test_swish(alpha: float, dtype: type) -> None:
+    check(ew.SwishOp, [with_specials(dtype)], {"alpha": float_attr(alpha)}, **tolerance(dtype))
+
+
 bound = st.none() | st.floats(-300, 300, width=32)
 
 

@@ -59,7 +59,11 @@ func.func @float_unary_with_properties(%x: tensor<4xf16>) -> tensor<4xf16> {
   %6 = graph.dropout %5 {ratio = 0.1 : f32} : (tensor<4xf16>) -> tensor<4xf16>
   // CHECK: graph.identity %{{.*}} : (tensor<4xf16>) -> tensor<4xf16>
   %7 = graph.identity %6 : (tensor<4xf16>) -> tensor<4xf16>
-  func.return %7 : tensor<4xf16>
+  // CHECK: graph.swish %{{.*}} : (tensor<4xf16>) -> tensor<4xf16>
+  %8 = graph.swish %7 : (tensor<4xf16>) -> tensor<4xf16>
+  // CHECK: graph.swish %{{.*}} {alpha = 5.000000e-01 : f32} : (tensor<4xf16>) -> tensor<4xf16>
+  %9 = graph.swish %8 {alpha = 0.5 : f32} : (tensor<4xf16>) -> tensor<4xf16>
+  func.return %9 : tensor<4xf16>
 }
 
 // CHECK-LABEL: func.func @integer_unary

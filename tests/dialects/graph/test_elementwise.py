@@ -190,6 +190,23 @@ def test_log_sqrt_reciprocal_special_values_without_warnings() -> None:
     np.testing.assert_array_equal(reciprocal, [-1.0, np.inf, 0.25])
 
 
+@pytest.mark.parametrize("alpha", [None, 1.0, 0.5, -2.0])
+def test_swish_matches_onnx_of_opset_24(alpha: float | None) -> None:
+    x = floats((3, 4))
+    props = {} if alpha is None else {"alpha": float_attr(alpha)}
+    attributes = {} if alpha is None else {"alpha": alpha}
+    want = onnx_reference("Swish", [x], opset=24, **attributes)
+    np.testing.assert_allclose(run_one(ew.SwishOp, [x], props), want, rtol=2e-6, atol=1e-6)
+
+
+def test_swish_stays_finite_at_extremes() -> None:
+    x = np.array([-1000.0, -10.0, 0.0, 10.0, 1000.0], np.float32)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        got = run_one(ew.SwishOp, [x])
+    want = [0.0, -10.0 / (1.0 + math.exp(10.0)), 0.0, 10.0 / (1.0 + math.exp(-10.0)), 1000.0]
+    np.testing.assert_allclose(got, np.array(want, np.float32), rtol=1e-6)
+
+
 def test_round_halves_to_even_like_onnx() -> None:
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6], np.float32)
     got = run_one(ew.RoundOp, [x])
@@ -211,6 +228,7 @@ SCALAR_FORMULAS: dict[type[GraphOp], Any] = {
     ew.GeluOp: lambda x: 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0))),
     ew.SigmoidOp: lambda x: 1.0 / (1.0 + math.exp(-x)),
     ew.SoftplusOp: lambda x: math.log1p(math.exp(x)),
+    ew.SwishOp: lambda x: x / (1.0 + math.exp(-x)),
 }
 
 
@@ -642,7 +660,7 @@ def test_logical_ops_need_i1(op_class: type[GraphOp]) -> None:
 FLOAT_ONLY = [
     ew.SigmoidOp, ew.TanhOp, ew.GeluOp, ew.ErfOp, ew.ExpOp, ew.LogOp, ew.SqrtOp,
     ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.ReciprocalOp, ew.SinOp, ew.CosOp,
-    ew.SoftplusOp, ew.LeakyReluOp, ew.HardSigmoidOp, ew.TanOp, ew.AsinOp,
+    ew.SoftplusOp, ew.SwishOp, ew.LeakyReluOp, ew.HardSigmoidOp, ew.TanOp, ew.AsinOp,
     ew.AcosOp, ew.AtanOp, ew.SinhOp, ew.CoshOp, ew.AsinhOp, ew.AcoshOp, ew.AtanhOp,
 ]  # fmt: skip
 
