@@ -6,7 +6,8 @@ and exits 1; an unknown pass or a bad pass option prints one line and exits 1.
 With `--verify-diagnostics` the same diagnostics go to stdout and the exit
 code is 0, so FileCheck can check them (`%verify` in filecheck/lit.cfg).
 `--print-ir-after-all` and `--print-ir-after=p1,p2` print the IR after passes
-(to stderr, as `mlir-opt` does).
+(to stderr, as `mlir-opt` does). `--list-passes` lists the passes, xtc's
+first with their options; `--help-pass NAME` shows one in full.
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from xtc.tools.pass_docs import (
+    describe_pass,
+    format_pass_help,
+    format_pass_list,
+    pass_summaries,
+)
 from xtc.tools.textual_ir import LocatingParser, module_to_text
-from xtc.tools.universe import multiverse, report_plugin_warnings_as
+from xtc.tools.universe import XTC_PASSES, multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -75,6 +82,17 @@ class XtcOptMain(xDSLOptMain):
             metavar="PASSES",
             help="comma-separated pass names: print the IR to stderr after each",
         )
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list the passes (xtc's first, with their options) and exit",
+        )
+        arg_parser.add_argument(
+            "--help-pass",
+            metavar="NAME",
+            help="show one pass in full (summary, options, example, description) and exit",
+        )
+        _shorten_passes_help(arg_parser)
 
     def register_all_frontends(self) -> None:
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
@@ -134,6 +152,12 @@ class XtcOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def run(self) -> None:
+        if self.args.list_passes:
+            sys.stdout.write(self._pass_list())
+            return
+        if self.args.help_pass is not None:
+            sys.stdout.write(self._pass_help(self.args.help_pass))
+            return
         chunks, file_extension = self.prepare_input()
         output = self.prepare_output()
         failed = False
@@ -162,6 +186,17 @@ class XtcOptMain(xDSLOptMain):
                 output.close()
         if failed:
             sys.exit(1)
+
+    def _pass_list(self) -> str:
+        xtc = [describe_pass(XTC_PASSES[name]()) for name in sorted(XTC_PASSES)]
+        others = {n: f for n, f in self.available_passes.items() if n not in XTC_PASSES}
+        return format_pass_list(xtc, pass_summaries(others))
+
+    def _pass_help(self, name: str) -> str:
+        factory = self.available_passes.get(name)
+        if factory is None:
+            raise UserError(f"--help-pass: unknown pass '{name}' (--list-passes lists them)")
+        return format_pass_help(describe_pass(factory()))
 
     def _parse_located(self, chunk: IO[bytes], file_extension: str, offset: int) -> ModuleOp | None:
         """parse_chunk; an error that xDSL's parser raises without a location
@@ -194,6 +229,17 @@ class XtcOptMain(xDSLOptMain):
             where = f"{location.file}:{location.line + line_offset}:{location.col}"
             return f"{where}: error: {_first_line(e)}"
         return f"{self.get_input_name()}: error: {_first_line(e)}"
+
+
+def _shorten_passes_help(arg_parser: argparse.ArgumentParser) -> None:
+    """xDSL's `-p` help names every pass in one block; point to
+    --list-passes instead."""
+    for action in arg_parser._actions:  # argparse has no public way to edit one
+        if "--passes" in action.option_strings:
+            action.help = (
+                "comma-separated pass pipeline, e.g. 'tir-split{loop=i1 factor=16},dce' "
+                "(--list-passes lists the passes)"
+            )
 
 
 class LocatedError(DiagnosticException):
