@@ -61,7 +61,8 @@ def generate(root: Path = ROOT) -> dict[str, str]:
 
 
 def dialect_page(dialect: Dialect, examples: Callable[[str], str | None]) -> str:
-    ops = sorted(dialect.operations, key=lambda op: (op.__module__, op.name))
+    defined = [op for op in dialect.operations if issubclass(op, IRDLOperation)]
+    ops = sorted(defined, key=lambda op: (op.__module__, op.name))
     lines = [f"# The `{dialect.name}` dialect", ""]
     intro = _doc(sys.modules[_common_module(op.__module__ for op in ops)]) if ops else ""
     if intro:
@@ -135,7 +136,7 @@ def stale(pages: dict[str, str], out: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=REGENERATE, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=REGENERATE, description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when out of date")
     parser.add_argument("--out", type=Path, default=REFERENCE, help="the reference folder")
     args = parser.parse_args(argv)
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # Pieces of an op section.
 
 
-def _table(kind: str, rows: list[tuple[str, object]]) -> list[str]:
+def _table(kind: str, rows: Sequence[tuple[str, object]]) -> list[str]:
     if not rows:
         return []
     lines = [f"| {kind} | Constraint | |", "|---|---|---|"]

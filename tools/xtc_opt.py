@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
@@ -47,9 +47,14 @@ class UserError(Exception):
 class XtcOptMain(xDSLOptMain):
     version_format = "xtc-opt (xdsl {xdsl_version})"
 
-    def __init__(self, args: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str] | None = None,
+        passes: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
+    ) -> None:
         self._parser: LocatingParser | None = None
         self._line_offset = 0
+        self._extra_passes = dict(passes or {})
         super().__init__(description="xtc modular optimizer driver", args=args)
         # Passes create dense_resource blobs; printing them needs the builtin
         # dialect's resource interface among the loaded dialects.
@@ -63,6 +68,11 @@ class XtcOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         for name, factory in multiverse().all_passes.items():
+            self.register_pass(name, factory)
+        taken = sorted(name for name in self._extra_passes if name in self.available_passes)
+        if taken:
+            raise UserError(f"pass {', '.join(taken)} already defined")
+        for name, factory in self._extra_passes.items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -291,10 +301,15 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-def main(args: Sequence[str] | None = None) -> None:
+def main(
+    args: Sequence[str] | None = None,
+    passes: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
+) -> None:
+    """xtc-opt; a script that calls it with `passes` (name -> factory of a
+    ModulePass class) adds those passes to the ones it can run."""
     report_plugin_warnings_as("xtc-opt")
     try:
-        XtcOptMain(args).run()
+        XtcOptMain(args, passes).run()
     except UserError as e:
         _fail(str(e))
     except FileNotFoundError as e:

@@ -100,7 +100,7 @@ def test_help_pass_shows_one_pass_in_full() -> None:
     result = xtc_opt("--help-pass", "tir-split")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("tir-split\n  Splits loop `loop` by `factor`")
-    assert "- func (str, default \"\"): The function to schedule" in result.stdout
+    assert '- func (str, default ""): The function to schedule' in result.stdout
     assert "xtc-opt input.mlir -p 'tir-split{func=matmul_0 loop=i1 factor=16}'" in result.stdout
     assert "Expects: tir-level functions" in result.stdout
 
@@ -118,3 +118,19 @@ def test_passes_help_points_to_list_passes() -> None:
     result = xtc_opt("--help")
     assert "--list-passes lists the passes" in result.stdout
     assert "convert-tir-to-llvm" not in result.stdout
+
+
+def test_a_script_adds_its_own_passes_to_xtc_opt(capsys: pytest.CaptureFixture[str]) -> None:
+    from xtc.tools.xtc_opt import main
+
+    main(["--help-pass", "toy"], passes={"toy": lambda: _Toy})
+    assert capsys.readouterr().out.startswith("toy\n  Does nothing, carefully.\n")
+
+
+def test_an_added_pass_may_not_take_a_name_in_use(capsys: pytest.CaptureFixture[str]) -> None:
+    from xtc.tools.xtc_opt import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--list-passes"], passes={"dce": lambda: _Toy})
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == "xtc-opt: error: pass dce already defined\n"
