@@ -114,6 +114,7 @@ class GraphAlterLayout(ModulePass):
     name = "graph-alter-layout"
 
     block: int = 32
+    """Output channels per weight block (OIHW<block>o); at least 1."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block < 1:

@@ -476,8 +476,11 @@ class TirCacheRead(ModulePass):
     name = "tir-cache-read"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop at the start of whose body the region is packed."""
     buffer: int | str
+    """The argument to pack: its position (0 is the first) or its SSA name."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

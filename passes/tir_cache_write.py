@@ -361,7 +361,9 @@ class TirCacheWrite(ModulePass):
     name = "tir-cache-write"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop of the tile whose accumulators go to a local buffer."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

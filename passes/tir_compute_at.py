@@ -580,9 +580,14 @@ class TirComputeAt(ModulePass):
     name = "tir-compute-at"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The root loop of the producer nest to move."""
     at: str
+    """The consumer's loop inside which the producer is computed."""
     local: bool = False
+    """Compute into a region-sized buffer per iteration of `at`, so that `at`
+    may be parallel."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop, self.at])

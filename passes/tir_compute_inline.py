@@ -390,7 +390,9 @@ class TirComputeInline(ModulePass):
     name = "tir-compute-inline"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The root loop of the producer nest to inline."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

@@ -118,8 +118,11 @@ class TirFuse(ModulePass):
     name = "tir-fuse"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     outer: str
+    """The outer loop of the two."""
     inner: str
+    """The loop directly inside `outer`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.outer, self.inner])

@@ -33,11 +33,32 @@ from xtc.dialects.tir import ForOp
 class ScheduleError(DiagnosticException):
     """A schedule primitive refused its input. The message starts with the
     pass name and names the function and the loop; `op` is the operation it
-    refused (xtc-opt points its diagnostic there)."""
+    refused (xtc-opt points its diagnostic there).
+
+    xDSL's rewrite walker adds the whole IR, in generic form, as a note to an
+    error raised in a pattern, which Python prints after the traceback; a
+    ScheduleError keeps that text in `ir` instead, and `module` is the
+    top-level op holding `op`, so the error reads as its message alone."""
 
     def __init__(self, pass_name: str, message: str, op: Operation | None = None) -> None:
         super().__init__(f"{pass_name}: {message}")
         self.op = op
+        self.ir: str | None = None
+        """The IR when the pass refused, the refused op marked (generic form)."""
+
+    @property
+    def module(self) -> Operation | None:
+        """The top-level op (the module) that holds the refused op."""
+        if self.op is None:
+            return None
+        top = self.op.get_toplevel_object()
+        return top if isinstance(top, Operation) else None
+
+    def add_note(self, note: str) -> None:
+        if self.ir is None and f"Error while applying pattern: {self}" in note:
+            self.ir = note
+        else:
+            super().add_note(note)
 
 
 def function_name(func: FuncOp) -> str:

@@ -376,7 +376,9 @@ class TirParallel(ModulePass):
     name = "tir-parallel"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop whose iterations run across threads."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

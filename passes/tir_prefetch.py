@@ -174,10 +174,15 @@ class TirPrefetch(ModulePass):
     name = "tir-prefetch"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop at the start of whose body the prefetches go."""
     buffer: int | str
+    """The argument to prefetch: its position (0 is the first) or its SSA name."""
     distance: int = 1
+    """How many iterations of `loop` ahead to prefetch; at least 1."""
     locality: int = 3
+    """Cache level hint, 0 (no temporal locality) to 3 (keep in L1)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.locality not in PREFETCH_LOCALITIES:

@@ -119,7 +119,9 @@ class TirReorder(ModulePass):
     name = "tir-reorder"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     order: tuple[str, ...]
+    """The loops of a perfect nest, in their new order, outermost first."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.order:

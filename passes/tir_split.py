@@ -189,8 +189,11 @@ class TirSplit(ModulePass):
     name = "tir-split"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop to split."""
     factor: int
+    """The inner loop's extent, in [1, the loop's extent]."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

@@ -147,8 +147,12 @@ class TirTile(ModulePass):
     name = "tir-tile"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loops: tuple[str, ...]
+    """The loops of a perfect nest to tile, outermost first (two or more)."""
     factors: tuple[int, ...]
+    """The tile size of each loop in `loops`; all but the first divide their
+    loop's extent."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         loops, factors = self.loops, self.factors

@@ -74,7 +74,9 @@ class TirUnroll(ModulePass):
     name = "tir-unroll"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The loop to unroll."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

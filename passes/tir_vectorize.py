@@ -83,7 +83,9 @@ class TirVectorize(ModulePass):
     name = "tir-vectorize"
 
     func: str = ""
+    """The function to schedule; empty: every function that has the loop."""
     loop: str
+    """The innermost loop to vectorize."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, [self.loop])

@@ -10,7 +10,8 @@ met (tools/diagnostics.py), else each mismatch is printed and the exit code is
 writes each chunk's diagnostic to the output in place of its IR and exits 0,
 so FileCheck can check it beside the IR of other chunks.
 `--print-ir-after-all` and `--print-ir-after=p1,p2` print the IR after passes
-(to stderr, as `mlir-opt` does).
+(to stderr, as `mlir-opt` does). `--list-passes` lists the passes, xtc's
+first with their options; `--help-pass NAME` shows one in full.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from io import BytesIO
 from typing import IO, NoReturn
 
@@ -35,8 +36,14 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xtc.tools.diagnostics import Diagnostic, check_diagnostics, parse_expectations
+from xtc.tools.pass_docs import (
+    describe_pass,
+    format_pass_help,
+    format_pass_list,
+    pass_summaries,
+)
 from xtc.tools.textual_ir import LocatingParser, module_to_text
-from xtc.tools.universe import multiverse, report_plugin_warnings_as
+from xtc.tools.universe import XTC_PASSES, multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -46,9 +53,14 @@ class UserError(Exception):
 class XtcOptMain(xDSLOptMain):
     version_format = "xtc-opt (xdsl {xdsl_version})"
 
-    def __init__(self, args: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str] | None = None,
+        passes: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
+    ) -> None:
         self._parser: LocatingParser | None = None
         self._line_offset = 0
+        self._extra_passes = dict(passes or {})
         super().__init__(description="xtc modular optimizer driver", args=args)
         # Passes create dense_resource blobs; printing them needs the builtin
         # dialect's resource interface among the loaded dialects.
@@ -62,6 +74,11 @@ class XtcOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         for name, factory in multiverse().all_passes.items():
+            self.register_pass(name, factory)
+        taken = sorted(name for name in self._extra_passes if name in self.available_passes)
+        if taken:
+            raise UserError(f"pass {', '.join(taken)} already defined")
+        for name, factory in self._extra_passes.items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -92,6 +109,23 @@ class XtcOptMain(xDSLOptMain):
             "--verify-diagnostics",
             "check the diagnostics against the `// expected-error {{message}}` "
             "annotations of the input (as mlir-opt): exit 1 on any mismatch",
+        )
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list the passes (xtc's first, with their options) and exit",
+        )
+        arg_parser.add_argument(
+            "--help-pass",
+            metavar="NAME",
+            help="show one pass in full (summary, options, example, description) and exit",
+        )
+        # xDSL's `-p` help names every pass in one block: point to --list-passes.
+        _set_help(
+            arg_parser,
+            "--passes",
+            "comma-separated pass pipeline, e.g. 'tir-split{loop=i1 factor=16},dce' "
+            "(--list-passes lists the passes)",
         )
 
     def register_all_frontends(self) -> None:
@@ -154,6 +188,12 @@ class XtcOptMain(xDSLOptMain):
     def run(self) -> None:
         if self.args.verify_diagnostics and self.args.diagnostics_to_output:
             raise UserError("--verify-diagnostics and --diagnostics-to-output exclude each other")
+        if self.args.list_passes:
+            sys.stdout.write(self._pass_list())
+            return
+        if self.args.help_pass is not None:
+            sys.stdout.write(self._pass_help(self.args.help_pass))
+            return
         chunks, file_extension = self.prepare_input()
         output = self.prepare_output()
         failed = False
@@ -208,6 +248,17 @@ class XtcOptMain(xDSLOptMain):
         for failure in failures:
             print(failure.render(), file=sys.stderr)
         return bool(failures)
+
+    def _pass_list(self) -> str:
+        xtc = [describe_pass(XTC_PASSES[name]()) for name in sorted(XTC_PASSES)]
+        others = {n: f for n, f in self.available_passes.items() if n not in XTC_PASSES}
+        return format_pass_list(xtc, pass_summaries(others))
+
+    def _pass_help(self, name: str) -> str:
+        factory = self.available_passes.get(name)
+        if factory is None:
+            raise UserError(f"--help-pass: unknown pass '{name}' (--list-passes lists them)")
+        return format_pass_help(describe_pass(factory()))
 
     def _parse_located(self, chunk: IO[bytes], file_extension: str, offset: int) -> ModuleOp | None:
         """parse_chunk; an error that xDSL's parser raises without a location
@@ -304,10 +355,15 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-def main(args: Sequence[str] | None = None) -> None:
+def main(
+    args: Sequence[str] | None = None,
+    passes: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
+) -> None:
+    """xtc-opt; a script that calls it with `passes` (name -> factory of a
+    ModulePass class) adds those passes to the ones it can run."""
     report_plugin_warnings_as("xtc-opt")
     try:
-        XtcOptMain(args).run()
+        XtcOptMain(args, passes).run()
     except UserError as e:
         _fail(str(e))
     except FileNotFoundError as e:
