@@ -170,7 +170,7 @@ def _func_results(func: FuncOp) -> list[Buffer]:
 
 def _buffer(function: str, name: str, t: Attribute) -> Buffer:
     if not isinstance(t, TensorType | MemRefType):
-        raise RunError(f"@{function}: '{name}' is a {t}; xtc-run passes tensors and memrefs only")
+        raise RunError(f"@{function}: '{name}' is {t}; xtc-run passes only tensors and memrefs")
     if any(d < 0 for d in cast(TensorType[Attribute], t).get_shape()):
         raise RunError(f"@{function}: '{name}' has a dynamic shape ({t}); xtc-run needs static")
     return Buffer(name, t)
