@@ -44,11 +44,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+class TextualIrError(Exception):
+    """An .mlir file given where xtc takes a model: xtc-run and xtc-opt read it."""
+
+
+def _refuse_textual_ir(path: str, expected: str) -> None:
+    if Path(path).suffix == ".mlir":
+        raise TextualIrError(
+            f"'{path}' is textual IR, not {expected}: run it with xtc-run {path}, "
+            f"transform it with xtc-opt {path} -p PASSES"
+        )
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     from xtc.frontend.onnx import parse_input_shapes
     from xtc.runtime.timing import NO_TIMER, Timer
     from xtc.tools.compiler import compile_model
 
+    _refuse_textual_ir(args.model, "an ONNX model")
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
@@ -158,6 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     import xtc
 
+    _refuse_textual_ir(args.artifact, "a model.tar")
     model = xtc.load(args.artifact)
     inputs = _run_inputs(model.input_specs, args.inputs, args.fill_mode)
     outputs = model.run(inputs)
@@ -236,6 +250,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from xtc.tune.measure import MeasureOptions
     from xtc.tune.tuning import tune_model
 
+    _refuse_textual_ir(args.model, "an ONNX model")
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     records = args.output or str(Path(args.model).with_suffix(".records.jsonl").name)
     options = MeasureOptions(
@@ -523,6 +538,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.tune.tuning import TuneError
 
     return (
+        TextualIrError,
         OnnxImportError,
         CompileError,
         RecordsError,

@@ -19,18 +19,35 @@ from xtc.tools.pipelines import apply_pipeline
 
 
 def run_native(
-    tir: ModuleOp, inputs: Sequence[np.ndarray], lowering: str = "convert-tir-to-llvm"
+    tir: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    lowering: str = "convert-tir-to-llvm",
+    function: str | None = None,
 ) -> list[np.ndarray]:
     """Lowers a copy of `tir` to LLVM (the `lowering` pipeline), JIT-compiles
-    it and calls `main` on aligned copies of `inputs`; returns the output
-    arguments it filled. A run-time check that fails raises InputError with
-    its message (as `interp.run` raises RunTimeFault)."""
-    main = interp.entry_function(tir)
-    types = main.function_type.inputs.data
-    outputs: list[np.ndarray] = []
-    for position in output_arguments(main):
-        t = cast(MemRefType[Attribute], types[position])
-        outputs.append(aligned_empty(tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
-    jit = compile_module(apply_pipeline(tir.clone(), lowering))
-    jit.call("main", [*(aligned_copy(a) for a in inputs), *outputs])
-    return outputs
+    it and calls `function` (default: `@main`, else the module's only
+    function, as `interp.run` picks it; a private one is made public in the
+    copy) on aligned copies of `inputs`; returns the output arguments it
+    filled. A run-time check that fails raises InputError with its message
+    (as `interp.run` raises RunTimeFault). Output arguments may sit
+    anywhere in the signature; `inputs` fill the others in order."""
+    module = tir.clone()
+    entry = interp.entry_function(module, function)
+    entry.sym_visibility = None  # private functions get internal linkage: not callable
+    types = entry.function_type.inputs.data
+    outputs = {position: _empty_buffer(types[position]) for position in output_arguments(entry)}
+    if len(inputs) != len(types) - len(outputs):
+        name = entry.sym_name.data
+        raise ValueError(f"@{name} takes {len(types) - len(outputs)} inputs, got {len(inputs)}")
+    given = iter(inputs)
+    arrays = [outputs[i] if i in outputs else aligned_copy(next(given)) for i in range(len(types))]
+    jit = compile_module(apply_pipeline(module, lowering))
+    jit.call(entry.sym_name.data, arrays)
+    return [outputs[i] for i in output_arguments(entry)]
+
+
+def _empty_buffer(t: Attribute) -> np.ndarray:
+    memref_type = cast(MemRefType[Attribute], t)
+    return aligned_empty(
+        tuple(memref_type.get_shape()), numpy_dtype(memref_type.get_element_type())
+    )
