@@ -124,13 +124,19 @@ def pattern_name(pattern: pdl.PatternOp) -> str:
 
 @dataclass(frozen=True)
 class GraphApplyPdl(ModulePass):
-    """Applies the PDL patterns of `file` until none matches (see the
-    module docstring). Command line: `graph-apply-pdl{file="rewrites.mlir"}`
-    (a path relative to the working directory)."""
+    """Applies the PDL patterns of a file until none matches.
+
+    The file holds `pdl.pattern`s (see the module docstring); an op that a
+    rewrite creates must state its result types. A pattern file the pass
+    cannot use is refused in one line, naming the file and the pattern.
+
+    Command line: `graph-apply-pdl{file="rewrites.mlir"}`
+    """
 
     name = PASS
 
     file: str = ""
+    """The pattern file (.mlir), relative to the working directory."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = load_patterns(ctx, self.file)
