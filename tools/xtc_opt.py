@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xtc.tools.textual_ir import LocatingParser, module_to_text
-from xtc.tools.universe import multiverse, report_plugin_warnings_as
+from xtc.tools.universe import all_dialects, multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -51,7 +51,7 @@ class XtcOptMain(xDSLOptMain):
     # Dialects, passes and targets from xtc's multiverse: a broken plugin in
     # the environment is skipped with a warning, not fatal (tools/universe.py).
     def register_all_dialects(self) -> None:
-        for name, factory in multiverse().all_dialects.items():
+        for name, factory in all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
