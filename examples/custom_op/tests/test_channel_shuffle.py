@@ -13,13 +13,17 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from xtc_channel_shuffle import channel_shuffle
 
-import xtc
-from xtc import interp
-from xtc.frontend.onnx import OnnxImportError, import_model
-from xtc.plugins import load_op_plugins
-from xtc.tools.textual_ir import module_to_text
+pytest.importorskip(
+    "xtc_channel_shuffle", reason="the example is not installed: pip install -e examples/custom_op"
+)
+from xtc_channel_shuffle import channel_shuffle  # noqa: E402
+
+import xtc  # noqa: E402
+from xtc import interp  # noqa: E402
+from xtc.frontend.onnx import OnnxImportError, import_model  # noqa: E402
+from xtc.plugins import load_op_plugins  # noqa: E402
+from xtc.tools.textual_ir import module_to_text  # noqa: E402
 
 RNG = np.random.default_rng(7)
 
