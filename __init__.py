@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import os
     from collections.abc import Mapping, Sequence
+    from types import ModuleType
 
     import onnx
 
+    from xtc.plugins import OpPlugin
     from xtc.runtime.model import CompiledModel
     from xtc.tune.tuning import TuningSummary
 
@@ -68,6 +70,15 @@ def load(path: str | os.PathLike[str]) -> CompiledModel:
     return load_artifact(path)
 
 
+def register_ops(module: ModuleType | Sequence[ModuleType]) -> OpPlugin:
+    """Registers an op plugin module (its dialect, ONNX converters, numpy
+    references, compute rules) in this process, as the `xtc.ops` entry point
+    does for an installed package; see `xtc.plugins`."""
+    from xtc.plugins import register_ops as register
+
+    return register(module)
+
+
 __all__ = [
     "BenchmarkResult",
     "CompiledModel",
@@ -76,6 +87,7 @@ __all__ = [
     "__version__",
     "compile",
     "load",
+    "register_ops",
     "tune",
 ]
 

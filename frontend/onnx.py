@@ -31,31 +31,33 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xtc.dialects.graph.constant import element_type_of
 from xtc.frontend.converters import (
     CONVERTERS,
+    ONNX_DOMAINS,
     Importer,
     Node,
     OnnxImportError,
+    load_builtin_converters,
+    op_key,
+    op_label,
     ssa_name,
 )
 
 __all__ = ["OnnxImportError", "import_model", "supported_ops", "parse_input_shapes"]
 
 MIN_OPSET = 7
-ONNX_DOMAINS = ("", "ai.onnx")
 
 
 def _load_converters() -> None:
-    # Importing the category modules registers their converters.
-    from xtc.frontend.converters import (  # noqa: F401
-        elementwise,
-        nn,
-        reduce,
-        tensor,
-    )
+    """xtc's converters and those of the op plugins (xtc/plugins.py)."""
+    from xtc.plugins import load_op_plugins
+
+    load_builtin_converters()
+    load_op_plugins()
 
 
 def supported_ops() -> list[str]:
+    """`Relu`, ... and the plugins' ops as `com.example.MyOp`."""
     _load_converters()
-    return sorted(CONVERTERS)
+    return sorted(op_label(*key) for key in CONVERTERS)
 
 
 def load_model(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelProto:
@@ -110,14 +112,16 @@ def parse_input_shapes(text: str) -> dict[str, list[int]]:
 
 def _check_supported(model: onnx.ModelProto, opset: int) -> None:
     unsupported: list[str] = []
+    unknown_domains: set[str] = set()
+    known_domains = {domain for domain, _ in CONVERTERS}
     for index, node in enumerate(model.graph.node):
-        if node.domain not in ONNX_DOMAINS:
-            op = f"{node.domain}.{node.op_type}"
-        elif node.op_type not in CONVERTERS:
-            op = node.op_type
-        else:
+        key = op_key(node.domain, node.op_type)
+        if key in CONVERTERS:
             continue
-        unsupported.append(f"{op} (node '{node.name or f'{node.op_type}_{index}'}')")
+        if key[0] not in known_domains:
+            unknown_domains.add(key[0])
+        name = node.name or f"{node.op_type}_{index}"
+        unsupported.append(f"{op_label(*key)} (node '{name}')")
     if unsupported:
         count = len(unsupported)
         raise OnnxImportError(
@@ -125,7 +129,36 @@ def _check_supported(model: onnx.ModelProto, opset: int) -> None:
             + ("s" if count > 1 else "")
             + ": "
             + ", ".join(unsupported)
+            + _plugin_hint(sorted(unknown_domains))
         )
+    _check_domains_imported(model)
+
+
+def _plugin_hint(domains: list[str]) -> str:
+    if not domains:
+        return ""
+    quoted = ", ".join(f"'{d}'" for d in domains)
+    return (
+        f"; no xtc op plugin defines domain {quoted}: install the package that "
+        "does (entry point group 'xtc.ops') or call xtc.register_ops(module)"
+    )
+
+
+def _check_domains_imported(model: onnx.ModelProto) -> None:
+    """Every custom domain a node uses is in the model's opset_import."""
+    imported = {op_key(o.domain, "")[0] for o in model.opset_import}
+    for index, node in enumerate(model.graph.node):
+        domain = op_key(node.domain, node.op_type)[0]
+        if domain and domain not in imported:
+            label = op_label(domain, node.op_type)
+            raise OnnxImportError(
+                f"{label} node '{node.name or f'{node.op_type}_{index}'}' uses domain "
+                f"'{domain}', which the model's opset_import does not declare"
+            )
+
+
+def _domain_versions(model: onnx.ModelProto) -> dict[str, int]:
+    return {op_key(o.domain, "")[0]: o.version for o in model.opset_import}
 
 
 def _element_type(onnx_type: int, what: str) -> Attribute:
@@ -212,7 +245,7 @@ def import_model(
     initializers.update(frozen)
     inputs = _input_types(proto, set(initializers), input_shapes or {})
     block = Block(arg_types=[t for _, t in inputs])
-    importer = Importer(block, opset, make_interpreter(ModuleOp([])))
+    importer = Importer(block, opset, make_interpreter(ModuleOp([])), _domain_versions(proto))
     for (name, _), arg in zip(inputs, block.args, strict=True):
         importer.values[name] = arg
         arg.name_hint = ssa_name(name)
@@ -254,9 +287,7 @@ def _frozen_inputs(
     declared = {i.name: i for i in model.graph.input if i.name not in initializers}
     unknown = sorted(set(freeze) - set(declared))
     if unknown:
-        raise OnnxImportError(
-            f"cannot freeze {unknown}: the model's inputs are {sorted(declared)}"
-        )
+        raise OnnxImportError(f"cannot freeze {unknown}: the model's inputs are {sorted(declared)}")
     tensors: dict[str, onnx.TensorProto] = {}
     for name, value in freeze.items():
         elem_type = declared[name].type.tensor_type.elem_type
@@ -275,7 +306,7 @@ def _convert_node(importer: Importer, proto: onnx.NodeProto, index: int) -> None
     missing = [n for n in proto.input if n and n not in importer.values]
     if missing:
         node.fail(f"uses {missing}, which no node or input defines before it")
-    outputs = CONVERTERS[proto.op_type](node)
+    outputs = CONVERTERS[op_key(proto.domain, proto.op_type)](node)
     produced = list(outputs)
     for name, value in zip(proto.output, produced, strict=False):
         if not name:

@@ -38,10 +38,12 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     from xtc.interp.scalar import ScalarFunctions
     from xtc.interp.te import TeFunctions
     from xtc.interp.tir import TirFunctions
+    from xtc.plugins import load_op_plugins, plugin_interpreter_functions
 
+    load_op_plugins()
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
-    for functions in GRAPH_FUNCTIONS:
+    for functions in (*GRAPH_FUNCTIONS, *plugin_interpreter_functions()):
         interpreter.register_implementations(functions())
     for functions in (ScalarFunctions, TeFunctions, TirFunctions, ScfFunctions):
         interpreter.register_implementations(functions())

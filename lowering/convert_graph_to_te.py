@@ -23,7 +23,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
-from xtc.dialects.graph.base import GraphOp, node_label, type_str
+from xtc.dialects.graph.base import GraphOp, name_stem, node_label, type_str
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.tir import AssertOp
 from xtc.ops import ComputeRule, load_compute_rules
@@ -131,7 +131,7 @@ class KernelLibrary:
         return self._kernel(
             kernel_key(op),
             (node_label(op),),
-            op.name.removeprefix("graph."),
+            name_stem(op),
             lambda name: self._build(name, [op], list(op.operand_types), None),
             rewriter,
         )

@@ -32,8 +32,17 @@ def compute_rule(*op_classes: type[GraphOp]) -> Callable[[_R], _R]:
     return register
 
 
-def load_compute_rules() -> dict[type[GraphOp], ComputeRule]:
-    """Every compute rule (importing the category modules registers them)."""
+def load_builtin_compute_rules() -> dict[type[GraphOp], ComputeRule]:
+    """xtc's compute rules (importing the category modules registers them)."""
     from xtc.ops import elementwise, nn, reduce, tensor  # noqa: F401
 
+    return COMPUTE_RULES
+
+
+def load_compute_rules() -> dict[type[GraphOp], ComputeRule]:
+    """Every compute rule: xtc's and those of the op plugins (xtc/plugins.py)."""
+    from xtc.plugins import load_op_plugins
+
+    load_builtin_compute_rules()
+    load_op_plugins()
     return COMPUTE_RULES

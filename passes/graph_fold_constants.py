@@ -17,7 +17,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from xtc.dialects.graph.base import GraphOp
+from xtc.dialects.graph.base import GraphOp, name_stem
 from xtc.dialects.graph.constant import ConstantOp, numpy_dtype
 from xtc.interp import RunTimeFault
 
@@ -39,7 +39,7 @@ class FoldOpWithConstantOperands(RewritePattern):
             results = self.interpreter.run_op(op, tuple(arrays))
         except RunTimeFault:
             return  # the op faults on these constants: left to fail at run time
-        name = op.name.removeprefix("graph.") + "_folded"
+        name = name_stem(op) + "_folded"
         constants = [
             ConstantOp.from_array(np.asarray(value, dtype=_dtype(result_type)), name)
             for value, result_type in zip(results, op.result_types, strict=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, UnitAttr
@@ -22,27 +21,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.graph import elementwise, nn, reduce, tensor
-from xtc.dialects.graph.base import GraphOp
+from xtc.dialects.graph.base import GraphOp, OpPattern, name_stem
 from xtc.dialects.graph.constant import ConstantOp
 
 PRIMITIVE_ATTR = "graph.primitive"
 """Unit attribute of a function that holds one fused group of graph ops."""
-
-
-class OpPattern(Enum):
-    """How an op's output elements depend on its inputs (TVM's OpPatternKind)."""
-
-    ELEMENTWISE = "elementwise"
-    """Each output element from the input elements at the same (broadcast) index."""
-    INJECTIVE = "injective"
-    """Each output element a copy of one input element, or of a few (reindexing)."""
-    REDUCTION = "reduction"
-    """Output elements fold many input elements (also softmax, layer norm)."""
-    ANCHOR = "anchor"
-    """A reduction worth a tuned loop nest whose output takes an elementwise
-    epilogue (conv, dense, matmul, pooling): TVM's out-elementwise-fusable."""
-    OPAQUE = "opaque"
-    """Never fused."""
 
 
 OP_PATTERNS: dict[type[GraphOp], OpPattern] = {
@@ -91,15 +74,18 @@ OP_PATTERNS: dict[type[GraphOp], OpPattern] = {
     tensor.ScatterNDOp: OpPattern.OPAQUE,
     ConstantOp: OpPattern.OPAQUE,
 }
-"""The fusion class of every graph op; an op class not listed (nor any of its
-bases) is opaque."""
+"""The fusion class of xtc's graph ops; an op class whose `FUSION_KIND` is
+unset and that is not listed (nor any of its bases) is opaque."""
 
 MASTERS = (OpPattern.ANCHOR, OpPattern.REDUCTION)
 """The patterns that start a group and take an elementwise epilogue."""
 
 
 def op_pattern(op: Operation) -> OpPattern:
-    """The fusion class of `op` (OPAQUE for anything not in OP_PATTERNS)."""
+    """The fusion class of `op`: its class's `FUSION_KIND` when set (a
+    plugin's op states its own), else OP_PATTERNS, else OPAQUE."""
+    if isinstance(op, GraphOp) and op.FUSION_KIND is not None:
+        return op.FUSION_KIND
     for cls in type(op).__mro__:
         pattern = OP_PATTERNS.get(cls)
         if pattern is not None:
@@ -193,7 +179,7 @@ class GroupPlanner:
 
 def group_name(group: Group) -> str:
     """fused_<op>_<op>_... after the ops of the group (without `graph.`)."""
-    return "fused_" + "_".join(op.name.removeprefix("graph.") for op in group.ops)
+    return "fused_" + "_".join(name_stem(op) for op in group.ops)
 
 
 def values_entering(ops: list[Operation]) -> list[SSAValue]:

@@ -20,11 +20,11 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 
 def make_context() -> Context:
     """A context with xDSL's dialects, every xtc dialect and those of working
-    plugins, loaded lazily."""
-    from xtc.tools.universe import multiverse
+    plugins (xdsl.universe and xtc.ops), loaded lazily."""
+    from xtc.tools.universe import all_dialects
 
     ctx = Context()
-    for name, factory in multiverse().all_dialects.items():
+    for name, factory in all_dialects().items():
         ctx.register_dialect(name, factory)
     return ctx
 

@@ -243,6 +243,29 @@ def multiverse() -> Universe:
     return merge_universes(entry_points(group="xdsl.universe"))
 
 
+def all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """multiverse()'s dialects and the registered op plugins' (xtc/plugins.py;
+    not cached: `xtc.register_ops` may add some during the process)."""
+    from xtc.plugins import plugin_dialects
+
+    dialects: dict[str, Callable[[], Dialect]] = dict(multiverse().all_dialects)
+    for dialect in plugin_dialects():
+        if dialect.name in dialects:
+            warnings.warn(
+                f"the dialect '{dialect.name}' of an xtc.ops plugin is skipped: "
+                "an xdsl.universe plugin defines it too",
+                PluginWarning,
+                stacklevel=2,
+            )
+            continue
+        dialects[dialect.name] = functools.partial(_same, dialect)
+    return dialects
+
+
+def _same(dialect: Dialect) -> Dialect:
+    return dialect
+
+
 def merge_universes(plugins: Iterable[EntryPoint]) -> Universe:
     """xDSL's and xtc's universes and those of `plugins` that load, in name
     order; a plugin that breaks is skipped with a PluginWarning naming it."""

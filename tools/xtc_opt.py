@@ -43,7 +43,7 @@ from xtc.tools.pass_docs import (
     pass_summaries,
 )
 from xtc.tools.textual_ir import LocatingParser, module_to_text
-from xtc.tools.universe import XTC_PASSES, multiverse, report_plugin_warnings_as
+from xtc.tools.universe import XTC_PASSES, all_dialects, multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -69,7 +69,7 @@ class XtcOptMain(xDSLOptMain):
     # Dialects, passes and targets from xtc's multiverse: a broken plugin in
     # the environment is skipped with a warning, not fatal (tools/universe.py).
     def register_all_dialects(self) -> None:
-        for name, factory in multiverse().all_dialects.items():
+        for name, factory in all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:

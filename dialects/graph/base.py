@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Self, cast
+from enum import Enum
+from typing import ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -230,15 +231,35 @@ def same_element_type(op_name: str, *types: Attribute) -> Attribute:
 # The op base class.
 
 
+class OpPattern(Enum):
+    """How an op's output elements depend on its inputs (TVM's OpPatternKind):
+    what graph-fuse-ops may fuse it with."""
+
+    ELEMENTWISE = "elementwise"
+    """Each output element from the input elements at the same (broadcast) index."""
+    INJECTIVE = "injective"
+    """Each output element a copy of one input element, or of a few (reindexing)."""
+    REDUCTION = "reduction"
+    """Output elements fold many input elements (also softmax, layer norm)."""
+    ANCHOR = "anchor"
+    """A reduction worth a tuned loop nest whose output takes an elementwise
+    epilogue (conv, dense, matmul, pooling): TVM's out-elementwise-fusable."""
+    OPAQUE = "opaque"
+    """Never fused."""
+
+
 class GraphOp(IRDLOperation, ABC):
     """A graph op: pure, over tensors, with result types inferred from operands.
 
     Subclasses implement `infer_types`. The printed form is
-    `graph.op %a, %b {props} : (operand types) -> result types`.
+    `graph.op %a, %b {props} : (operand types) -> result types`. An op class
+    states how it fuses with `FUSION_KIND` (graph-fuse-ops reads it before its
+    own table; unset and not in the table: opaque).
     """
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
+    FUSION_KIND: ClassVar[OpPattern | None] = None
 
     @classmethod
     @abstractmethod
@@ -287,6 +308,12 @@ def op_kind(op: Operation) -> str:
     """The op's kind as ONNX spells it: graph.gather_nd is GatherND."""
     words = op.name.removeprefix("graph.").split("_")
     return "".join("ND" if word == "nd" else word.capitalize() for word in words)
+
+
+def name_stem(op: Operation) -> str:
+    """The op's name as part of a symbol: `relu` for graph.relu,
+    `example_channel_shuffle` for a plugin's example.channel_shuffle."""
+    return op.name.removeprefix("graph.").replace(".", "_")
 
 
 def node_label(op: Operation) -> str:

@@ -3,7 +3,8 @@
 A converter is a function `(node: Node) -> Sequence[SSAValue | None]` that
 emits graph ops for one ONNX node and returns the values of the node's
 outputs in order (None for an optional output it does not produce). It is
-registered with `@converts("OpType", ...)`. `Node` gives the inputs as SSA
+registered with `@converts("OpType", ...)` (a plugin's op in another domain:
+`@converts("OpType", domain="com.example")`). `Node` gives the inputs as SSA
 values, constant inputs as numpy arrays, attributes with defaults, the opset,
 and `emit` which builds an op with its type inferred, folds it when all its
 operands are constants, and names the node in every error.
@@ -31,30 +32,59 @@ class OnnxImportError(ValueError):
 
 
 Converter = Callable[["Node"], Sequence[SSAValue | None]]
-CONVERTERS: dict[str, Converter] = {}
+OpKey = tuple[str, str]
+"""An ONNX op as (domain, op type); the ONNX domain is "" ("ai.onnx" too)."""
+CONVERTERS: dict[OpKey, Converter] = {}
+
+ONNX_DOMAINS = ("", "ai.onnx")
 
 _C = TypeVar("_C", bound=Converter)
 
 
-def converts(*op_types: str) -> Callable[[_C], _C]:
+def op_key(domain: str, op_type: str) -> OpKey:
+    """The key of CONVERTERS: "ai.onnx" is the default domain, spelt ""."""
+    return ("" if domain in ONNX_DOMAINS else domain, op_type)
+
+
+def op_label(domain: str, op_type: str) -> str:
+    """`Relu` for an ONNX op, `com.example.MyOp` for another domain's."""
+    return op_type if domain in ONNX_DOMAINS else f"{domain}.{op_type}"
+
+
+def converts(*op_types: str, domain: str = "") -> Callable[[_C], _C]:
     """Registers the decorated function as the converter of these ONNX ops."""
 
     def register(function: _C) -> _C:
         for op_type in op_types:
-            assert op_type not in CONVERTERS, f"two converters for {op_type}"
-            CONVERTERS[op_type] = function
+            key = op_key(domain, op_type)
+            assert key not in CONVERTERS, f"two converters for {op_label(*key)}"
+            CONVERTERS[key] = function
         return function
 
     return register
+
+
+def load_builtin_converters() -> dict[OpKey, Converter]:
+    """xtc's own converters (importing the category modules registers them)."""
+    from xtc.frontend.converters import elementwise, nn, reduce, tensor  # noqa: F401
+
+    return CONVERTERS
 
 
 class Importer:
     """State shared by the nodes of one model: the block ops go into, the
     values by ONNX name, and the numpy values of the constants."""
 
-    def __init__(self, block: Block, opset: int, interpreter: Interpreter) -> None:
+    def __init__(
+        self,
+        block: Block,
+        opset: int,
+        interpreter: Interpreter,
+        domain_versions: Mapping[str, int] | None = None,
+    ) -> None:
         self.block = block
         self.opset = opset
+        self.domain_versions = dict(domain_versions or {})
         self.interpreter = interpreter
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[SSAValue, np.ndarray] = {}
@@ -75,8 +105,11 @@ class Node:
         self.importer = importer
         self.proto = proto
         self.op_type = proto.op_type
+        self.domain = op_key(proto.domain, proto.op_type)[0]
         self.name = proto.name or f"{proto.op_type}_{index}"
         self.opset = importer.opset
+        self.domain_version = importer.domain_versions.get(self.domain, importer.opset)
+        """The version of the node's domain the model imports (the opset for ONNX's)."""
         self._attrs = {a.name: a for a in proto.attribute}
 
     # -- inputs ---------------------------------------------------------------
@@ -185,7 +218,10 @@ class Node:
         return self.importer.add_constant(value, f"{self.name}_const", self.name)
 
     def fail(self, message: str) -> NoReturn:
-        raise OnnxImportError(f"{self.op_type} node '{self.name}' (opset {self.opset}): {message}")
+        raise OnnxImportError(
+            f"{op_label(self.domain, self.op_type)} node '{self.name}' (opset {self.opset}): "
+            + message
+        )
 
     def type_str(self, i: int) -> str:
         return type_str(self.input(i).type)

@@ -5,26 +5,38 @@ interpreter) and once lowered to te; fusion cuts resnet_like's kernels."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.ir import Operation
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    AnyTensorTypeConstr,
+    ArrayAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f32,
+)
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
 
 from xtc import interp
-from xtc.dialects.graph.base import GraphOp
+from xtc.dialects.graph.base import GraphOp, Props
 from xtc.dialects.graph.constant import ConstantOp
+from xtc.dialects.graph.elementwise import ReluOp, UnaryOp
 from xtc.frontend.onnx import import_model
 from xtc.interp.testing import random_inputs
 from xtc.passes.graph_fuse_ops import (
     MASTERS,
     PRIMITIVE_ATTR,
+    GraphFuseOps,
     GroupPlanner,
     OpPattern,
     is_primitive,
@@ -231,6 +243,51 @@ def test_names_avoid_existing_symbols() -> None:
     assert callees == ["fused_relu_exp_1", "fused_relu_exp_0"]
     x = np.array([-1.0, 0.0, 1.0, 2.0], np.float32)
     np.testing.assert_allclose(interp.run(module, [x])[0], np.exp(np.maximum(x, 0)), rtol=1e-6)
+
+
+@irdl_op_definition
+class ReindexOp(GraphOp):
+    """An op from outside xtc's table: its class states how it fuses."""
+
+    name = "test.reindex"
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        return [operand_types[0]]
+
+
+@irdl_op_definition
+class UnfusedUnaryOp(UnaryOp):
+    """A unary op whose class overrides the table's elementwise kind."""
+
+    name = "test.unfused_unary"
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
+
+
+def test_an_op_class_s_fusion_kind_comes_before_the_table() -> None:
+    tensor_type = TensorType(f32, [4])
+    block = Block(arg_types=[tensor_type])
+    reindex = ReindexOp.build_inferred([block.args[0]])
+    relu = ReluOp.build_inferred([reindex.output])
+    unfused = UnfusedUnaryOp.build_inferred([relu.output])
+    assert [op_pattern(op) for op in (reindex, relu, unfused)] == [
+        OpPattern.INJECTIVE,
+        OpPattern.ELEMENTWISE,
+        OpPattern.OPAQUE,
+    ]
+    block.add_ops([reindex, relu, unfused, ReturnOp(unfused.output)])
+    module = ModuleOp([FuncOp("main", ([tensor_type], [tensor_type]), Region(block))])
+    GraphFuseOps().apply(Context(), module)
+    assert [f.sym_name.data for f in primitives(module)] == ["fused_test_reindex_relu_0"]
+    main = functions(module)["main"]
+    assert [op.name for op in main.body.block.ops] == [
+        "func.call",
+        "test.unfused_unary",
+        "func.return",
+    ]
 
 
 # ---------------------------------------------------------------------------
