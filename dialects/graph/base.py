@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from types import ModuleType
 from typing import ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
@@ -252,14 +253,16 @@ class GraphOp(IRDLOperation, ABC):
     """A graph op: pure, over tensors, with result types inferred from operands.
 
     Subclasses implement `infer_types`. The printed form is
-    `graph.op %a, %b {props} : (operand types) -> result types`. An op class
-    states how it fuses with `FUSION_KIND` (graph-fuse-ops reads it before its
-    own table; unset and not in the table: opaque).
+    `graph.op %a, %b {props} : (operand types) -> result types`. Every op
+    class states how graph-fuse-ops fuses it with `FUSION_KIND` (on the base
+    class where a family shares it; `OpPattern.OPAQUE` for never): an op
+    that states none is refused when its dialect is collected or registered.
     """
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
     FUSION_KIND: ClassVar[OpPattern | None] = None
+    """None here only: `defined_ops` and plugin registration refuse it."""
 
     @classmethod
     @abstractmethod
@@ -298,6 +301,34 @@ class GraphOp(IRDLOperation, ABC):
                 + ", ".join(type_str(o.type) for o in self.operands)
                 + ")"
             )
+
+
+def missing_fusion_kind(op_class: type[GraphOp]) -> str | None:
+    """Why `op_class` may not be registered, when it states no fusion kind."""
+    if op_class.FUSION_KIND is not None:
+        return None
+    return (
+        f"{op_class.name} states no fusion kind: set FUSION_KIND on its class "
+        "(OpPattern.OPAQUE for an op never fused)"
+    )
+
+
+def defined_ops(module: ModuleType) -> list[type[GraphOp]]:
+    """The op classes `module` defines (an `irdl_op_definition` each, not
+    its abstract bases nor the ops it imports), in definition order; raises
+    TypeError when one states no fusion kind."""
+    ops = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, GraphOp)
+        and value.__module__ == module.__name__
+        and "name" in vars(value)
+    ]
+    for op in ops:
+        if (why := missing_fusion_kind(op)) is not None:
+            raise TypeError(why)
+    return ops
 
 
 # ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     ShapeError,
     broadcast_shapes,
@@ -85,6 +86,8 @@ def check_element_kind(
 class UnaryOp(GraphOp):
     """`y = f(x)` elementwise; the result has the operand's type."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
 
     input = operand_def(AnyTensorTypeConstr)
@@ -120,6 +123,8 @@ class IntegerUnaryOp(UnaryOp):
 
 class BinaryOp(GraphOp):
     """`z = f(x, y)` elementwise with numpy broadcasting; same element types."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
@@ -455,6 +460,8 @@ class CastOp(GraphOp):
     """Converts each element to the type `to` (ONNX Cast): floats to integers
     truncate toward zero, anything nonzero to i1 is true."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+
     name = "graph.cast"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -660,6 +667,8 @@ class GreaterEqualOp(ComparisonOp):
 class WhereOp(GraphOp):
     """x where condition else y, the three broadcast together (ONNX Where)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+
     name = "graph.where"
 
     condition = operand_def(AnyTensorTypeConstr)
@@ -679,66 +688,3 @@ class WhereOp(GraphOp):
         check_element_kind(cls.name, "condition", condition, ElementKind.BOOL)
         element_type = same_element_type(cls.name, x, y)
         return [tensor(broadcast_shapes(cls.name, condition, x, y), element_type)]
-
-
-ELEMENTWISE_OPS: list[type[GraphOp]] = [
-    ReluOp,
-    SigmoidOp,
-    TanhOp,
-    GeluOp,
-    ErfOp,
-    ExpOp,
-    LogOp,
-    SqrtOp,
-    AbsOp,
-    NegOp,
-    FloorOp,
-    CeilOp,
-    RoundOp,
-    SignOp,
-    ReciprocalOp,
-    SinOp,
-    CosOp,
-    TanOp,
-    AsinOp,
-    AcosOp,
-    AtanOp,
-    SinhOp,
-    CoshOp,
-    AsinhOp,
-    AcoshOp,
-    AtanhOp,
-    SoftplusOp,
-    SwishOp,
-    NotOp,
-    BitwiseNotOp,
-    IdentityOp,
-    DropoutOp,
-    LeakyReluOp,
-    HardSigmoidOp,
-    ClipOp,
-    CastOp,
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    PowOp,
-    MaxOp,
-    MinOp,
-    ModOp,
-    AndOp,
-    OrOp,
-    XorOp,
-    BitwiseAndOp,
-    BitwiseOrOp,
-    BitwiseXorOp,
-    ShiftLeftOp,
-    ShiftRightOp,
-    EqualOp,
-    NotEqualOp,
-    LessOp,
-    LessEqualOp,
-    GreaterOp,
-    GreaterEqualOp,
-    WhereOp,
-]

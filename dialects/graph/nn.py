@@ -38,6 +38,7 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     Shape,
     ShapeError,
@@ -312,6 +313,8 @@ class Conv2dOp(GraphOp):
     channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
     that output channels are contiguous)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+
     name = "graph.conv2d"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -353,6 +356,8 @@ class Conv2dTransposeOp(GraphOp):
     """2-D transposed convolution as ONNX ConvTranspose without bias: input
     N×C×H×W, weight C×(O/groups)×KH×KW -> N×O×OH×OW with
     OH = strides·(H-1) + output_padding + dilation·(KH-1) + 1 - top - bottom."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
 
     name = "graph.conv2d_transpose"
 
@@ -408,6 +413,8 @@ class Conv2dTransposeOp(GraphOp):
 class DenseOp(GraphOp):
     """Relay dense: x …×K, weight N×K -> …×N, y = x·weightᵀ."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+
     name = "graph.dense"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -433,6 +440,8 @@ class DenseOp(GraphOp):
 class MatmulOp(GraphOp):
     """numpy/ONNX MatMul: 1-D operands are promoted then squeezed, batch
     dimensions broadcast."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
 
     name = "graph.matmul"
 
@@ -474,6 +483,8 @@ class BatchMatmulOp(GraphOp):
     """Batched product a B×M×K, b B×K×N -> B×M×N (operands transposed first
     when transpose_a / transpose_b); a batch of 1 broadcasts."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+
     name = "graph.batch_matmul"
 
     lhs = operand_def(AnyTensorTypeConstr)
@@ -514,6 +525,8 @@ class BatchMatmulOp(GraphOp):
 class BiasAddOp(GraphOp):
     """x + bias, the 1-D bias laid along `axis` (Relay bias_add)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+
     name = "graph.bias_add"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -538,6 +551,8 @@ class BiasAddOp(GraphOp):
 class BatchNormOp(GraphOp):
     """Inference batch normalisation as ONNX BatchNormalization:
     (x - mean) / sqrt(variance + epsilon) · gamma + beta along `axis`."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
 
     name = "graph.batch_norm"
 
@@ -572,6 +587,8 @@ class BatchNormOp(GraphOp):
 class LayerNormOp(GraphOp):
     """ONNX LayerNormalization: normalises over the dims from `axis` on, then
     · gamma + beta (both broadcast to those dims)."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
 
     name = "graph.layer_norm"
 
@@ -614,6 +631,8 @@ class LayerNormOp(GraphOp):
 class Pool2dOp(GraphOp):
     """Shared definition of max_pool2d and avg_pool2d (ONNX MaxPool and
     AveragePool output shapes, ceil_mode included)."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
 
     FLOAT_ONLY: ClassVar[bool] = False
 
@@ -677,6 +696,8 @@ class AvgPool2dOp(Pool2dOp):
 class GlobalPool2dOp(GraphOp):
     """Pooling over the whole H×W: N×C×H×W -> N×C×1×1."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+
     FLOAT_ONLY: ClassVar[bool] = False
 
     input = operand_def(AnyTensorTypeConstr)
@@ -716,6 +737,8 @@ class GlobalMaxPool2dOp(GlobalPool2dOp):
 class AxisSoftmaxOp(GraphOp):
     """Softmax-like over one axis (ONNX opset 13)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
 
@@ -754,6 +777,8 @@ class LogSoftmaxOp(AxisSoftmaxOp):
 class PadOp(GraphOp):
     """ONNX Pad: `pads` are all begins then all ends (negative ones crop,
     before padding); mode constant (with `value`), reflect or edge."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.pad"
 
@@ -803,6 +828,8 @@ class ResizeOp(GraphOp):
     then all ends, default 0 and 1) and `extrapolation_value` serve
     tf_crop_and_resize."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.resize"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -841,23 +868,3 @@ class ResizeOp(GraphOp):
         if len(roi) != 2 * len(shape):
             raise ShapeError(f"{cls.name}: roi must have {2 * len(shape)} values, got {len(roi)}")
         return [tensor(size, elem(x))]
-
-
-NN_OPS: list[type[GraphOp]] = [
-    Conv2dOp,
-    Conv2dTransposeOp,
-    DenseOp,
-    MatmulOp,
-    BatchMatmulOp,
-    BiasAddOp,
-    BatchNormOp,
-    LayerNormOp,
-    MaxPool2dOp,
-    AvgPool2dOp,
-    GlobalAvgPool2dOp,
-    GlobalMaxPool2dOp,
-    SoftmaxOp,
-    LogSoftmaxOp,
-    PadOp,
-    ResizeOp,
-]

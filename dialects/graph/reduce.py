@@ -5,6 +5,7 @@ scan and selection along one axis: cumsum and topk."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -26,6 +27,7 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     ShapeError,
     axes_in_range,
@@ -43,6 +45,8 @@ from xtc.dialects.graph.base import (
 class ReduceOp(GraphOp):
     """Reduces x over `axes` (empty or absent: every axis; negative axes count
     from the end); `keepdims` (default true) keeps them as size-1 axes."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -116,6 +120,8 @@ class ArgReduceOp(GraphOp):
     `keepdims` (default true) keeps that axis with size 1; on ties the first
     index, or the last with `select_last_index`."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
@@ -167,6 +173,8 @@ class CumSumOp(GraphOp):
     """Running sums along `axis` (ONNX CumSum): with `exclusive` each sum
     leaves out its own element, with `reverse` the sums run from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+
     name = "graph.cumsum"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -196,6 +204,8 @@ class TopKOp(GraphOp):
     `axis` (default -1) and their i64 indices (ONNX TopK), in sorted order;
     equal values keep the lower index first."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+
     name = "graph.topk"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -223,16 +233,3 @@ class TopKOp(GraphOp):
             )
         shape[axis] = k
         return [tensor(shape, elem(x)), tensor(shape, i64)]
-
-
-REDUCE_OPS: list[type[GraphOp]] = [
-    ReduceSumOp,
-    ReduceMeanOp,
-    ReduceMaxOp,
-    ReduceMinOp,
-    ReduceProdOp,
-    ArgMaxOp,
-    ArgMinOp,
-    CumSumOp,
-    TopKOp,
-]

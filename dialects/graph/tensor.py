@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -33,6 +34,7 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     Shape,
     ShapeError,
@@ -79,6 +81,8 @@ class ReshapeOp(GraphOp):
     """The elements of x in row-major order under the static `shape` (ONNX
     Reshape with the target shape resolved: no -1 or 0 placeholders)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.reshape"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -107,6 +111,8 @@ class ReshapeOp(GraphOp):
 class TransposeOp(GraphOp):
     """Axes permuted: result axis i is input axis perm[i] (ONNX Transpose,
     numpy.transpose); `perm` defaults to the reversed axes."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.transpose"
 
@@ -140,6 +146,8 @@ class TransposeOp(GraphOp):
 class SqueezeOp(GraphOp):
     """x without the size-1 axes `axes` (ONNX Squeeze); empty or absent
     `axes` removes every size-1 axis."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.squeeze"
 
@@ -178,6 +186,8 @@ class UnsqueezeOp(GraphOp):
     """x with size-1 axes inserted so that they sit at positions `axes` of the
     result (ONNX Unsqueeze; negative axes count from the result's end)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.unsqueeze"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -203,6 +213,8 @@ class UnsqueezeOp(GraphOp):
 class FlattenOp(GraphOp):
     """A 2-D tensor: axes before `axis` flattened into the first dimension,
     the others into the second (ONNX Flatten; `axis` in -rank..rank, default 1)."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.flatten"
 
@@ -232,6 +244,8 @@ class FlattenOp(GraphOp):
 class BroadcastToOp(GraphOp):
     """x broadcast with the static `shape`: the result shape is the numpy
     broadcast of both (ONNX Expand with a constant shape)."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.broadcast_to"
 
@@ -268,6 +282,8 @@ class TileOp(GraphOp):
     """x repeated `repeats[i]` times along each axis i (ONNX Tile, numpy.tile
     with one repeat per axis)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.tile"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -300,6 +316,8 @@ class TileOp(GraphOp):
 class ConcatOp(GraphOp):
     """The inputs joined along `axis` (ONNX Concat, numpy.concatenate); every
     other dimension and the element types must match."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.concat"
 
@@ -346,6 +364,8 @@ class SplitOp(GraphOp):
     """x cut along `axis` into consecutive pieces of `sizes` (ONNX Split with
     static split sizes); one result per size."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.split"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -384,6 +404,8 @@ class SliceOp(GraphOp):
     """x[starts:ends:steps] on `axes` (ONNX Slice with static parameters:
     negative indices count from the end, bounds are clamped, steps may be
     negative; `axes` defaults to 0..len(starts)-1, `steps` to 1)."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     name = "graph.slice"
 
@@ -447,6 +469,8 @@ class GatherOp(GraphOp):
     numpy.take): shape data[:axis] + indices + data[axis+1:]; negative
     indices count from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.gather"
 
     data = operand_def(AnyTensorTypeConstr)
@@ -490,6 +514,8 @@ class GatherElementsOp(GraphOp):
     """out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0, and so on
     (ONNX GatherElements, numpy.take_along_axis); shaped like indices."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.gather_elements"
 
     data = operand_def(AnyTensorTypeConstr)
@@ -519,6 +545,8 @@ class ScatterElementsOp(GraphOp):
     """A copy of data where out[indices[i][j][k]][j][k] = updates[i][j][k] for
     axis 0, and so on (ONNX ScatterElements); `reduction` (none, add, mul,
     max, min) combines an update with the value it lands on."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
 
     name = "graph.scatter_elements"
 
@@ -582,6 +610,8 @@ class GatherNDOp(GraphOp):
     k = indices.shape[-1]; the first `batch_dims` dims are shared batch dims;
     negative indices count from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.gather_nd"
 
     data = operand_def(AnyTensorTypeConstr)
@@ -610,6 +640,8 @@ class ScatterNDOp(GraphOp):
     dimension) is replaced by, or combined with (`reduction` add, mul, max,
     min), the matching slice of updates (ONNX ScatterND); updates has shape
     indices[:-1] + data[k:]."""
+
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
 
     name = "graph.scatter_nd"
 
@@ -664,6 +696,8 @@ class DepthToSpaceOp(GraphOp):
     """NCHW channels moved into blocksize x blocksize spatial blocks (ONNX
     DepthToSpace; `mode` DCR (default) or CRD orders the channels)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.depth_to_space"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -695,6 +729,8 @@ class SpaceToDepthOp(GraphOp):
     SpaceToDepth; `mode` DCR (default) or CRD orders the channels, as the
     DepthToSpace it inverts)."""
 
+    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     name = "graph.space_to_depth"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -718,24 +754,3 @@ class SpaceToDepthOp(GraphOp):
                 f"of blocksize {b}"
             )
         return [tensor([n, c * b * b, h // b, w // b], elem(x))]
-
-
-TENSOR_OPS: list[type[GraphOp]] = [
-    ReshapeOp,
-    TransposeOp,
-    SqueezeOp,
-    UnsqueezeOp,
-    FlattenOp,
-    BroadcastToOp,
-    TileOp,
-    ConcatOp,
-    SplitOp,
-    SliceOp,
-    GatherOp,
-    GatherElementsOp,
-    ScatterElementsOp,
-    GatherNDOp,
-    ScatterNDOp,
-    DepthToSpaceOp,
-    SpaceToDepthOp,
-]
