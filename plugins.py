@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Attribute, Dialect, Operation
 
-from xtc.dialects.graph.base import GraphOp, OpPattern, elem, missing_fusion_kind
+from xtc.dialects.graph.base import GraphOp, OpPattern, elem, missing_fusion_kind, op_props
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.frontend.converters import Converter, OpKey, op_key, op_label
 from xtc.ops import ComputeRule
@@ -316,7 +316,7 @@ def _reference_impl(
 def python_properties(op: Operation) -> dict[str, Any]:
     """The op's properties as Python values: ints, floats, bools (i1),
     strings, tuples (dense arrays); other attributes as they are."""
-    return {name: _python_value(attr) for name, attr in op.properties.items()}
+    return {name: _python_value(attr) for name, attr in op_props(op).items()}
 
 
 def _python_value(attr: Attribute) -> Any:

@@ -242,13 +242,14 @@ class GraphFuseOps(ModulePass):
     group's operands (function arguments, constants, results of other ops) are
     the function's arguments; `graph.constant` ops stay where they are.
 
-    Each graph op states its class (`FUSION_KIND` on the op class): elementwise (unary, binary with
-    broadcast, cast, where, bias_add, batch_norm), injective (reshape,
-    transpose, concat, slice, pad, gather, resize, ...), reduction (reduce_*,
-    arg*, and softmax / log_softmax / layer_norm, built around reductions),
-    anchor (conv2d, conv2d_transpose, dense, matmul, batch_matmul, pooling)
-    or opaque (cumsum, topk, scatters, constants, any op not of the graph
-    dialects; also any op with several results). The ops are visited in order; an op joins the
+    Each graph op class states its fusion class (`FUSION_KIND`):
+    elementwise (unary, binary with broadcast, cast, where, bias_add,
+    batch_norm), injective (reshape, transpose, concat, slice, pad, gather,
+    resize, ...), reduction (reduce_*, arg*, and softmax / log_softmax /
+    layer_norm, built around reductions), anchor (conv2d, conv2d_transpose,
+    dense, matmul, batch_matmul, pooling) or opaque (cumsum, topk, scatters,
+    constants; also any op of another dialect, and any op with several
+    results). The ops are visited in order; an op joins the
     groups of its producers (merging them) as follows:
       - an anchor or a reduction starts a group, the group's master: two
         masters never share a group;

@@ -9,6 +9,7 @@ equal element types except `graph.pow`, whose result takes the base's type.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import Enum
 from typing import ClassVar
@@ -36,14 +37,17 @@ from xtc.dialects.graph.base import (
     OpPattern,
     Props,
     ShapeError,
+    bool_attr,
     broadcast_shapes,
     elem,
+    float_attr,
     get_float,
     get_str,
     is_float,
     is_integer,
     same_element_type,
     shape_of,
+    str_attr,
     tensor,
     type_str,
 )
@@ -204,12 +208,13 @@ class GeluOp(FloatUnaryOp):
     name = "graph.gelu"
 
     approximate = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"approximate": str_attr("none")}
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
-        get_str(props, "approximate", "none", GELU_APPROXIMATIONS)
+        get_str(props, "approximate", choices=GELU_APPROXIMATIONS)
         return super().infer_types(operand_types, props)
 
 
@@ -381,6 +386,7 @@ class SwishOp(FloatUnaryOp):
     name = "graph.swish"
 
     alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(1.0)}
 
 
 @irdl_op_definition
@@ -414,12 +420,13 @@ class DropoutOp(UnaryOp):
     name = "graph.dropout"
 
     ratio = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"ratio": float_attr(0.5)}
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
-        ratio = get_float(props, "ratio", 0.5)
+        ratio = get_float(props, "ratio")
         if not 0.0 <= ratio < 1.0:
             raise ShapeError(f"{cls.name}: ratio {ratio} is outside [0, 1)")
         return super().infer_types(operand_types, props)
@@ -432,6 +439,7 @@ class LeakyReluOp(FloatUnaryOp):
     name = "graph.leaky_relu"
 
     alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(0.01)}
 
 
 @irdl_op_definition
@@ -442,6 +450,7 @@ class HardSigmoidOp(FloatUnaryOp):
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(0.2), "beta": float_attr(0.5)}
 
 
 @irdl_op_definition
@@ -453,6 +462,7 @@ class ClipOp(NumericUnaryOp):
 
     min_value = opt_prop_def(FloatAttr, prop_name="min")
     max_value = opt_prop_def(FloatAttr, prop_name="max")
+    DEFAULTS: ClassVar[Props] = {"min": float_attr(-math.inf), "max": float_attr(math.inf)}
 
 
 @irdl_op_definition
@@ -556,6 +566,7 @@ class ModOp(BinaryOp):
     name = "graph.mod"
 
     fmod = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"fmod": bool_attr(False)}
 
 
 @irdl_op_definition

@@ -32,13 +32,17 @@ from xtc.dialects.graph.base import (
     ShapeError,
     axes_in_range,
     axis_in_range,
+    bool_attr,
     elem,
     get_bool,
     get_int,
     get_ints,
+    int_attr,
+    ints_attr,
     shape_of,
     tensor,
     type_str,
+    with_defaults,
 )
 
 
@@ -52,6 +56,7 @@ class ReduceOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     axes = opt_prop_def(DenseArrayBase.constr(i64))
     keepdims = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"axes": ints_attr(()), "keepdims": bool_attr(True)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -59,7 +64,7 @@ class ReduceOp(GraphOp):
     def reduced_axes(cls, x: Attribute, props: Props) -> tuple[int, ...]:
         """The reduced axes of x, non-negative, in the order given."""
         rank = len(shape_of(x))
-        axes = axes_in_range(cls.name, get_ints(props, "axes", ()), rank)
+        axes = axes_in_range(cls.name, get_ints(with_defaults(cls, props), "axes"), rank)
         return axes or tuple(range(rank))
 
     @classmethod
@@ -68,7 +73,7 @@ class ReduceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         axes = cls.reduced_axes(x, props)
-        keepdims = get_bool(props, "keepdims", True)
+        keepdims = get_bool(props, "keepdims")
         shape = [
             1 if i in axes else d
             for i, d in enumerate(shape_of(x))
@@ -127,6 +132,11 @@ class ArgReduceOp(GraphOp):
     axis = opt_prop_def(IntegerAttr[I64])
     keepdims = opt_prop_def(BoolAttr)
     select_last_index = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {
+        "axis": int_attr(0),
+        "keepdims": bool_attr(True),
+        "select_last_index": bool_attr(False),
+    }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -136,14 +146,14 @@ class ArgReduceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
-        get_bool(props, "select_last_index", False)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
+        get_bool(props, "select_last_index")
         if shape[axis] == 0:
             raise ShapeError(
                 f"{cls.name}: axis {axis} of {type_str(x)} is empty, it has no "
                 "extreme value"
             )
-        keepdims = get_bool(props, "keepdims", True)
+        keepdims = get_bool(props, "keepdims")
         result = [
             1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis
         ]
@@ -182,6 +192,7 @@ class CumSumOp(GraphOp):
     axis = prop_def(IntegerAttr[I64])
     exclusive = opt_prop_def(BoolAttr)
     reverse = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"exclusive": bool_attr(False), "reverse": bool_attr(False)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -191,8 +202,8 @@ class CumSumOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(x)))
-        get_bool(props, "exclusive", False)
-        get_bool(props, "reverse", False)
+        get_bool(props, "exclusive")
+        get_bool(props, "reverse")
         if elem(x) == i1:
             raise ShapeError(f"{cls.name}: cannot sum the i1 elements of {type_str(x)}")
         return [x]
@@ -214,6 +225,7 @@ class TopKOp(GraphOp):
     k = prop_def(IntegerAttr[I64])
     axis = opt_prop_def(IntegerAttr[I64])
     largest = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(-1), "largest": bool_attr(True)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -223,8 +235,8 @@ class TopKOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = list(shape_of(x))
-        axis = axis_in_range(cls.name, get_int(props, "axis", -1), len(shape))
-        get_bool(props, "largest", True)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
+        get_bool(props, "largest")
         k = get_int(props, "k")
         if not 0 <= k <= shape[axis]:
             raise ShapeError(

@@ -44,11 +44,15 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    int_attr,
+    ints_attr,
     is_integer,
     same_element_type,
     shape_of,
+    str_attr,
     tensor,
     type_str,
+    with_defaults,
 )
 
 I64Array = DenseArrayBase.constr(i64)
@@ -154,13 +158,14 @@ class SqueezeOp(GraphOp):
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axes = opt_prop_def(I64Array)
+    DEFAULTS: ClassVar[Props] = {"axes": ints_attr(())}
 
     assembly_format = _UNARY_FORMAT
 
     @classmethod
     def squeezed_axes(cls, x: Attribute, props: Props) -> tuple[int, ...]:
         shape = shape_of(x)
-        axes = axes_in_range(cls.name, get_ints(props, "axes", ()), len(shape))
+        axes = axes_in_range(cls.name, get_ints(with_defaults(cls, props), "axes"), len(shape))
         if not axes:
             return tuple(i for i, d in enumerate(shape) if d == 1)
         for a in axes:
@@ -221,6 +226,7 @@ class FlattenOp(GraphOp):
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(1)}
 
     assembly_format = _UNARY_FORMAT
 
@@ -230,7 +236,7 @@ class FlattenOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = get_int(props, "axis", 1)
+        axis = get_int(props, "axis")
         if not -len(shape) <= axis <= len(shape):
             raise ShapeError(
                 f"{cls.name}: axis {axis} is out of range for rank {len(shape)} "
@@ -305,7 +311,7 @@ class TileOp(GraphOp):
                 f"of {type_str(x)} (rank {len(shape)})"
             )
         _non_negative(cls.name, "repeats", repeats)
-        return [tensor([d * r for d, r in zip(shape, repeats)], elem(x))]
+        return [tensor([d * r for d, r in zip(shape, repeats, strict=True)], elem(x))]
 
 
 # ---------------------------------------------------------------------------
@@ -346,7 +352,7 @@ class ConcatOp(GraphOp):
                 )
             if any(
                 a != b
-                for i, (a, b) in enumerate(zip(shape, shape_of(first)))
+                for i, (a, b) in enumerate(zip(shape, shape_of(first), strict=True))
                 if i != axis
             ):
                 raise ShapeError(
@@ -371,6 +377,7 @@ class SplitOp(GraphOp):
     input = operand_def(AnyTensorTypeConstr)
     outputs = var_result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
     sizes = prop_def(I64Array)
 
     assembly_format = _UNARY_FORMAT
@@ -381,7 +388,7 @@ class SplitOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
         sizes = get_ints(props, "sizes")
         if not sizes:
             raise ShapeError(f"{cls.name}: sizes must not be empty")
@@ -434,7 +441,7 @@ class SliceOp(GraphOp):
                 )
         axes = axes_in_range(cls.name, axes, len(shape))
         kept = [range(d) for d in shape]
-        for axis, start, end, step in zip(axes, starts, ends, steps):
+        for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
             if step == 0:
                 raise ShapeError(f"{cls.name}: step on axis {axis} is 0")
             kept[axis] = _clamped_range(start, end, step, shape[axis])
@@ -477,6 +484,7 @@ class GatherOp(GraphOp):
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -489,7 +497,7 @@ class GatherOp(GraphOp):
         data, indices = operand_types
         _integer_tensor(cls.name, indices, "indices")
         shape = shape_of(data)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
         result = shape[:axis] + shape_of(indices) + shape[axis + 1 :]
         return [tensor(result, elem(data))]
 
@@ -500,7 +508,7 @@ def _check_element_indices(
     _integer_tensor(op_name, indices, "indices")
     data_shape, index_shape = shape_of(data), shape_of(indices)
     fits = len(index_shape) == len(data_shape) and all(
-        i == axis or n <= d for i, (n, d) in enumerate(zip(index_shape, data_shape))
+        i == axis or n <= d for i, (n, d) in enumerate(zip(index_shape, data_shape, strict=True))
     )
     if not fits:
         raise ShapeError(
@@ -522,6 +530,7 @@ class GatherElementsOp(GraphOp):
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -532,7 +541,7 @@ class GatherElementsOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices = operand_types
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape_of(data)))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(data)))
         _check_element_indices(cls.name, data, indices, axis)
         return [tensor(shape_of(indices), elem(data))]
 
@@ -556,16 +565,19 @@ class ScatterElementsOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
     reduction = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0), "reduction": str_attr("none")}
 
-    assembly_format = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    )
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices, updates = operand_types
-        get_str(props, "reduction", "none", SCATTER_REDUCTIONS)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape_of(data)))
+        get_str(props, "reduction", choices=SCATTER_REDUCTIONS)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(data)))
         _check_element_indices(cls.name, data, indices, axis)
         same_element_type(cls.name, data, updates)
         if shape_of(updates) != shape_of(indices):
@@ -618,6 +630,7 @@ class GatherNDOp(GraphOp):
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     batch_dims = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"batch_dims": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -628,7 +641,7 @@ class GatherNDOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices = operand_types
-        batch_dims = get_int(props, "batch_dims", 0)
+        batch_dims = get_int(props, "batch_dims")
         depth = _nd_index_depth(cls.name, data, indices, batch_dims)
         result = shape_of(indices)[:-1] + shape_of(data)[batch_dims + depth :]
         return [tensor(result, elem(data))]
@@ -650,6 +663,7 @@ class ScatterNDOp(GraphOp):
     updates = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     reduction = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"reduction": str_attr("none")}
 
     assembly_format = (
         "$data `,` $indices `,` $updates attr-dict `:` "
@@ -661,7 +675,7 @@ class ScatterNDOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices, updates = operand_types
-        get_str(props, "reduction", "none", SCATTER_REDUCTIONS)
+        get_str(props, "reduction", choices=SCATTER_REDUCTIONS)
         depth = _nd_index_depth(cls.name, data, indices, 0)
         same_element_type(cls.name, data, updates)
         expected = shape_of(indices)[:-1] + shape_of(data)[depth:]
@@ -704,6 +718,7 @@ class DepthToSpaceOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     blocksize = prop_def(IntegerAttr[I64])
     mode = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"mode": str_attr("DCR")}
 
     assembly_format = _UNARY_FORMAT
 
@@ -713,7 +728,7 @@ class DepthToSpaceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         n, c, h, w = _nchw(cls.name, x)
-        get_str(props, "mode", "DCR", DEPTH_TO_SPACE_MODES)
+        get_str(props, "mode", choices=DEPTH_TO_SPACE_MODES)
         b = _blocksize(cls.name, props)
         if c % (b * b):
             raise ShapeError(
@@ -737,6 +752,7 @@ class SpaceToDepthOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     blocksize = prop_def(IntegerAttr[I64])
     mode = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"mode": str_attr("DCR")}
 
     assembly_format = _UNARY_FORMAT
 
@@ -746,7 +762,7 @@ class SpaceToDepthOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         n, c, h, w = _nchw(cls.name, x)
-        get_str(props, "mode", "DCR", DEPTH_TO_SPACE_MODES)
+        get_str(props, "mode", choices=DEPTH_TO_SPACE_MODES)
         b = _blocksize(cls.name, props)
         if h % b or w % b:
             raise ShapeError(

@@ -83,7 +83,7 @@ def tolerance(dtype: type) -> dict[str, float]:
 
 def accepts(op_class: type[GraphOp], *dtypes: type) -> bool:
     try:
-        op_class.infer_types([tensor_type_of(np.zeros((1,), d)) for d in dtypes], {})
+        op_class.inferred_types([tensor_type_of(np.zeros((1,), d)) for d in dtypes], {})
     except ShapeError:
         return False
     return True

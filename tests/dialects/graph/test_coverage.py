@@ -8,9 +8,21 @@ import re
 from pathlib import Path
 
 import pytest
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Block
+from xdsl.irdl import OptionalDef
+from xdsl.irdl.constraints import VerificationContext
 
 from xtc.dialects.graph import CATEGORIES, GRAPH_OPS, Graph
-from xtc.dialects.graph.base import GraphOp, OpPattern
+from xtc.dialects.graph.base import (
+    GraphOp,
+    OpPattern,
+    declared_defaults,
+    get_str,
+    int_attr,
+    op_props,
+)
+from xtc.dialects.graph.tensor import DepthToSpaceOp
 from xtc.interp.graph import GRAPH_FUNCTIONS
 from xtc.ops import load_builtin_compute_rules
 
@@ -106,3 +118,21 @@ def test_every_op_has_an_onnx_converter_or_a_reason_for_none() -> None:
     # A reason for an op that has a converter (or no longer exists) is stale.
     assert sorted(set(NO_CONVERTER) & converted) == []
     assert sorted(set(NO_CONVERTER) - set(OP_NAMES)) == []
+
+
+@pytest.mark.parametrize(
+    "op", [op for op in GRAPH_OPS if declared_defaults(op)], ids=lambda op: op.name
+)
+def test_each_default_is_a_valid_value_of_an_optional_property(op: type[GraphOp]) -> None:
+    properties = op.get_irdl_definition().properties
+    for name, value in declared_defaults(op).items():
+        assert isinstance(properties.get(name), OptionalDef), f"{op.name}: {name}"
+        properties[name].constr.verify(value, VerificationContext())
+
+
+def test_a_default_is_read_but_not_printed() -> None:
+    block = Block(arg_types=[TensorType(f32, [1, 8, 2, 2])])
+    op = DepthToSpaceOp.build_inferred([block.args[0]], {"blocksize": int_attr(2)})
+    assert get_str(op_props(op), "mode") == "DCR"
+    assert "mode" not in op.properties
+    assert "mode" not in str(op)
