@@ -11,6 +11,9 @@ from xtc.dialects.graph.base import GraphOp, defined_ops
 CATEGORIES = (constant, elementwise, nn, tensor, reduce)
 """The modules of the graph ops, one per category."""
 
-GRAPH_OPS: list[type[GraphOp]] = [op for module in CATEGORIES for op in defined_ops(module)]
+GRAPH_OPS: tuple[type[GraphOp], ...] = tuple(
+    op for module in CATEGORIES for op in defined_ops(module)
+)
+"""Every graph op class, by category and in definition order."""
 
-Graph = Dialect("graph", GRAPH_OPS, [])
+Graph = Dialect("graph", [*GRAPH_OPS], [])

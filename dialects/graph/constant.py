@@ -170,7 +170,7 @@ def _sanitize(name: str) -> str:
 class ConstantOp(GraphOp):
     """A constant tensor: `%w = graph.constant dense_resource<w> : tensor<...>`."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.constant"
 

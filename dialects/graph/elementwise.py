@@ -90,7 +90,7 @@ def check_element_kind(
 class UnaryOp(GraphOp):
     """`y = f(x)` elementwise; the result has the operand's type."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
 
@@ -128,7 +128,7 @@ class IntegerUnaryOp(UnaryOp):
 class BinaryOp(GraphOp):
     """`z = f(x, y)` elementwise with numpy broadcasting; same element types."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
@@ -470,7 +470,7 @@ class CastOp(GraphOp):
     """Converts each element to the type `to` (ONNX Cast): floats to integers
     truncate toward zero, anything nonzero to i1 is true."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.cast"
 
@@ -678,7 +678,7 @@ class GreaterEqualOp(ComparisonOp):
 class WhereOp(GraphOp):
     """x where condition else y, the three broadcast together (ONNX Where)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.where"
 

@@ -318,7 +318,7 @@ class Conv2dOp(GraphOp):
     channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
     that output channels are contiguous)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.conv2d"
 
@@ -369,7 +369,7 @@ class Conv2dTransposeOp(GraphOp):
     N×C×H×W, weight C×(O/groups)×KH×KW -> N×O×OH×OW with
     OH = strides·(H-1) + output_padding + dilation·(KH-1) + 1 - top - bottom."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.conv2d_transpose"
 
@@ -432,7 +432,7 @@ class Conv2dTransposeOp(GraphOp):
 class DenseOp(GraphOp):
     """Relay dense: x …×K, weight N×K -> …×N, y = x·weightᵀ."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.dense"
 
@@ -460,7 +460,7 @@ class MatmulOp(GraphOp):
     """numpy/ONNX MatMul: 1-D operands are promoted then squeezed, batch
     dimensions broadcast."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.matmul"
 
@@ -502,7 +502,7 @@ class BatchMatmulOp(GraphOp):
     """Batched product a B×M×K, b B×K×N -> B×M×N (operands transposed first
     when transpose_a / transpose_b); a batch of 1 broadcasts."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.batch_matmul"
 
@@ -545,7 +545,7 @@ class BatchMatmulOp(GraphOp):
 class BiasAddOp(GraphOp):
     """x + bias, the 1-D bias laid along `axis` (Relay bias_add)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.bias_add"
 
@@ -573,7 +573,7 @@ class BatchNormOp(GraphOp):
     """Inference batch normalisation as ONNX BatchNormalization:
     (x - mean) / sqrt(variance + epsilon) · gamma + beta along `axis`."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ELEMENTWISE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.batch_norm"
 
@@ -610,7 +610,7 @@ class LayerNormOp(GraphOp):
     """ONNX LayerNormalization: normalises over the dims from `axis` on, then
     · gamma + beta (both broadcast to those dims)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
 
     name = "graph.layer_norm"
 
@@ -655,7 +655,7 @@ class Pool2dOp(GraphOp):
     """Shared definition of max_pool2d and avg_pool2d (ONNX MaxPool and
     AveragePool output shapes, ceil_mode included)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     FLOAT_ONLY: ClassVar[bool] = False
 
@@ -726,7 +726,7 @@ class AvgPool2dOp(Pool2dOp):
 class GlobalPool2dOp(GraphOp):
     """Pooling over the whole H×W: N×C×H×W -> N×C×1×1."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.ANCHOR
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     FLOAT_ONLY: ClassVar[bool] = False
 
@@ -767,7 +767,7 @@ class GlobalMaxPool2dOp(GlobalPool2dOp):
 class AxisSoftmaxOp(GraphOp):
     """Softmax-like over one axis (ONNX opset 13)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -809,7 +809,7 @@ class PadOp(GraphOp):
     """ONNX Pad: `pads` are all begins then all ends (negative ones crop,
     before padding); mode constant (with `value`), reflect or edge."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.pad"
 
@@ -860,7 +860,7 @@ class ResizeOp(GraphOp):
     then all ends, default 0 and 1) and `extrapolation_value` serve
     tf_crop_and_resize."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.resize"
 

@@ -50,7 +50,7 @@ class ReduceOp(GraphOp):
     """Reduces x over `axes` (empty or absent: every axis; negative axes count
     from the end); `keepdims` (default true) keeps them as size-1 axes."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -125,7 +125,7 @@ class ArgReduceOp(GraphOp):
     `keepdims` (default true) keeps that axis with size 1; on ties the first
     index, or the last with `select_last_index`."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.REDUCTION
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -183,7 +183,7 @@ class CumSumOp(GraphOp):
     """Running sums along `axis` (ONNX CumSum): with `exclusive` each sum
     leaves out its own element, with `reverse` the sums run from the end."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.cumsum"
 
@@ -215,7 +215,7 @@ class TopKOp(GraphOp):
     `axis` (default -1) and their i64 indices (ONNX TopK), in sorted order;
     equal values keep the lower index first."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.topk"
 

@@ -85,7 +85,7 @@ class ReshapeOp(GraphOp):
     """The elements of x in row-major order under the static `shape` (ONNX
     Reshape with the target shape resolved: no -1 or 0 placeholders)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.reshape"
 
@@ -116,7 +116,7 @@ class TransposeOp(GraphOp):
     """Axes permuted: result axis i is input axis perm[i] (ONNX Transpose,
     numpy.transpose); `perm` defaults to the reversed axes."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.transpose"
 
@@ -151,7 +151,7 @@ class SqueezeOp(GraphOp):
     """x without the size-1 axes `axes` (ONNX Squeeze); empty or absent
     `axes` removes every size-1 axis."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.squeeze"
 
@@ -191,7 +191,7 @@ class UnsqueezeOp(GraphOp):
     """x with size-1 axes inserted so that they sit at positions `axes` of the
     result (ONNX Unsqueeze; negative axes count from the result's end)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.unsqueeze"
 
@@ -219,7 +219,7 @@ class FlattenOp(GraphOp):
     """A 2-D tensor: axes before `axis` flattened into the first dimension,
     the others into the second (ONNX Flatten; `axis` in -rank..rank, default 1)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.flatten"
 
@@ -251,7 +251,7 @@ class BroadcastToOp(GraphOp):
     """x broadcast with the static `shape`: the result shape is the numpy
     broadcast of both (ONNX Expand with a constant shape)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.broadcast_to"
 
@@ -288,7 +288,7 @@ class TileOp(GraphOp):
     """x repeated `repeats[i]` times along each axis i (ONNX Tile, numpy.tile
     with one repeat per axis)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.tile"
 
@@ -323,7 +323,7 @@ class ConcatOp(GraphOp):
     """The inputs joined along `axis` (ONNX Concat, numpy.concatenate); every
     other dimension and the element types must match."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.concat"
 
@@ -370,7 +370,7 @@ class SplitOp(GraphOp):
     """x cut along `axis` into consecutive pieces of `sizes` (ONNX Split with
     static split sizes); one result per size."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.split"
 
@@ -412,7 +412,7 @@ class SliceOp(GraphOp):
     negative indices count from the end, bounds are clamped, steps may be
     negative; `axes` defaults to 0..len(starts)-1, `steps` to 1)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.slice"
 
@@ -476,7 +476,7 @@ class GatherOp(GraphOp):
     numpy.take): shape data[:axis] + indices + data[axis+1:]; negative
     indices count from the end."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.gather"
 
@@ -522,7 +522,7 @@ class GatherElementsOp(GraphOp):
     """out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0, and so on
     (ONNX GatherElements, numpy.take_along_axis); shaped like indices."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.gather_elements"
 
@@ -555,7 +555,7 @@ class ScatterElementsOp(GraphOp):
     axis 0, and so on (ONNX ScatterElements); `reduction` (none, add, mul,
     max, min) combines an update with the value it lands on."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.scatter_elements"
 
@@ -622,7 +622,7 @@ class GatherNDOp(GraphOp):
     k = indices.shape[-1]; the first `batch_dims` dims are shared batch dims;
     negative indices count from the end."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.gather_nd"
 
@@ -654,7 +654,7 @@ class ScatterNDOp(GraphOp):
     min), the matching slice of updates (ONNX ScatterND); updates has shape
     indices[:-1] + data[k:]."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.OPAQUE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.scatter_nd"
 
@@ -710,7 +710,7 @@ class DepthToSpaceOp(GraphOp):
     """NCHW channels moved into blocksize x blocksize spatial blocks (ONNX
     DepthToSpace; `mode` DCR (default) or CRD orders the channels)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.depth_to_space"
 
@@ -744,7 +744,7 @@ class SpaceToDepthOp(GraphOp):
     SpaceToDepth; `mode` DCR (default) or CRD orders the channels, as the
     DepthToSpace it inverts)."""
 
-    FUSION_KIND: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.space_to_depth"
 
