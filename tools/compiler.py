@@ -3,7 +3,7 @@
     m = xtc.compile("model.onnx", target="llvm", input_shapes=None, opt_level=3)
     m.run({"data": x}); m.benchmark([x]); m.export("model.tar")
 
-The stages are the ladder of DESIGN.md: import to `graph`, the graph passes
+The stages are the ladder of IRs: import to `graph`, the graph passes
 (at -O1 and above), the lowerings to `te`, `tir` (with the static memory
 plan) and `llvm`, then LLVM at -O`opt_level` into one shared library
 (runtime/library.py). `pipeline(opt_level)` is the `xtc-opt -p` string of
