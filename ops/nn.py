@@ -185,11 +185,18 @@ def zero_padded(k: KernelBuilder, x: Tensor, padding: Sequence[int]) -> Tensor:
 
 
 def _grouped_channel(
-    oc: Expr, per_group_out: int, per_group_in: int, groups: int, c: Expr
+    oc: Expr, per_group_out: int, per_group_in: int, groups: int, c: Expr, block: int | None
 ) -> ExprLike:
-    """Input channel c of the group of output channel oc."""
+    """Input channel c of the group of output channel oc. With weights in
+    blocks of `block` output channels that never straddle a group, the
+    group is taken from the block (`oc // block`), which a split of oc by
+    the block turns into the outer loop variable: one group per vector."""
     if groups == 1:
         return c
+    if block is not None and per_group_out % block == 0:
+        blocks_per_group = per_group_out // block
+        group = oc // block if blocks_per_group == 1 else (oc // block) // blocks_per_group
+        return group * per_group_in + c
     return (oc // per_group_out) * per_group_in + c
 
 
@@ -210,7 +217,7 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 
     def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
         def term(c: Expr, i: Expr, j: Expr) -> Expr:
-            channel = _grouped_channel(oc, o // groups, cg, groups, c)
+            channel = _grouped_channel(oc, o // groups, cg, groups, c, block)
             value = padded[b, channel, affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
             if layout == "IHWO":
                 weight = w[c, i, j, oc]
@@ -263,7 +270,7 @@ def conv2d_transpose(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
 
     def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
         def term(ci: Expr, i: Expr, j: Expr) -> Expr:
-            channel = _grouped_channel(oc, og, cg, groups, ci)
+            channel = _grouped_channel(oc, og, cg, groups, ci, None)
             out_channel = oc if groups == 1 else oc % og
             row = affine((y, 1), (i, -dh), offset=(kh - 1) * dh)
             col = affine((xx, 1), (j, -dw), offset=(kw - 1) * dw)
