@@ -249,6 +249,52 @@ def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
     assert odd == ["tir-parallel{func=erf_0 loop=i0}"]
 
 
+def pool_text(op: str, size: int, attributes: str, out: int) -> str:
+    """A 3x3 pooling over a 1x4xsize×size input."""
+    x, y = f"tensor<1x4x{size}x{size}xf32>", f"tensor<1x4x{out}x{out}xf32>"
+    return f"""
+func.func @main(%x: {x}) -> {y} {{
+  %y = {op} %x {{kernel = array<i64: 3, 3>, {attributes}}} : ({x}) -> {y}
+  func.return %y : {y}
+}}
+"""
+
+
+MAX_POOL_27 = pool_text("graph.max_pool2d", 55, "strides = array<i64: 2, 2>", 27)
+AVG_POOL_PADDED = pool_text(
+    "graph.avg_pool2d", 28, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 14
+)
+MAX_POOL_CEIL = pool_text(
+    "graph.max_pool2d", 20, "strides = array<i64: 2, 2>, ceil_mode = true", 10
+)
+
+
+def test_a_27_wide_pooled_row_is_three_vectors_of_9() -> None:
+    """No width of 16, 8 or 4 divides 27 (AlexNet's 55 -> 27 max pool):
+    the row is vectors of its largest divisor up to 16 lanes."""
+    (pool,) = recipes(MAX_POOL_27)["max_pool2d_0"]
+    assert pool[0] == "tir-split{func=max_pool2d_0 loop=i3 factor=9}"
+    assert "tir-vectorize{func=max_pool2d_0 loop=i3_i}" in pool
+
+
+def test_padded_pooling_reads_a_padded_copy_along_the_row() -> None:
+    """Pad first: a pooling whose windows reach past the input first copies
+    it into a padded buffer (its own nest), so that the window loads are
+    affine in the output column (strided vector loads), with no per-tap
+    bounds check or clamp in the vector loop."""
+    pad, pool = recipes(AVG_POOL_PADDED)["avg_pool2d_0"]
+    assert len(pad) == 1 and pad[0].startswith("tir-parallel{func=avg_pool2d_0")
+    assert "tir-vectorize{func=avg_pool2d_0 loop=i3_1_i}" in pool
+    module = apply_pipeline(parse_module(AVG_POOL_PADDED), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    lanes = next(
+        op for op in module.walk() if isinstance(op, ForOp) and op.loop_name.data == "i3_1_i"
+    )
+    names = {op.name for op in lanes.body.walk()}
+    assert "memref.load" in names
+    assert not names & {"arith.select", "arith.minsi", "arith.maxsi", "arith.cmpi"}
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -276,6 +322,10 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         unary_text("graph.exp", 16, 48),
         DEPTHWISE,
         DEPTHWISE_14,
+        GROUPED_BLOCKED,
+        MAX_POOL_27,
+        AVG_POOL_PADDED,
+        MAX_POOL_CEIL,
     ],
 )
 def test_scheduled_kernels_compute_the_same(text: str) -> None:
