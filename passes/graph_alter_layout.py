@@ -137,9 +137,10 @@ class DenseAsMatmulWithTransposedWeight(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphAlterLayout(ModulePass):
-    """Constant conv2d weights to blocks of `block` output channels (IHWO
-    where no block divides) and dense to matmul with a K×N constant weight
-    (see the module docstring for input and output IR).
+    """Constant conv2d weights to blocks of `block` output channels (a
+    grouped conv's within each group; IHWO where no block divides a dense
+    conv's) and dense to matmul with a K×N constant weight (see the module
+    docstring for input and output IR).
 
     Command line: `graph-alter-layout` or `graph-alter-layout{block=8}`
     (32, the default, is two AVX-512 vectors of f32). Refuses a block < 1."""
