@@ -163,6 +163,12 @@ def _insert(indices: Sequence[Expr], axis: int, value: Expr) -> list[Expr]:
 def zero_padded(k: KernelBuilder, x: Tensor, padding: Sequence[int]) -> Tensor:
     """x (N×C×H×W) with `padding` [top, left, bottom, right] rows and columns
     of zeros around H×W (x itself when there are none)."""
+    return padded(k, x, padding, 0)
+
+
+def padded(k: KernelBuilder, x: Tensor, padding: Sequence[int], fill: ExprLike) -> Tensor:
+    """x (N×C×H×W) with `padding` [top, left, bottom, right] rows and columns
+    of `fill` around H×W (x itself when there are none)."""
     if not any(padding):
         return x
     n, c, h, w = x.shape
@@ -180,17 +186,24 @@ def zero_padded(k: KernelBuilder, x: Tensor, padding: Sequence[int]) -> Tensor:
                 inside.append(within(source, 0, size))
                 source = clamp(source, size)
             reads.append(source)
-        return select(cast(Expr, all_of(inside)), x[[b, ch, *reads]], 0)
+        return select(cast(Expr, all_of(inside)), x[[b, ch, *reads]], fill)
 
     return k.compute(shape, x.element_type, element)
 
 
 def _grouped_channel(
-    oc: Expr, per_group_out: int, per_group_in: int, groups: int, c: Expr
+    oc: Expr, per_group_out: int, per_group_in: int, groups: int, c: Expr, block: int | None
 ) -> ExprLike:
-    """Input channel c of the group of output channel oc."""
+    """Input channel c of the group of output channel oc. With weights in
+    blocks of `block` output channels that never straddle a group, the
+    group is taken from the block (`oc // block`), which a split of oc by
+    the block turns into the outer loop variable: one group per vector."""
     if groups == 1:
         return c
+    if block is not None and per_group_out % block == 0:
+        blocks_per_group = per_group_out // block
+        group = oc // block if blocks_per_group == 1 else (oc // block) // blocks_per_group
+        return group * per_group_in + c
     return (oc // per_group_out) * per_group_in + c
 
 
@@ -211,7 +224,7 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 
     def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
         def term(c: Expr, i: Expr, j: Expr) -> Expr:
-            channel = _grouped_channel(oc, o // groups, cg, groups, c)
+            channel = _grouped_channel(oc, o // groups, cg, groups, c, block)
             value = padded[b, channel, affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
             if layout == "IHWO":
                 weight = w[c, i, j, oc]
@@ -264,7 +277,7 @@ def conv2d_transpose(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
 
     def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
         def term(ci: Expr, i: Expr, j: Expr) -> Expr:
-            channel = _grouped_channel(oc, og, cg, groups, ci)
+            channel = _grouped_channel(oc, og, cg, groups, ci, None)
             out_channel = oc if groups == 1 else oc % og
             row = affine((y, 1), (i, -dh), offset=(kh - 1) * dh)
             col = affine((xx, 1), (j, -dw), offset=(kw - 1) * dw)
@@ -461,8 +474,13 @@ def layer_norm(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
 
 def _taps_within(start: Expr, lo: int, hi: int, kernel: int, dilation: int) -> Expr:
     """How many k in [0, kernel) have lo <= start + k·dilation < hi (index)."""
-    first = maximum(-(cast(Expr, affine((start, 1), offset=-lo)) // dilation), 0)
-    last = minimum(((hi - 1) - start) // dilation, kernel - 1)
+    after_lo = cast(Expr, affine((start, 1), offset=-lo))
+    before_hi = (hi - 1) - start
+    if dilation != 1:
+        # (no division by 1: a vector loop would run it lane by lane)
+        after_lo, before_hi = after_lo // dilation, before_hi // dilation
+    first = maximum(-after_lo, 0)
+    last = minimum(before_hi, kernel - 1)
     return maximum(last - first + 1, 0)
 
 
@@ -482,26 +500,29 @@ def _pool2d(k: KernelBuilder, op: GraphOp, x: Tensor, take_max: bool) -> Tensor:
         last = (out_sizes[axis] - 1) * strides[axis] + first + window.extent(axis) - 1
         return first < lo or last >= hi
 
-    guarded = [reaches_outside(a, 0, sizes[a]) for a in range(2)]
     acc = accumulator_type(element_type)
-    fill = _lowest(element_type) if take_max else 0
+    # Pad first: the windows read a copy of x filled out to every tap they
+    # reach (with a value that never wins), so that their loads are affine
+    # in the output position (vector loads along the row, strided ones for
+    # a stride of 2 to 4) instead of guarded and clamped per tap.
+    reach = [
+        (out_sizes[a] - 1) * strides[a] - padding[a] + window.extent(a) - sizes[a] for a in range(2)
+    ]
+    source = padded(
+        k,
+        x,
+        (padding[0], padding[1], max(reach[0], 0), max(reach[1], 0)),
+        _lowest(element_type) if take_max else 0,
+    )
 
     def element(b: Expr, c: Expr, y: Expr, xx: Expr) -> Expr:
         outs = (y, xx)
 
         def term(*taps: Expr) -> Expr:
-            positions = [
-                affine((outs[a], strides[a]), (taps[a], dilation[a]), offset=-padding[a])
-                for a in range(2)
+            read = source[
+                [b, c, *(affine((outs[a], strides[a]), (taps[a], dilation[a])) for a in range(2))]
             ]
-            inside = all_of([within(positions[a], 0, sizes[a]) for a in range(2) if guarded[a]])
-            reads = [
-                clamp(p, size) if g else p
-                for p, size, g in zip(positions, sizes, guarded, strict=True)
-            ]
-            read = x[[b, c, *reads]]
-            value = read if take_max else convert(read, acc)
-            return value if inside is None else select(inside, value, fill)
+            return read if take_max else convert(read, acc)
 
         if take_max:
             return reduce_max(k, window.kernel, term, element_type)

@@ -13,8 +13,9 @@ Every top-level loop nest of the kernel gets one recipe:
   with blocked OIHW32o weights: output channels, through `oc rem 32`;
   matmul: output columns), else of the output (depthwise conv, pooling:
   the output row). Its columns are split in blocks of two 16-lane vectors
-  (or one vector of 16, 8 or 4 lanes, whichever divides; a loop of 5 to 16
-  iterations that none divides is one vector of its own length); the next spatial
+  (or one vector of 16, 8 or 4 lanes, whichever divides; a loop that none
+  divides is vectors of its largest divisor from 5 to 16 lanes: a 7-wide
+  row one vector of 7, a 27-wide pooled row three of 9); the next spatial
   loop is register-blocked by up to 12 rows for two vectors, 14 for one
   (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
   block's second vector an outer loop; a tail is peeled when nothing
@@ -64,9 +65,9 @@ BLOCK_FACTORS = (14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 (AVX-512 has 32 vector registers: 14 accumulators leave room for the
 weight vector and the broadcasts)."""
 MIN_WHOLE_VECTOR = 5
-"""The shortest loop no vector width divides that is still vectorized as
-one vector of its own length (MobileNet's 7- and 14-wide depthwise rows:
-3x faster than scalar code)."""
+"""The fewest lanes of a vector for a loop no vector width divides
+(MobileNet's 7- and 14-wide depthwise rows, one vector of their own length:
+3x faster than scalar code; AlexNet's 27-wide pooled rows, three of 9)."""
 MAX_ACCUMULATORS = 24
 """Rows × vectors of a register tile: AVX-512's 32 vector registers less
 the weight vectors and the broadcasts (14 rows of one vector, 12 of two)."""
@@ -536,8 +537,9 @@ def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
     """(the columns split off the vector loop, the lanes of a vector) for a
     vector loop of `extent`: a block of b (a blocked weight) is b / 16
     vectors of 16 or one vector of b; otherwise two vectors of the widest
-    width that divides the extent twice, else one, else (a loop of 5 to 16
-    iterations) the whole loop as one vector. None when nothing fits."""
+    width that divides the extent twice, else one, else vectors of the
+    extent's largest divisor from 5 to 16 (`_whole_vector`). None when
+    nothing fits."""
     if blocked is not None:
         if extent % blocked:
             return None
@@ -546,19 +548,26 @@ def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
         return (blocked, blocked) if blocked in VECTOR_WIDTHS else None
     width = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
     if width is None:
-        # A short row no width divides (7, 13 or 14 wide) is one vector of
-        # its own length: LLVM pads it to a register.
-        if MIN_WHOLE_VECTOR <= extent <= VECTOR_WIDTHS[0]:
-            return extent, extent
-        return None
+        # A row no width divides (7, 13 or 27 wide) is vectors of its largest
+        # divisor up to 16 lanes (7, 13 or 9): LLVM pads each to a register.
+        lanes = _whole_vector(extent)
+        return None if lanes is None else (lanes, lanes)
     return (2 * width, width) if extent % (2 * width) == 0 else (width, width)
+
+
+def _whole_vector(extent: int) -> int | None:
+    """The lanes of a vector for a loop no vector width divides: its
+    largest divisor from MIN_WHOLE_VECTOR to 16 (27 -> 9, 55 -> 11), None
+    when there is none (a prime above 16)."""
+    top = min(extent, VECTOR_WIDTHS[0])
+    return next((d for d in range(top, MIN_WHOLE_VECTOR - 1, -1) if extent % d == 0), None)
 
 
 def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
     """Every `split:lanes:vectors` the vector loop may take: a blocked
     weight's block (b/16 vectors of 16, in the tile or one an outer loop),
-    else one or two vectors of each width dividing the extent, else the
-    whole short loop as one vector."""
+    else one or two vectors of each width dividing the extent, else vectors
+    of `_whole_vector` lanes."""
     found: list[str] = []
     if blocked is not None:
         split, width = cast(tuple[int, int], _column_split(extent, blocked))
@@ -571,8 +580,9 @@ def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
             found += [f"{2 * width}:{width}:2", f"{2 * width}:{width}:1"]
         if extent % width == 0:
             found.append(f"{width}:{width}:1")
-    if not found and MIN_WHOLE_VECTOR <= extent <= VECTOR_WIDTHS[0]:
-        found.append(f"{extent}:{extent}:1")
+    lanes = _whole_vector(extent) if not found else None
+    if lanes is not None:
+        found.append(f"{lanes}:{lanes}:1")
     return tuple(found)
 
 

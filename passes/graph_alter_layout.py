@@ -11,8 +11,14 @@ NCHW (no layout transform between layers):
   largest of its halves down to 4 that divides O), so that one block's
   weights are one contiguous run the micro-kernel streams (TVM's OIHW32o,
   with activations kept NCHW); when none divides O, `kernel_layout = "IHWO"`
-  (C×KH×KW×O). Grouped and depthwise convolutions keep OIHW: their schedule
-  vectorizes along the output row;
+  (C×KH×KW×O);
+- a grouped conv (groups > 1, depthwise included) the same way, b dividing
+  O/groups so that every block lies in one group: the kernel is then a loop
+  over blocks of dense convs, each block reading the input channels of its
+  group. A block under 8 is taken only for a window that moves more than
+  one column at a time (stride or dilation along W); a grouped conv with no
+  such block (one output channel per group, as in most depthwise convs)
+  keeps OIHW, its schedule vectorizing along the output row;
 - `graph.dense(x, W)` with W a constant N×K -> `graph.matmul(x, Wᵀ)`, Wᵀ a
   constant K×N.
 
@@ -39,7 +45,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from xtc.dialects.graph.base import get_int, get_str, op_props
+from xtc.dialects.graph.base import get_int, get_ints, get_str, op_props
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.nn import Conv2dOp, DenseOp, MatmulOp
 
@@ -62,22 +68,50 @@ def block_sizes(block: int) -> list[int]:
 MIN_BLOCK = 4
 
 
+MIN_GROUPED_BLOCK = 8
+"""The smallest block a grouped conv takes when it slides with stride and
+dilation 1 along its rows: a block of 4 lanes is slower than the kernel
+vectorized along the contiguous output row (ResNeXt's 4 channels per group)."""
+
+
+def grouped_block(
+    weight_shape: tuple[int, ...], groups: int, block: int, row_step: int
+) -> int | None:
+    """The block size for a conv of `groups` groups with an O×C/groups×KH×KW
+    weight: the largest of `block_sizes(block)` that divides the output
+    channels of one group (so that no block straddles two groups), None
+    when none does, or when it is below MIN_GROUPED_BLOCK and the window
+    moves one column at a time (`row_step`: stride × dilation along W)."""
+    per_group = weight_shape[0] // groups
+    found = next((b for b in block_sizes(block) if per_group % b == 0), None)
+    if found is None or (groups > 1 and found < MIN_GROUPED_BLOCK and row_step == 1):
+        return None
+    return found
+
+
 @dataclass(frozen=True)
 class ConvWeightsOutputChannelsInnermost(RewritePattern):
-    """conv2d(x, W: OIHW constant), groups = 1 -> conv2d(x, W': OIHW<b>o)
-    {kernel_layout}, or W': IHWO when no block size divides O."""
+    """conv2d(x, W: OIHW constant) -> conv2d(x, W': OIHW<b>o) {kernel_layout},
+    b dividing the output channels of a group; with groups = 1 and no such b,
+    W': IHWO. A grouped conv no block fits keeps OIHW."""
 
     block: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
         weight = op.weight.owner
-        if not isinstance(weight, ConstantOp) or get_int(op_props(op), "groups") != 1:
+        if not isinstance(weight, ConstantOp):
             return
         if get_str(op_props(op), "kernel_layout") != "OIHW":
             return
+        props = op_props(op)
+        groups = get_int(props, "groups")
+        strides = get_ints(props, "strides")
+        dilation = get_ints(props, "dilation")
         array = weight.to_array()
-        block = next((b for b in block_sizes(self.block) if array.shape[0] % b == 0), None)
+        block = grouped_block(array.shape, groups, self.block, strides[1] * dilation[1])
+        if block is None and groups > 1:
+            return
         if block is None:
             layout, array = "IHWO", array.transpose(1, 2, 3, 0).copy()
         else:
@@ -104,9 +138,10 @@ class DenseAsMatmulWithTransposedWeight(RewritePattern):
 
 @dataclass(frozen=True)
 class GraphAlterLayout(ModulePass):
-    """Constant conv2d weights to blocks of `block` output channels (IHWO
-    where no block divides) and dense to matmul with a K×N constant weight
-    (see the module docstring for input and output IR).
+    """Constant conv2d weights to blocks of `block` output channels (a
+    grouped conv's within each group; IHWO where no block divides a dense
+    conv's) and dense to matmul with a K×N constant weight (see the module
+    docstring for input and output IR).
 
     Command line: `graph-alter-layout` or `graph-alter-layout{block=8}`
     (32, the default, is two AVX-512 vectors of f32). Refuses a block < 1."""

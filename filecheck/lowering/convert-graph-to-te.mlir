@@ -222,4 +222,24 @@ func.func private @fused_relu_add_3(%p: tensor<1x2x4x4xf32>, %q: tensor<1x2x4x4x
 // CHECK-LABEL: func.func private @fused_relu_add_1(
 // CHECK-NEXT:    te.compute
 // CHECK:           tensor.extract %1[
+
+// A grouped conv with weights in blocks of 4 output channels (2 blocks per
+// group of 8) reads input channel (oc floordiv 4) floordiv 2 * 2 + c: the
+// group from the block, so that splitting oc by the block leaves the group
+// the outer loop's, one per vector.
+// CHECK-LABEL: func.func private @conv2d_0(%0: tensor<1x4x3x3xf32>, %1: tensor<4x2x1x1x4xf32>) -> tensor<1x16x3x3xf32> attributes {te.ops = ["graph.conv2d"]} {
+// CHECK:         ^bb0(%{{.*}}: index, %[[OC:.*]]: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK:           ^bb0(%[[C:.*]]: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT:        %[[B:.*]] = arith.constant 4 : index
+// CHECK-NEXT:        %[[BLOCK:.*]] = arith.floordivsi %[[OC]], %[[B]] : index
+// CHECK-NEXT:        %[[PER:.*]] = arith.constant 2 : index
+// CHECK-NEXT:        %[[GROUP:.*]] = arith.floordivsi %[[BLOCK]], %[[PER]] : index
+// CHECK-NEXT:        %[[CG:.*]] = arith.constant 2 : index
+// CHECK-NEXT:        %[[FIRST:.*]] = arith.muli %[[GROUP]], %[[CG]] : index
+// CHECK-NEXT:        %[[CHANNEL:.*]] = arith.addi %[[FIRST]], %[[C]] : index
+// CHECK:             tensor.extract %0[%{{.*}}, %[[CHANNEL]], %{{.*}}, %{{.*}}] : tensor<1x4x3x3xf32>
 // CHECK-NOT:   func.func
+func.func @conv_grouped_blocked(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x1x1x4xf32>) -> tensor<1x16x3x3xf32> {
+  %c = graph.conv2d %x, %w {groups = 2 : i64, kernel_layout = "OIHW4o"} : (tensor<1x4x3x3xf32>, tensor<4x2x1x1x4xf32>) -> tensor<1x16x3x3xf32>
+  func.return %c : tensor<1x16x3x3xf32>
+}

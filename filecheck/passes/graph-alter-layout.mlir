@@ -32,8 +32,37 @@ func.func @conv(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
   func.return %c : tensor<1x2x2x2xf32>
 }
 
-// Grouped convolutions, weights that are not constants and convolutions already
-// in IHWO stay as they are.
+// A grouped conv's weight is blocked by a b that divides the output channels
+// of one group (8 of 16 with groups = 2: one block per group), the same
+// O/b×C/groups×KH×KW×b reshape.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[\[\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]]], {{\[\[\[\[}}9.000000e+00, 1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01, 1.400000e+01, 1.500000e+01, 1.600000e+01]]]]]> : tensor<2x1x1x1x8xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] {groups = 2 : i64, kernel_layout = "OIHW8o"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1x8xf32>) -> tensor<1x16x4x4xf32>
+// CHECK-NEXT:    func.return %[[C]]
+func.func @conv_grouped(%x: tensor<1x2x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = graph.constant dense<[[[[1.0]]], [[[2.0]]], [[[3.0]]], [[[4.0]]], [[[5.0]]], [[[6.0]]], [[[7.0]]], [[[8.0]]], [[[9.0]]], [[[10.0]]], [[[11.0]]], [[[12.0]]], [[[13.0]]], [[[14.0]]], [[[15.0]]], [[[16.0]]]]> : tensor<16x1x1x1xf32>
+  %c = graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<16x1x1x1xf32>) -> tensor<1x16x4x4xf32>
+  func.return %c : tensor<1x16x4x4xf32>
+}
+
+// A block under 8 output channels is taken by a grouped conv only when its
+// window moves more than one column at a time (here stride 2 along W); with
+// stride 1 along W (even if 2 along H) it keeps OIHW.
+// CHECK-LABEL: func.func @conv_grouped_small_block
+// CHECK:         graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>)
+// CHECK:         graph.conv2d %x, %{{.*}} {groups = 2 : i64, strides = array<i64: 2, 2>, kernel_layout = "OIHW4o"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1x4xf32>)
+// CHECK:         graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>)
+func.func @conv_grouped_small_block(%x: tensor<1x2x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>) {
+  %w = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
+  %a = graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %b = graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x2x2xf32>
+  %c = graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x2x4xf32>
+  func.return %a, %b, %c : tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>
+}
+
+// A grouped conv with one output channel per group (depthwise: no block
+// divides), weights that are not constants and convolutions already in IHWO
+// stay as they are.
 // CHECK-LABEL: func.func @unchanged
 // CHECK:         graph.conv2d %x, %{{.*}} {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1xf32>)
 // CHECK-NEXT:    graph.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>)

@@ -8,9 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects import memref
+from xdsl.ir import BlockArgument, SSAValue
 
 import xtc
 from xtc import interp
+from xtc.dialects.tir import ForOp
+from xtc.frontend.onnx import import_model
 from xtc.ops.schedules import default_schedule
 from xtc.tools.compiler import compile_graph, schedule_kernels
 from xtc.tools.pipelines import apply_pipeline
@@ -162,6 +166,45 @@ def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> N
     assert not any(step.startswith("tir-cache-read") for step in conv)
 
 
+GROUPED_BLOCKED = """
+func.func @main(%x: tensor<1x16x14x14xf32>, %w: tensor<4x8x3x3x8xf32>) -> tensor<1x32x14x14xf32> {
+  %c = graph.conv2d %x, %w {
+    padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64, kernel_layout = "OIHW8o"
+  } : (tensor<1x16x14x14xf32>, tensor<4x8x3x3x8xf32>) -> tensor<1x32x14x14xf32>
+  func.return %c : tensor<1x32x14x14xf32>
+}
+"""
+
+
+def _loop_variables(value: SSAValue) -> set[str]:
+    """The names of the loops whose variables `value` is computed from."""
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        return {owner.loop_name.data} if isinstance(owner, ForOp) else set()
+    return {name for operand in value.owner.operands for name in _loop_variables(operand)}
+
+
+def test_grouped_conv_with_blocked_weights_is_the_dense_micro_kernel() -> None:
+    """groups = 2, OIHW8o: the same recipe as a dense blocked conv (the
+    block of 8 output channels the vector, the row the register tile), and
+    once scheduled the input channel each vector reads comes from the block
+    loop, never from the lanes: one group per vector, no gather."""
+    _, conv = recipes(GROUPED_BLOCKED)["conv2d_0"]
+    assert conv[0] == "tir-split{func=conv2d_0 loop=i1_1 factor=8}"
+    assert "tir-vectorize{func=conv2d_0 loop=i1_1_i}" in conv
+    assert "tir-unroll{func=conv2d_0 loop=i3_1_i}" in conv
+    module = apply_pipeline(parse_module(GROUPED_BLOCKED), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    lanes = next(
+        op for op in module.walk() if isinstance(op, ForOp) and op.loop_name.data == "i1_1_i"
+    )
+    (padded,) = [
+        op for op in lanes.body.walk() if isinstance(op, memref.LoadOp) and len(op.indices) == 4
+    ]
+    assert "i1_1_o" in _loop_variables(padded.indices[1])
+    assert "i1_1_i" not in _loop_variables(padded.indices[1])
+
+
 def conv1x1_text(channels: int, size: int, out: int) -> str:
     """A 1x1 conv2d over a channels×size×size input, weights in OIHW32o."""
     x, w, y = (
@@ -206,6 +249,52 @@ def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
     assert odd == ["tir-parallel{func=erf_0 loop=i0}"]
 
 
+def pool_text(op: str, size: int, attributes: str, out: int) -> str:
+    """A 3x3 pooling over a 1x4xsize×size input."""
+    x, y = f"tensor<1x4x{size}x{size}xf32>", f"tensor<1x4x{out}x{out}xf32>"
+    return f"""
+func.func @main(%x: {x}) -> {y} {{
+  %y = {op} %x {{kernel = array<i64: 3, 3>, {attributes}}} : ({x}) -> {y}
+  func.return %y : {y}
+}}
+"""
+
+
+MAX_POOL_27 = pool_text("graph.max_pool2d", 55, "strides = array<i64: 2, 2>", 27)
+AVG_POOL_PADDED = pool_text(
+    "graph.avg_pool2d", 28, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 14
+)
+MAX_POOL_CEIL = pool_text(
+    "graph.max_pool2d", 20, "strides = array<i64: 2, 2>, ceil_mode = true", 10
+)
+
+
+def test_a_27_wide_pooled_row_is_three_vectors_of_9() -> None:
+    """No width of 16, 8 or 4 divides 27 (AlexNet's 55 -> 27 max pool):
+    the row is vectors of its largest divisor up to 16 lanes."""
+    (pool,) = recipes(MAX_POOL_27)["max_pool2d_0"]
+    assert pool[0] == "tir-split{func=max_pool2d_0 loop=i3 factor=9}"
+    assert "tir-vectorize{func=max_pool2d_0 loop=i3_i}" in pool
+
+
+def test_padded_pooling_reads_a_padded_copy_along_the_row() -> None:
+    """Pad first: a pooling whose windows reach past the input first copies
+    it into a padded buffer (its own nest), so that the window loads are
+    affine in the output column (strided vector loads), with no per-tap
+    bounds check or clamp in the vector loop."""
+    pad, pool = recipes(AVG_POOL_PADDED)["avg_pool2d_0"]
+    assert len(pad) == 1 and pad[0].startswith("tir-parallel{func=avg_pool2d_0")
+    assert "tir-vectorize{func=avg_pool2d_0 loop=i3_1_i}" in pool
+    module = apply_pipeline(parse_module(AVG_POOL_PADDED), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    lanes = next(
+        op for op in module.walk() if isinstance(op, ForOp) and op.loop_name.data == "i3_1_i"
+    )
+    names = {op.name for op in lanes.body.walk()}
+    assert "memref.load" in names
+    assert not names & {"arith.select", "arith.minsi", "arith.maxsi", "arith.cmpi"}
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -233,6 +322,10 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         unary_text("graph.exp", 16, 48),
         DEPTHWISE,
         DEPTHWISE_14,
+        GROUPED_BLOCKED,
+        MAX_POOL_27,
+        AVG_POOL_PADDED,
+        MAX_POOL_CEIL,
     ],
 )
 def test_scheduled_kernels_compute_the_same(text: str) -> None:
@@ -251,7 +344,9 @@ def test_scheduled_kernels_compute_the_same(text: str) -> None:
     assert 'kind = "vectorized"' in module_to_text(lowered)
 
 
-def _conv_model(c_in: int, c_out: int, k: int, stride: int, pad: int, groups: int, hw: int):  # noqa: ANN202
+def _conv_model(  # noqa: ANN202
+    c_in: int, c_out: int, k: int, stride: int, pad: int, groups: int, hw: int, dilation: int = 1
+):
     rng = np.random.default_rng(c_in * 100 + c_out)
     w = rng.standard_normal((c_out, c_in // groups, k, k)).astype(np.float32)
     b = rng.standard_normal(c_out).astype(np.float32)
@@ -263,6 +358,7 @@ def _conv_model(c_in: int, c_out: int, k: int, stride: int, pad: int, groups: in
             kernel_shape=[k, k],
             strides=[stride] * 2,
             pads=[pad] * 4,
+            dilations=[dilation] * 2,
             group=groups,
         ),
         helper.make_node("Relu", ["c"], ["y"]),
@@ -293,6 +389,49 @@ def test_scheduled_convolutions_match_onnxruntime(
     if depthwise:
         c_out = c_in
     model = _conv_model(c_in, c_out, k, stride, k // 2, groups, hw)
+    x = np.random.default_rng(hw).standard_normal((1, c_in, hw, hw)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))
+
+
+@pytest.mark.parametrize(
+    ("c_in", "c_out", "k", "stride", "pad", "dilation", "groups", "hw", "layout"),
+    [
+        (8, 16, 3, 1, 1, 1, 2, 9, "OIHW8o"),
+        (12, 48, 1, 1, 0, 1, 3, 7, "OIHW16o"),
+        (6, 72, 3, 2, 1, 1, 3, 11, "OIHW8o"),  # 24 a group: blocks of 8, stride 2
+        (8, 24, 3, 2, 1, 1, 2, 10, "OIHW4o"),  # 12 a group: blocks of 4, strided
+        (8, 24, 3, 1, 2, 2, 2, 10, "OIHW4o"),  # blocks of 4, dilated
+        (8, 24, 3, 1, 1, 1, 2, 10, "OIHW"),  # blocks of 4 not taken at stride 1
+        (6, 20, 5, 1, 2, 1, 2, 13, "OIHW"),  # 10 a group: no block
+        (16, 16, 3, 2, 1, 1, 16, 14, "OIHW"),  # depthwise, stride 2
+        (8, 64, 3, 2, 1, 1, 8, 9, "OIHW8o"),  # depthwise, multiplier 8
+    ],
+)
+def test_grouped_convolutions_match_onnxruntime(
+    c_in: int,
+    c_out: int,
+    k: int,
+    stride: int,
+    pad: int,
+    dilation: int,
+    groups: int,
+    hw: int,
+    layout: str,
+) -> None:
+    """Grouped convs at -O3 (weights blocked per group where a block fits,
+    scheduled as blocked convs), with the bias and relu fused, against
+    onnxruntime."""
+    model = _conv_model(c_in, c_out, k, stride, pad, groups, hw, dilation)
+    module = import_model(model)
+    apply_pipeline(module, "graph-alter-layout")
+    text = module_to_text(module)
+    if layout == "OIHW":
+        assert "kernel_layout" not in text
+    else:
+        assert f'kernel_layout = "{layout}"' in text
     x = np.random.default_rng(hw).standard_normal((1, c_in, hw, hw)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = session.run(None, {"x": x})

@@ -64,15 +64,20 @@ def graph_kernels(text: str) -> ModuleOp:
     return apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
 
 
-def conv_text(c_in: int, c_out: int, size: int, layout: str, kernel: int = 3) -> str:
+def conv_text(
+    c_in: int, c_out: int, size: int, layout: str, kernel: int = 3, groups: int = 1
+) -> str:
+    c_group = c_in // groups
     blocks = {
-        "OIHW8o": (c_out // 8, c_in, kernel, kernel, 8),
-        "OIHW": (c_out, c_in, kernel, kernel),
+        "OIHW8o": (c_out // 8, c_group, kernel, kernel, 8),
+        "OIHW": (c_out, c_group, kernel, kernel),
     }
     w = "x".join(map(str, blocks[layout]))
     x, y = f"1x{c_in}x{size}x{size}", f"1x{c_out}x{size}x{size}"
     pad = kernel // 2
     attributes = f'padding = array<i64: {pad}, {pad}, {pad}, {pad}>, kernel_layout = "{layout}"'
+    if groups > 1:
+        attributes += f", groups = {groups} : i64"
     types = f"(tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>"
     return f"""
 func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
@@ -116,6 +121,7 @@ func.func @main(%x: {t}) -> {t} {{
 NATIVE_KERNELS = {
     "conv-blocked": conv_text(16, 32, 14, "OIHW8o"),
     "conv-1x1": conv_text(32, 16, 12, "OIHW", kernel=1),
+    "conv-grouped": conv_text(16, 32, 10, "OIHW8o", groups=2),
     "matmul": matmul_text(24, 32, 64),
     "matrix-vector": matmul_text(1, 32, 64),
     "depthwise": depthwise_text(8, 14),
@@ -123,6 +129,7 @@ NATIVE_KERNELS = {
 }
 TINY_KERNELS = {
     "conv": conv_text(4, 16, 4, "OIHW8o"),
+    "conv-grouped": conv_text(4, 16, 4, "OIHW8o", groups=2),
     "matmul": matmul_text(4, 8, 32),
     "depthwise": depthwise_text(4, 6),
 }
