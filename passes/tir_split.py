@@ -106,6 +106,8 @@ def _fold_quotient_and_remainder(
     becomes the loop variables themselves."""
     for use in list(index.uses):
         user = use.operation
+        if not isinstance(user, _QUOTIENTS + _REMAINDERS):
+            continue  # an index_cast or a multiply has no divisor to compare
         if use.index != 0 or constant_int(user.operands[1]) != factor:
             continue
         if isinstance(user, _QUOTIENTS):
