@@ -1,6 +1,6 @@
 """Single operators, xtc against onnxruntime, side by side in one process.
 
-    python bench/ops.py [--ops REGEX] [--threads 2] [--repeat 3] [--quick]
+    python bench/ops.py [--ops REGEX] [--threads 2] [--repeat 5] [--quick]
                         [--json out.json] [--list]
 
 Each case is a one-node (or few-node) ONNX model built with `onnx.helper` at a
@@ -10,8 +10,10 @@ initializers. It is compiled by `xtc.compile` (default opt level), its output
 is checked against onnxruntime's (max abs difference <= 1e-3 x max abs of
 onnxruntime's output), and both are timed the way bench/models.py times whole
 models: blocks of runs alternating between xtc and an onnxruntime session of
-the same thread count, the medians of the per-run times. A block holds enough
-runs to last about BLOCK_MS (--quick: a few runs, one block per side).
+the same thread count. Each side's figure is its best block median (the
+lowest of the `--repeat` blocks' median run times), so a block that a busy
+machine stalled does not count. A block holds enough runs to last about
+BLOCK_MS on the slower side (--quick: 3 runs, one block per side).
 
 Rows print as each op completes, grouped by kind (conv, pool, norm, tensor,
 matmul, resize, elementwise); a mismatch or a failure to compile or run shows
@@ -531,6 +533,16 @@ def runs_per_block(calls: Sequence[Callable[[], object]], quick: bool) -> int:
     return max(QUICK_RUNS_PER_BLOCK, min(MAX_RUNS_PER_BLOCK, math.ceil(BLOCK_MS / slowest_ms)))
 
 
+def best_block_medians(
+    xtc_runs: Callable[[], list[float]], ort_runs: Callable[[], list[float]], repeat: int
+) -> tuple[float, float]:
+    """Each side's lowest block median over `repeat` alternating pairs of
+    blocks (bench/models.py's interleaved_medians, one pair at a time): a
+    block that a busy machine stalled does not set the figure."""
+    pairs = [interleaved_medians(xtc_runs, ort_runs, 1) for _ in range(repeat)]
+    return min(xtc for xtc, _ in pairs), min(ort for _, ort in pairs)
+
+
 def bench_op(case: OpCase, config: Config) -> OpRow:
     """Build, compile, check and time one op against onnxruntime."""
     row = OpRow(case.group, case.op, case.shape, case.source)
@@ -548,7 +560,7 @@ def bench_op(case: OpCase, config: Config) -> OpRow:
 
     number = runs_per_block([lambda: compiled.run(inputs), ort_call], config.quick)
     row.runs_per_block = number
-    row.xtc_ms, row.ort_ms = interleaved_medians(
+    row.xtc_ms, row.ort_ms = best_block_medians(
         xtc_block(compiled, inputs, number),
         lambda: time_calls(ort_call, number, warmup=1),
         1 if config.quick else config.repeat,
@@ -658,7 +670,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None, bool]:
         help="threads for onnxruntime and xtc (XTC_NUM_THREADS) (default 2)",
     )
     parser.add_argument(
-        "--repeat", type=positive_int, default=3, help="alternating blocks per side (default 3)"
+        "--repeat", type=positive_int, default=5, help="alternating blocks per side (default 5)"
     )
     parser.add_argument(
         "--quick",

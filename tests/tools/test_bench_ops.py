@@ -198,3 +198,11 @@ def test_list_prints_the_selected_ops_without_running_them(
     assert ops.main(["--list", "--ops", "LRN"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[:3] for line in lines] == [["norm", "LRN", "5"]] * 2
+
+
+def test_best_block_medians_ignore_a_stalled_block(
+    ops: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops, "interleaved_medians", lambda *_: next(pairs))
+    pairs = iter([(20.0, 0.5), (1.0, 4.0), (3.0, 0.25)])
+    assert ops.best_block_medians(list, list, 3) == (1.0, 0.25)
