@@ -128,14 +128,14 @@ def pool(
         attrs["count_include_pad"] = int(count_include_pad)
     if kind == "LpPool":
         attrs["p"] = 2
-    y = b.node(kind, ["x"], **attrs)
+    y = b.node(kind, ["x"], kind.lower(), **attrs)
     return b.model(_inputs(_image(channels, side)), [y], OPSET, kind.lower())
 
 
 def unary(op: str, shape: Shape, **attrs: object) -> onnx.ModelProto:
     """One node of one input and no weights: GlobalAveragePool, Softmax, LRN..."""
     b = GraphBuilder()
-    y = b.node(op, ["x"], **attrs)
+    y = b.node(op, ["x"], op.lower(), **attrs)
     return b.model(_inputs({"x": shape}), [y], OPSET, op.lower())
 
 

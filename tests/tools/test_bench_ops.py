@@ -38,11 +38,14 @@ def ops() -> ModuleType:
     return module
 
 
-def attribute(node: onnx.NodeProto, name: str) -> object:
-    for attr in node.attribute:
-        if attr.name == name:
-            return onnx.helper.get_attribute_value(attr)
-    return None
+def ints(node: onnx.NodeProto, name: str) -> list[int]:
+    """An ints attribute of the node; [] when it has none."""
+    return next((list(a.ints) for a in node.attribute if a.name == name), [])
+
+
+def integer(node: onnx.NodeProto, name: str) -> int | None:
+    """An int attribute of the node; None when it has none."""
+    return next((int(a.i) for a in node.attribute if a.name == name), None)
 
 
 def test_every_case_is_valid_onnx_with_a_static_output(ops: ModuleType) -> None:
@@ -55,10 +58,10 @@ def test_every_case_is_valid_onnx_with_a_static_output(ops: ModuleType) -> None:
 
 def test_cases_cover_the_conv_and_pool_variants_of_the_issue(ops: ModuleType) -> None:
     convs = [case.build().graph.node[0] for case in ops.CASES if case.group == "conv"]
-    assert {attribute(n, "kernel_shape")[0] for n in convs} >= {1, 3, 5, 7, 11}
-    assert {attribute(n, "strides")[0] for n in convs} >= {1, 2, 4}
-    assert {attribute(n, "group") for n in convs} >= {1, 2, 3, 96, 144, 240}
-    assert 2 in {attribute(n, "dilations")[0] for n in convs}
+    assert {ints(n, "kernel_shape")[0] for n in convs} >= {1, 3, 5, 7, 11}
+    assert {ints(n, "strides")[0] for n in convs} >= {1, 2, 4}
+    assert {integer(n, "group") for n in convs} >= {1, 2, 3, 96, 144, 240}
+    assert 2 in {ints(n, "dilations")[0] for n in convs}
     pools = [case.build().graph.node[0] for case in ops.CASES if case.group == "pool"]
     assert {n.op_type for n in pools} == {
         "MaxPool",
@@ -67,10 +70,10 @@ def test_cases_cover_the_conv_and_pool_variants_of_the_issue(ops: ModuleType) ->
         "GlobalAveragePool",
         "GlobalMaxPool",
     }
-    assert any(attribute(n, "ceil_mode") == 1 for n in pools)
-    assert any(attribute(n, "count_include_pad") == 1 for n in pools)
-    assert any(attribute(n, "pads") == [0, 0, 0, 0] for n in pools)
-    assert any(attribute(n, "pads") == [1, 1, 1, 1] for n in pools)
+    assert any(integer(n, "ceil_mode") == 1 for n in pools)
+    assert any(integer(n, "count_include_pad") == 1 for n in pools)
+    assert any(ints(n, "pads") == [0, 0, 0, 0] for n in pools)
+    assert any(ints(n, "pads") == [1, 1, 1, 1] for n in pools)
 
 
 def test_the_issue_table_rows_are_cases(ops: ModuleType) -> None:
@@ -97,7 +100,7 @@ def test_conv_labels_are_spelled_from_the_parameters(ops: ModuleType) -> None:
     dilated = ops.conv_case("x", 8, 16, 14, 3, pad=2, groups=2, dilation=2)
     assert (dilated.op, dilated.shape) == ("Conv 3x3 g2 d2 p2", "8->16 14x14")
     (node,) = dilated.build().graph.node
-    assert attribute(node, "dilations") == [2, 2] and attribute(node, "group") == 2
+    assert ints(node, "dilations") == [2, 2] and integer(node, "group") == 2
 
 
 def test_geomeans_per_group_and_over_all(ops: ModuleType) -> None:
