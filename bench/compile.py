@@ -1,6 +1,6 @@
 """Compile time and memory of the bench models.
 
-    python bench/compile.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert]
+    python bench/compile.py [--models resnet18,resnet50,...] (bench/models.py's MODEL_NAMES)
                             [--repeat N] [--small] [--json out.json]
 
 Each model (bench/models.py's builders, random weights) is saved as ONNX and
@@ -136,7 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODEL_NAMES))
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--small", action="store_true", help="32x32 images (a smoke test)")
+    parser.add_argument(
+        "--small",
+        action="store_true",
+        help="the small models of bench/models.py --small (a smoke test)",
+    )
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.models.split(",") if n.strip()]

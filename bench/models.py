@@ -1,11 +1,13 @@
 """xtc against onnxruntime on whole models, side by side in one process.
 
-    python bench/models.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert]
+    python bench/models.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert,alexnet,
+                                     vgg16,vgg19,inception_v1,densenet121,shufflenet]
                            [--threads N] [--repeat R] [--number K] [--bert-layers L]
                            [--matmul] [--small] [--json out.json]
 
 Each model is built by `xtc.tools.model_builders` with random weights (224x224
-images and 1000 classes; BERT-base widths at sequence 128), compiled with
+images and 1000 classes; BERT-base widths at sequence 128; VGG-19 holds 548 MiB
+of weights, AlexNet 233 MiB), compiled with
 `xtc.compile`, and timed beside an onnxruntime session given the same number of
 threads. Blocks of K runs alternate (xtc, then onnxruntime) R times, so that
 neither runtime's thread pool spins on the cores while the other one runs; the
@@ -35,12 +37,34 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 import xtc
-from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet, squeezenet
+from xtc.tools.model_builders import (
+    alexnet,
+    bert_encoder,
+    densenet,
+    inception_v1,
+    mobilenet_v2,
+    resnet,
+    shufflenet,
+    squeezenet,
+    vgg,
+)
 
 if TYPE_CHECKING:
     from xtc.runtime.model import CompiledModel
 
-MODEL_NAMES = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet", "bert")
+MODEL_NAMES = (
+    "resnet18",
+    "resnet50",
+    "mobilenet_v2",
+    "squeezenet",
+    "bert",
+    "alexnet",
+    "vgg16",
+    "vgg19",
+    "inception_v1",
+    "densenet121",
+    "shufflenet",
+)
 MATCH_RTOL = 1e-3
 MATMUL_SIZE = 1024
 SMALL_MATMUL_SIZE = 128
@@ -85,21 +109,40 @@ class Row:
         return self.match != "ok"
 
 
+Builder = Callable[[], onnx.ModelProto]
+
+CNN_BUILDERS: dict[str, tuple[Builder, Builder]] = {
+    "resnet18": (lambda: resnet(18), lambda: resnet(18, image=32, classes=10)),
+    "resnet50": (lambda: resnet(50), lambda: resnet(50, image=32, classes=10)),
+    "mobilenet_v2": (mobilenet_v2, lambda: mobilenet_v2(image=32, classes=10)),
+    "squeezenet": (squeezenet, lambda: squeezenet(image=32, classes=10)),
+    "alexnet": (alexnet, lambda: alexnet(image=64, classes=10, hidden=64)),
+    "vgg16": (lambda: vgg(16), lambda: vgg(16, image=32, classes=10, width=0.125, hidden=64)),
+    "vgg19": (lambda: vgg(19), lambda: vgg(19, image=32, classes=10, width=0.125, hidden=64)),
+    "inception_v1": (inception_v1, lambda: inception_v1(image=64, classes=10, width=0.25)),
+    "densenet121": (
+        densenet,
+        lambda: densenet(blocks=(2, 2, 2, 2), growth=8, stem=16, image=32, classes=10),
+    ),
+    "shufflenet": (
+        shufflenet,
+        lambda: shufflenet(stages=(48, 96, 192), repeats=(1, 2, 1), image=32, classes=10),
+    ),
+}
+"""Each image model at benchmark size (224x224, 1000 classes) and at
+smoke-test size (small images, 10 classes, narrower layers where they are
+wide)."""
+
+
 def build_model(name: str, small: bool, bert_layers: int) -> onnx.ModelProto:
     """The named model at benchmark size, or at smoke-test size when `small`."""
-    image, classes = (32, 10) if small else (224, 1000)
-    if name == "resnet18":
-        return resnet(18, image=image, classes=classes)
-    if name == "resnet50":
-        return resnet(50, image=image, classes=classes)
-    if name == "mobilenet_v2":
-        return mobilenet_v2(image=image, classes=classes)
-    if name == "squeezenet":
-        return squeezenet(image=image, classes=classes)
     if name == "bert":
         if small:
             return bert_encoder(layers=1, seq=16, hidden=32, heads=4, ffn=64)
         return bert_encoder(layers=bert_layers, seq=128, hidden=768, heads=12, ffn=3072)
+    if name in CNN_BUILDERS:
+        full, tiny = CNN_BUILDERS[name]
+        return tiny() if small else full()
     raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
 
 

@@ -106,12 +106,14 @@ def _fold_quotient_and_remainder(
     becomes the loop variables themselves."""
     for use in list(index.uses):
         user = use.operation
-        if use.index != 0 or constant_int(user.operands[1]) != factor:
-            continue
         if isinstance(user, _QUOTIENTS):
-            rewriter.replace(user, [], [outer.induction_variable])
+            replacement = outer.induction_variable
         elif isinstance(user, _REMAINDERS):
-            rewriter.replace(user, [], [inner.induction_variable])
+            replacement = inner.induction_variable
+        else:
+            continue  # an index_cast or a multiply has no divisor to compare
+        if use.index == 0 and constant_int(user.operands[1]) == factor:
+            rewriter.replace(user, [], [replacement])
 
 
 @dataclass(frozen=True)

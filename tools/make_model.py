@@ -22,10 +22,17 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "squeezenet": builders.squeezenet,
     "bert": lambda: builders.bert_encoder(layers=4, seq=128, hidden=768, heads=12, ffn=3072),
     "resnet_like": builders.resnet_like,
+    "alexnet": builders.alexnet,
+    "vgg16": lambda: builders.vgg(16),
+    "vgg19": lambda: builders.vgg(19),
+    "inception_v1": builders.inception_v1,
+    "densenet121": builders.densenet,
+    "shufflenet": builders.shufflenet,
 }
 """Each model at its usual size: 224x224 images and 1000 classes; the BERT
 encoder is BERT-base's layer (hidden 768, 12 heads) stacked 4 deep, at
-sequence length 128."""
+sequence length 128. VGG-19 holds 548 MiB of weights, AlexNet 233 MiB;
+`shufflenet` is ShuffleNet v1 with 3 groups."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 """Real architectures built with `onnx.helper` and random weights (nothing is
-downloaded): a ResNet-style CNN and a BERT-style encoder. Tests compare xtc
+downloaded): ResNet, MobileNet-v2, SqueezeNet, AlexNet, VGG, GoogLeNet
+(Inception v1), DenseNet, ShuffleNet and a BERT-style encoder. Tests compare xtc
 with onnxruntime on them; benchmarks time them."""
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ class GraphBuilder:
         return model
 
 
+def _batch_norm(b: GraphBuilder, x: str, channels: int, tag: str) -> str:
+    """Inference BatchNormalization with random statistics near the identity."""
+    gamma = b.weight(f"{tag}.weight", b.rng.uniform(0.5, 1.5, channels).astype(np.float32))
+    beta = b.weight(f"{tag}.bias", b.rng.uniform(-0.1, 0.1, channels).astype(np.float32))
+    mean = b.weight(f"{tag}.running_mean", b.rng.uniform(-0.1, 0.1, channels).astype(np.float32))
+    var = b.weight(f"{tag}.running_var", b.rng.uniform(0.5, 1.5, channels).astype(np.float32))
+    return b.node("BatchNormalization", [x, gamma, beta, mean, var], tag, epsilon=1e-5)
+
+
 def _conv_bn(
     b: GraphBuilder, x: str, c_in: int, c_out: int, k: int, stride: int, relu: bool, tag: str
 ) -> str:
@@ -64,11 +74,7 @@ def _conv_bn(
         strides=[stride, stride],
         pads=[pad, pad, pad, pad],
     )
-    gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
-    beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
-    mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
-    var = b.weight(f"{tag}.bn.running_var", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
-    y = b.node("BatchNormalization", [y, gamma, beta, mean, var], f"{tag}.bn", epsilon=1e-5)
+    y = _batch_norm(b, y, c_out, f"{tag}.bn")
     return b.node("Relu", [y], f"{tag}.relu") if relu else y
 
 
@@ -283,11 +289,7 @@ def _conv_bn_relu6(
         pads=[pad, pad, pad, pad],
         group=groups,
     )
-    gamma = b.weight(f"{tag}.bn.weight", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
-    beta = b.weight(f"{tag}.bn.bias", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
-    mean = b.weight(f"{tag}.bn.running_mean", b.rng.uniform(-0.1, 0.1, c_out).astype(np.float32))
-    var = b.weight(f"{tag}.bn.running_var", b.rng.uniform(0.5, 1.5, c_out).astype(np.float32))
-    y = b.node("BatchNormalization", [y, gamma, beta, mean, var], f"{tag}.bn", epsilon=1e-5)
+    y = _batch_norm(b, y, c_out, f"{tag}.bn")
     if not relu6:
         return y
     low = b.weight(f"{tag}.clip.min", np.array(0.0, np.float32))
@@ -378,3 +380,318 @@ def squeezenet(
     x = b.node("Flatten", [x], "flatten", axis=1)
     data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
     return b.model([data], [x], 13, "squeezenet")
+
+
+def _conv(
+    b: GraphBuilder,
+    x: str,
+    c_in: int,
+    c_out: int,
+    k: int,
+    tag: str,
+    stride: int = 1,
+    pad: int = 0,
+    groups: int = 1,
+    bias: bool = True,
+) -> str:
+    """A square Conv with He-scaled random weights (and a small bias)."""
+    fan_in = (c_in // groups) * k * k
+    w = b.random(f"{tag}.weight", [c_out, c_in // groups, k, k], (2.0 / fan_in) ** 0.5)
+    inputs = [x, w, b.random(f"{tag}.bias", [c_out], 0.05)] if bias else [x, w]
+    return b.node(
+        "Conv",
+        inputs,
+        tag,
+        kernel_shape=[k, k],
+        strides=[stride, stride],
+        pads=[pad] * 4,
+        group=groups,
+    )
+
+
+def _conv_relu(
+    b: GraphBuilder,
+    x: str,
+    c_in: int,
+    c_out: int,
+    k: int,
+    tag: str,
+    stride: int = 1,
+    pad: int = 0,
+    groups: int = 1,
+) -> str:
+    return b.node("Relu", [_conv(b, x, c_in, c_out, k, tag, stride, pad, groups)], f"{tag}.relu")
+
+
+def _classifier(
+    b: GraphBuilder, x: str, features: int, hidden: Sequence[int], classes: int, tag: str
+) -> str:
+    """Flatten, then Gemm + ReLU per hidden width, then the logits Gemm."""
+    x = b.node("Flatten", [x], f"{tag}.flatten", axis=1)
+    widths = [features, *hidden, classes]
+    for i, (n_in, n_out) in enumerate(zip(widths, widths[1:], strict=False)):
+        w = b.random(f"{tag}.fc{i}.weight", [n_out, n_in], (2.0 / n_in) ** 0.5)
+        bias = b.random(f"{tag}.fc{i}.bias", [n_out], 0.05)
+        x = b.node("Gemm", [x, w, bias], f"{tag}.fc{i}", transB=1)
+        if i < len(hidden):
+            x = b.node("Relu", [x], f"{tag}.fc{i}.relu")
+    return x
+
+
+def _image_input(batch: int, image: int) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info("data", TensorProto.FLOAT, [batch, 3, image, image])
+
+
+def _pooled(side: int, k: int, stride: int, pad: int = 0, ceil: bool = False) -> int:
+    """The output side of a conv or pool window over `side` pixels."""
+    span = side + 2 * pad - k
+    return (-(-span // stride) if ceil else span // stride) + 1
+
+
+def alexnet(
+    image: int = 224,
+    classes: int = 1000,
+    hidden: int = 4096,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """AlexNet as Krizhevsky et al. (and Caffe's bvlc_alexnet) wrote it: an
+    11x11 stride-4 conv, LRN after the first two convs, the two-GPU split kept
+    as group=2 in conv2, conv4 and conv5, three 3x3 stride-2 max pools, and a
+    9216-4096-4096-1000 classifier (`hidden` wide)."""
+    b = GraphBuilder(seed)
+
+    def lrn(x: str, tag: str) -> str:
+        return b.node("LRN", [x], tag, size=5, alpha=1e-4, beta=0.75, bias=2.0)
+
+    def pool(x: str, tag: str) -> str:
+        return b.node("MaxPool", [x], tag, kernel_shape=[3, 3], strides=[2, 2])
+
+    x = pool(lrn(_conv_relu(b, "data", 3, 96, 11, "conv1", stride=4, pad=2), "norm1"), "pool1")
+    x = pool(lrn(_conv_relu(b, x, 96, 256, 5, "conv2", pad=2, groups=2), "norm2"), "pool2")
+    x = _conv_relu(b, x, 256, 384, 3, "conv3", pad=1)
+    x = _conv_relu(b, x, 384, 384, 3, "conv4", pad=1, groups=2)
+    x = pool(_conv_relu(b, x, 384, 256, 3, "conv5", pad=1, groups=2), "pool5")
+    side = _pooled(image, 11, 4, 2)
+    for _ in range(3):
+        side = _pooled(side, 3, 2)
+    if side < 1:
+        raise ValueError(f"AlexNet needs an image of at least 63 pixels, got {image}")
+    logits = _classifier(b, x, 256 * side * side, [hidden, hidden], classes, "classifier")
+    return b.model([_image_input(batch, image)], [logits], 13, "alexnet")
+
+
+_VGG_STAGES = {11: (1, 1, 2, 2, 2), 13: (2, 2, 2, 2, 2), 16: (2, 2, 3, 3, 3), 19: (2, 2, 4, 4, 4)}
+
+
+def vgg(
+    depth: int = 19,
+    image: int = 224,
+    classes: int = 1000,
+    width: float = 1.0,
+    hidden: int = 4096,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """VGG-11/13/16/19 (Simonyan and Zisserman; torchvision, no batch norm):
+    3x3 conv + ReLU stages of 64-128-256-512-512 channels (times `width`),
+    each closed by a 2x2 max pool, then a 25088-4096-4096-1000 classifier
+    (`hidden` wide). VGG-19 at full size holds about 548 MiB of weights."""
+    if depth not in _VGG_STAGES:
+        raise ValueError(f"VGG depth must be one of {sorted(_VGG_STAGES)}, got {depth}")
+    if image < 32:
+        raise ValueError(f"VGG needs an image of at least 32 pixels, got {image}")
+    b = GraphBuilder(seed)
+    x, c = "data", 3
+    for stage, convs in enumerate(_VGG_STAGES[depth]):
+        c_out = max(1, round(min(64 << stage, 512) * width))
+        for i in range(convs):
+            x = _conv_relu(b, x, c, c_out, 3, f"stage{stage + 1}.conv{i + 1}", pad=1)
+            c = c_out
+        x = b.node("MaxPool", [x], f"stage{stage + 1}.pool", kernel_shape=[2, 2], strides=[2, 2])
+    side = image >> 5
+    logits = _classifier(b, x, c * side * side, [hidden, hidden], classes, "classifier")
+    return b.model([_image_input(batch, image)], [logits], 13, f"vgg{depth}")
+
+
+# GoogLeNet's modules: (1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool projection).
+_INCEPTION_MODULES: dict[str, tuple[int, int, int, int, int, int]] = {
+    "3a": (64, 96, 128, 16, 32, 32),
+    "3b": (128, 128, 192, 32, 96, 64),
+    "4a": (192, 96, 208, 16, 48, 64),
+    "4b": (160, 112, 224, 24, 64, 64),
+    "4c": (128, 128, 256, 24, 64, 64),
+    "4d": (112, 144, 288, 32, 64, 64),
+    "4e": (256, 160, 320, 32, 128, 128),
+    "5a": (256, 160, 320, 32, 128, 128),
+    "5b": (384, 192, 384, 48, 128, 128),
+}
+
+
+def inception_v1(
+    image: int = 224,
+    classes: int = 1000,
+    width: float = 1.0,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """GoogLeNet (Inception v1) with batch norms, as torchvision builds it but
+    with the paper's 5x5 branch: a 7x7/2 stem, ceil-mode max pools, nine
+    inception modules (1x1, 1x1-3x3, 1x1-5x5 and maxpool-1x1 branches
+    concatenated), global average pool and one Gemm. Channels times `width`."""
+    side = _pooled(image, 7, 2, 3)
+    for _ in range(3):  # the stride-2 pools before 3a, 4a and 5a
+        side = _pooled(side, 3, 2, ceil=True)
+    if side < 3:
+        raise ValueError(f"Inception v1 needs an image of at least 47 pixels, got {image}")
+    b = GraphBuilder(seed)
+
+    def scaled(c: int) -> int:
+        return max(1, round(c * width))
+
+    def conv(x: str, c_in: int, c_out: int, k: int, tag: str, stride: int = 1) -> str:
+        y = _batch_norm(
+            b, _conv(b, x, c_in, c_out, k, tag, stride, k // 2, bias=False), c_out, f"{tag}.bn"
+        )
+        return b.node("Relu", [y], f"{tag}.relu")
+
+    def pool(x: str, tag: str, stride: int = 2) -> str:
+        pads = [1, 1, 1, 1] if stride == 1 else [0, 0, 0, 0]
+        return b.node(
+            "MaxPool", [x], tag, kernel_shape=[3, 3], strides=[stride] * 2, pads=pads, ceil_mode=1
+        )
+
+    def module(x: str, c_in: int, name: str) -> tuple[str, int]:
+        c1, r3, c3, r5, c5, cp = (scaled(c) for c in _INCEPTION_MODULES[name])
+        tag = f"inception{name}"
+        branches = [
+            conv(x, c_in, c1, 1, f"{tag}.b1"),
+            conv(conv(x, c_in, r3, 1, f"{tag}.b2.reduce"), r3, c3, 3, f"{tag}.b2"),
+            conv(conv(x, c_in, r5, 1, f"{tag}.b3.reduce"), r5, c5, 5, f"{tag}.b3"),
+            conv(pool(x, f"{tag}.b4.pool", stride=1), c_in, cp, 1, f"{tag}.b4"),
+        ]
+        return b.node("Concat", branches, f"{tag}.concat", axis=1), c1 + c3 + c5 + cp
+
+    x = pool(conv("data", 3, scaled(64), 7, "conv1", stride=2), "pool1")
+    x = conv(x, scaled(64), scaled(64), 1, "conv2")
+    x = pool(conv(x, scaled(64), scaled(192), 3, "conv3"), "pool2")
+    c = scaled(192)
+    for name in _INCEPTION_MODULES:
+        if name in ("4a", "5a"):
+            x = pool(x, f"pool{name[0]}")
+        x, c = module(x, c, name)
+    x = b.node("GlobalAveragePool", [x], "pool")
+    logits = _classifier(b, x, c, [], classes, "fc")
+    return b.model([_image_input(batch, image)], [logits], 13, "inception_v1")
+
+
+def densenet(
+    blocks: Sequence[int] = (6, 12, 24, 16),
+    growth: int = 32,
+    stem: int = 64,
+    image: int = 224,
+    classes: int = 1000,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """DenseNet (121 by default) as torchvision exports it: pre-activation
+    layers (BN, ReLU, 1x1 conv to 4 x growth, BN, ReLU, 3x3 conv to growth)
+    each reading the Concat of every earlier feature map of its block,
+    transitions that halve the channels (1x1 conv) and the side (2x2 average
+    pool), then BN, ReLU, global average pool and one Gemm."""
+    b = GraphBuilder(seed)
+
+    def bn_relu_conv(x: str, c_in: int, c_out: int, k: int, tag: str) -> str:
+        y = b.node("Relu", [_batch_norm(b, x, c_in, f"{tag}.norm")], f"{tag}.relu")
+        return _conv(b, y, c_in, c_out, k, f"{tag}.conv", pad=k // 2, bias=False)
+
+    x = _batch_norm(b, _conv(b, "data", 3, stem, 7, "conv0", 2, 3, bias=False), stem, "norm0")
+    x = b.node("Relu", [x], "relu0")
+    x = b.node("MaxPool", [x], "pool0", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = stem
+    for i, layers in enumerate(blocks):
+        features = [x]
+        for j in range(layers):
+            tag = f"block{i + 1}.layer{j + 1}"
+            y = x if j == 0 else b.node("Concat", features, f"{tag}.concat", axis=1)
+            y = bn_relu_conv(y, c + j * growth, 4 * growth, 1, f"{tag}.1")
+            features.append(bn_relu_conv(y, 4 * growth, growth, 3, f"{tag}.2"))
+        x = b.node("Concat", features, f"block{i + 1}.concat", axis=1)
+        c += layers * growth
+        if i + 1 < len(blocks):
+            x = bn_relu_conv(x, c, c // 2, 1, f"transition{i + 1}")
+            c //= 2
+            pool = f"transition{i + 1}.pool"
+            x = b.node("AveragePool", [x], pool, kernel_shape=[2, 2], strides=[2, 2])
+    x = b.node("Relu", [_batch_norm(b, x, c, "norm5")], "relu5")
+    x = b.node("GlobalAveragePool", [x], "pool")
+    logits = _classifier(b, x, c, [], classes, "classifier")
+    depth = 2 * sum(blocks) + len(blocks) + 1
+    return b.model([_image_input(batch, image)], [logits], 13, f"densenet{depth}")
+
+
+def _channel_shuffle(
+    b: GraphBuilder, x: str, channels: int, side: int, groups: int, tag: str
+) -> str:
+    """Reshape to (N, groups, C/groups, H, W), swap the two channel axes,
+    reshape back: ShuffleNet's channel shuffle as exporters write it."""
+    split = [-1, groups, channels // groups, side, side]
+    y = b.node("Reshape", [x, b.weight(f"{tag}.split", np.array(split, np.int64))], f"{tag}.split")
+    y = b.node("Transpose", [y], f"{tag}.transpose", perm=[0, 2, 1, 3, 4])
+    merged = b.weight(f"{tag}.merged", np.array([-1, channels, side, side], np.int64))
+    return b.node("Reshape", [y, merged], f"{tag}.merge")
+
+
+def shufflenet(
+    groups: int = 3,
+    stages: Sequence[int] = (240, 480, 960),
+    repeats: Sequence[int] = (4, 8, 4),
+    image: int = 224,
+    classes: int = 1000,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """ShuffleNet v1 (Zhang et al., g=3 by default): a 3x3/2 stem and max
+    pool, then units of grouped 1x1 conv, channel shuffle, 3x3 depthwise conv
+    and grouped 1x1 conv; the first unit of a stage has stride 2 and concats
+    a 3x3/2 average-pooled shortcut, the others add the identity."""
+    b = GraphBuilder(seed)
+
+    def conv_bn(x: str, c_in: int, c_out: int, k: int, tag: str, stride: int, g: int) -> str:
+        y = _conv(b, x, c_in, c_out, k, tag, stride, k // 2, g, bias=False)
+        return _batch_norm(b, y, c_out, f"{tag}.bn")
+
+    stem = 24
+    x = b.node("Relu", [conv_bn("data", 3, stem, 3, "conv1", 2, 1)], "conv1.relu")
+    x = b.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    side = _pooled(_pooled(image, 3, 2, 1), 3, 2, 1)
+    c = stem
+    for stage, (c_out, units) in enumerate(zip(stages, repeats, strict=True)):
+        for unit in range(units):
+            tag = f"stage{stage + 2}.{unit}"
+            stride = 2 if unit == 0 else 1
+            branch_out = c_out - c if stride == 2 else c_out
+            mid = c_out // 4
+            # The first grouped conv of the network sees only the 24 stem channels.
+            g = 1 if stage == 0 and unit == 0 else groups
+            y = b.node("Relu", [conv_bn(x, c, mid, 1, f"{tag}.gconv1", 1, g)], f"{tag}.relu1")
+            y = _channel_shuffle(b, y, mid, side, groups, f"{tag}.shuffle")
+            y = conv_bn(y, mid, mid, 3, f"{tag}.dwconv", stride, mid)
+            y = conv_bn(y, mid, branch_out, 1, f"{tag}.gconv2", 1, groups)
+            if stride == 2:
+                shortcut = b.node(
+                    "AveragePool",
+                    [x],
+                    f"{tag}.shortcut",
+                    kernel_shape=[3, 3],
+                    strides=[2, 2],
+                    pads=[1, 1, 1, 1],
+                )
+                y = b.node("Concat", [shortcut, y], f"{tag}.concat", axis=1)
+            else:
+                y = b.node("Add", [y, x], f"{tag}.add")
+            x, c = b.node("Relu", [y], f"{tag}.relu"), c_out
+            side = _pooled(side, 3, stride, 1)
+    x = b.node("GlobalAveragePool", [x], "pool")
+    logits = _classifier(b, x, c, [], classes, "fc")
+    return b.model([_image_input(batch, image)], [logits], 13, f"shufflenet_g{groups}")

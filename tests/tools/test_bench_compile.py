@@ -41,5 +41,5 @@ def test_small_models_are_compiled_timed_and_measured(tmp_path: Path, run_bench:
 
 
 def test_an_unknown_model_is_a_usage_error(run_bench: RunBench) -> None:
-    result = run_bench("compile.py", "--models", "alexnet")
-    assert result.returncode == 2 and "unknown model alexnet" in result.stderr
+    result = run_bench("compile.py", "--models", "lenet")
+    assert result.returncode == 2 and "unknown model lenet" in result.stderr

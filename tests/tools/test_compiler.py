@@ -114,6 +114,25 @@ def test_one_math_function_on_two_float_types() -> None:
             assert_close_to_scale(got, want, rtol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_x2_of_a_14_wide_image_splits_its_loops(mode: str) -> None:
+    """The 28-wide output loop is split by the default schedule while an
+    index_cast (one operand) reads the loop index: tir-split must skip such
+    users, not index their missing divisor (bench/ops.py's resize rows)."""
+    helper, tp = onnx.helper, onnx.TensorProto
+    scales = onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    model = _one_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)],
+        [helper.make_tensor_value_info("x", tp.FLOAT, [1, 16, 14, 14])],
+        [helper.make_tensor_value_info("y", tp.FLOAT, [1, 16, 28, 28])],
+        (scales,),
+    )
+    x = np.random.default_rng(4).standard_normal((1, 16, 14, 14)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    assert_close_to_scale(got, expected, rtol=1e-5)
+
+
 def test_a_chain_of_5000_nodes_imports_compiles_and_runs() -> None:
     """Every walk over the graph, every pass and the importer are iterative:
     a 5000-deep chain (Python's recursion limit is 1000) fuses into one

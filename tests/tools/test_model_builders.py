@@ -1,5 +1,6 @@
-"""The real-architecture builders (ResNet-18/50, MobileNet-v2, SqueezeNet 1.1)
-at test size: valid ONNX, run by onnxruntime, interpreted by xtc to the same
+"""The real-architecture builders (ResNet-18/50, MobileNet-v2, SqueezeNet 1.1,
+AlexNet, VGG, GoogLeNet, DenseNet, ShuffleNet v1) at test size: valid ONNX,
+run by onnxruntime, interpreted (and a few compiled) by xtc to the same
 numbers, and built of the nodes that make each architecture what it is."""
 
 from collections import Counter
@@ -11,9 +12,19 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
+import xtc
 from xtc import interp
 from xtc.frontend.onnx import import_model
-from xtc.tools.model_builders import mobilenet_v2, resnet, squeezenet
+from xtc.tools.model_builders import (
+    alexnet,
+    densenet,
+    inception_v1,
+    mobilenet_v2,
+    resnet,
+    shufflenet,
+    squeezenet,
+    vgg,
+)
 
 # name -> (builder at test size, image side). SqueezeNet needs a bigger image:
 # its stride-2 stem and three stride-2 max pools collapse anything under 17.
@@ -22,6 +33,17 @@ SMALL_MODELS: dict[str, tuple[Callable[[], onnx.ModelProto], int]] = {
     "resnet50": (lambda: resnet(50, image=32, classes=10), 32),
     "mobilenet_v2": (lambda: mobilenet_v2(image=32, classes=10), 32),
     "squeezenet": (lambda: squeezenet(image=64, classes=10), 64),
+    "alexnet": (lambda: alexnet(image=63, classes=10, hidden=32), 63),
+    "vgg19": (lambda: vgg(19, image=32, classes=10, width=0.125, hidden=32), 32),
+    "inception_v1": (lambda: inception_v1(image=47, classes=10, width=0.125), 47),
+    "densenet": (
+        lambda: densenet(blocks=(2, 3), growth=4, stem=8, image=32, classes=10),
+        32,
+    ),
+    "shufflenet": (
+        lambda: shufflenet(stages=(48, 96, 192), repeats=(2, 2, 1), image=32, classes=10),
+        32,
+    ),
 }
 
 
@@ -180,3 +202,106 @@ def test_squeezenet_smallest_image() -> None:
 def test_unknown_resnet_depth_is_refused() -> None:
     with pytest.raises(ValueError, match="depth must be one of"):
         resnet(depth=42)
+
+
+def grouped_convs(model: onnx.ModelProto) -> Counter[int]:
+    """How many convs have each group count above 1."""
+    return Counter(g for n in conv_nodes(model) if (g := attribute(n, "group", 1)) > 1)
+
+
+def test_alexnet_keeps_lrn_and_the_two_tower_groups(
+    small_models: dict[str, onnx.ModelProto],
+) -> None:
+    model = small_models["alexnet"]
+    counts = op_counts(model)
+    assert counts["Conv"] == 5 and counts["LRN"] == 2 and counts["MaxPool"] == 3
+    assert counts["Gemm"] == 3
+    assert grouped_convs(model) == {2: 3}  # conv2, conv4, conv5
+    conv1 = conv_nodes(model)[0]
+    assert attribute_ints(conv1, "kernel_shape") == [11, 11]
+    assert attribute_ints(conv1, "strides") == [4, 4]
+
+
+def test_vgg_depths_count_their_convs() -> None:
+    for depth, convs in [(11, 8), (16, 13), (19, 16)]:
+        model = vgg(depth, image=32, classes=10, width=0.0625, hidden=8)
+        counts = op_counts(model)
+        assert counts["Conv"] == convs and counts["MaxPool"] == 5 and counts["Gemm"] == 3
+        assert {attribute_ints(n, "kernel_shape")[0] for n in conv_nodes(model)} == {3}
+
+
+def test_inception_modules_concat_four_branches(
+    small_models: dict[str, onnx.ModelProto],
+) -> None:
+    model = small_models["inception_v1"]
+    concats = [n for n in model.graph.node if n.op_type == "Concat"]
+    assert len(concats) == 9 and all(len(n.input) == 4 for n in concats)
+    kernels = Counter(attribute_ints(n, "kernel_shape")[0] for n in conv_nodes(model))
+    # The stem's 7x7 and 3x3; per module one 3x3 and one 5x5 beside four 1x1s.
+    assert kernels == {7: 1, 3: 10, 5: 9, 1: 37}
+    assert op_counts(model)["BatchNormalization"] == 57
+
+
+def test_densenet_layers_read_every_earlier_feature_map(
+    small_models: dict[str, onnx.ModelProto],
+) -> None:
+    model = small_models["densenet"]
+    concat_widths = sorted(len(n.input) for n in model.graph.node if n.op_type == "Concat")
+    # Blocks of 2 and 3 layers: layer j > 1 reads j maps; each block ends with all of them.
+    assert concat_widths == [2, 2, 3, 3, 4]
+    assert op_counts(model)["AveragePool"] == 1  # one transition between two blocks
+
+
+def test_shufflenet_shuffles_between_grouped_convs(
+    small_models: dict[str, onnx.ModelProto],
+) -> None:
+    model = small_models["shufflenet"]
+    counts = op_counts(model)
+    assert counts["Transpose"] == 5 and counts["Reshape"] == 10  # one shuffle per unit
+    assert counts["Concat"] == counts["AveragePool"] == 3  # the stride-2 units
+    assert counts["Add"] == 2
+    groups = grouped_convs(model)
+    # Per unit one depthwise conv (groups = its channels) and grouped 1x1s with g=3.
+    assert groups[3] == 9 and sum(groups.values()) == 14
+
+
+def test_full_size_new_builders_give_imagenet_logits() -> None:
+    """GoogLeNet, DenseNet-121 and ShuffleNet at 224x224 (shape inference
+    only; AlexNet and VGG are left out for their hundreds of MiB of weights)."""
+    for model, convs in [(inception_v1(), 57), (densenet(), 120), (shufflenet(), 49)]:
+        assert op_counts(model)["Conv"] == convs, model.graph.name
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        dims = [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+        assert dims == [1, 1000], model.graph.name
+
+
+@pytest.mark.parametrize("name", ["alexnet", "shufflenet"])
+def test_native_code_matches_onnxruntime(name: str) -> None:
+    """Compiled, not interpreted: grouped convs, LRN, channel shuffle and
+    concat through the whole pipeline (the other builders run in the bench)."""
+    builders = {
+        "alexnet": lambda: alexnet(image=63, classes=10, hidden=32),
+        "shufflenet": lambda: shufflenet(stages=(48, 96, 192), repeats=(1, 1, 1), image=32),
+    }
+    model = builders[name]()
+    image = SMALL_MODELS[name][1]
+    x = np.random.default_rng(1).standard_normal((1, 3, image, image)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"data": x})
+    (got,) = xtc.compile(model).run({"data": x})
+    assert_close_to_scale(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: alexnet(image=62), "at least 63 pixels"),
+        (lambda: vgg(19, image=31), "at least 32 pixels"),
+        (lambda: vgg(17), "depth must be one of"),
+        (lambda: inception_v1(image=46), "at least 47 pixels"),
+    ],
+)
+def test_too_small_images_and_unknown_depths_are_refused(
+    build: Callable[[], onnx.ModelProto], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        build()
