@@ -92,6 +92,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import is_side_effect_free
 
+from xtc.analysis.loops import constant_int
 from xtc.dialects import tir
 from xtc.lowering.convert_tir_to_llvm import (
     _SAME_BINARY,  # pyright: ignore[reportPrivateUsage]
@@ -102,7 +103,6 @@ from xtc.lowering.convert_tir_to_llvm import (
     fused_multiply_add,
     llvm_type,
 )
-from xtc.passes.tir_loops import constant_int
 
 MAX_LANES = 64
 """The widest loop vectorized here (the schedules vectorize extents <= 64)."""

@@ -20,13 +20,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from xtc.analysis.functions import PRIMITIVE_ATTR, is_primitive
 from xtc.dialects.graph import elementwise, nn, reduce, tensor
 from xtc.dialects.graph.base import GraphOp, OpPattern, name_stem
 from xtc.dialects.graph.constant import ConstantOp
-
-PRIMITIVE_ATTR = "graph.primitive"
-"""Unit attribute of a function that holds one fused group of graph ops."""
-
 
 OP_PATTERNS: dict[type[GraphOp], OpPattern] = {
     # Elementwise, broadcast included (a class stands for its subclasses).
@@ -91,11 +88,6 @@ def op_pattern(op: Operation) -> OpPattern:
         if pattern is not None:
             return pattern
     return OpPattern.OPAQUE
-
-
-def is_primitive(func: FuncOp) -> bool:
-    """Whether `func` is a fused group outlined by graph-fuse-ops."""
-    return PRIMITIVE_ATTR in func.attributes
 
 
 @dataclass
