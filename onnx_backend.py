@@ -4,8 +4,7 @@ backend test runner can drive it:
     import xtc.onnx_backend as backend
     outputs = backend.run_model(model, [x])
 
-Models run on the numpy interpreter today; the compiled path comes with
-native code generation.
+Models run on the numpy interpreter (the oracle), not on compiled code.
 """
 
 from __future__ import annotations

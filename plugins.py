@@ -4,7 +4,8 @@ A plugin module defines, with nothing to change in xtc:
 
 - its ops: subclasses of `xtc.dialects.graph.base.GraphOp` (type inference
   in `infer_types`, which the verifier runs too), with their fusion kind as
-  the class attribute `FUSION_KIND: ClassVar[OpPattern]`, gathered in an
+  the class attribute `FUSION_KIND: ClassVar[OpPattern]` (required:
+  `OpPattern.OPAQUE` for an op never fused), gathered in an
   xDSL `Dialect` of the plugin's own name (ops named `<dialect>.<op>`);
 - `@converts("MyOp", domain="com.example")`: the ONNX converter;
 - `@reference(MyOp)`: the numpy reference, `fn(*inputs, **properties)`
@@ -42,7 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Attribute, Dialect, Operation
 
-from xtc.dialects.graph.base import GraphOp, OpPattern, elem
+from xtc.dialects.graph.base import GraphOp, OpPattern, elem, missing_fusion_kind, op_props
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.frontend.converters import Converter, OpKey, op_key, op_label
 from xtc.ops import ComputeRule
@@ -259,6 +260,8 @@ def _dialect_ops(plugin: str, dialect: Dialect) -> list[type[Operation]]:
                 f"op plugin {plugin!r}: {op.name} is not a graph op "
                 "(derive it from xtc.dialects.graph.base.GraphOp)"
             )
+        if (why := missing_fusion_kind(op)) is not None:
+            raise PluginError(f"op plugin {plugin!r}: {why}")
         if not op.name.startswith(f"{dialect.name}."):
             raise PluginError(
                 f"op plugin {plugin!r}: {op.name} is not named '{dialect.name}.<op>' "
@@ -313,7 +316,7 @@ def _reference_impl(
 def python_properties(op: Operation) -> dict[str, Any]:
     """The op's properties as Python values: ints, floats, bools (i1),
     strings, tuples (dense arrays); other attributes as they are."""
-    return {name: _python_value(attr) for name, attr in op.properties.items()}
+    return {name: _python_value(attr) for name, attr in op_props(op).items()}
 
 
 def _python_value(attr: Attribute) -> Any:

@@ -243,4 +243,3 @@ def region_of(loop: ForOp, buffer: SSAValue, refuse: Refuse) -> Region:
     loads = loads_of(loop, buffer, refuse)
     indices = [[access_index(i, loop, refuse, load) for i in load.indices] for load in loads]
     return Region(loads, indices, region_read(indices, refuse, loads))
-

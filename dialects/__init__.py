@@ -1,1 +1,2 @@
-"""The dialects xtc defines: graph (te and tir come later)."""
+"""The dialects xtc defines: graph (tensors and operators), te (tensor
+expressions) and tir (loop nests over buffers)."""

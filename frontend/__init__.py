@@ -1,1 +1,2 @@
-"""Placeholder: filled by later issues (see DESIGN.md)."""
+"""The ONNX importer: an ONNX model to one `graph` module (`onnx.py`), with
+one converter per ONNX op, grouped by category in `converters/`."""

@@ -1,1 +1,3 @@
-"""Placeholder: filled by later issues (see DESIGN.md)."""
+"""One conversion per dialect pair: convert-graph-to-te, convert-te-to-tir
+and convert-tir-to-llvm (with the parallel-loop outlining and the loop
+vectorization it runs first)."""

@@ -44,7 +44,9 @@ variable (`iv * c + uniform`). Then:
   one the serial loop reports, for one branch per vector.
 
 A loop this cannot express keeps its iterations, as a serial loop: correct,
-only slower (and LLVM's own loop vectorizer may still take it). That is the
+only slower (and LLVM's own loop vectorizer may still take it), and a
+`vectorize-missed` remark names the loop and the reason (xtc/remarks.py;
+`xtc-opt --remarks`). That is the
 case for a body with a region (a nested loop, `scf.if`), a call or any op
 with effects other than loads and stores, a loop-carried dependence through
 memory (a buffer that is written and also read or written at other indices,
@@ -87,12 +89,14 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.traits import is_side_effect_free
 
+from xtc import remarks
 from xtc.analysis.loops import constant_int
+from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
 from xtc.lowering.convert_tir_to_llvm import (
     _SAME_BINARY,  # pyright: ignore[reportPrivateUsage]
@@ -103,9 +107,6 @@ from xtc.lowering.convert_tir_to_llvm import (
     fused_multiply_add,
     llvm_type,
 )
-
-MAX_LANES = 64
-"""The widest loop vectorized here (the schedules vectorize extents <= 64)."""
 
 MAX_WIDE_LOAD_STRIDE = 4
 """The widest address stride loaded as one masked wide load and a shuffle:
@@ -222,8 +223,9 @@ def _affine_stride(op: Operation, analysis: LoopAnalysis) -> int | None:
 def analyze_loop(loop: tir.ForOp) -> LoopAnalysis | str:
     """The uniform / varying values of a vectorized loop's body, or the
     reason it cannot be vectorized."""
-    if loop.extent > MAX_LANES:
-        return f"its extent {loop.extent} is above {MAX_LANES}"
+    reason = loop_kept_serial(loop)
+    if reason is not None:
+        return reason
     analysis = LoopAnalysis(loop)
     analysis.strides[loop.induction_variable] = loop.step.value.data
     accesses: dict[SSAValue, list[memref.LoadOp | memref.StoreOp]] = {}
@@ -245,17 +247,14 @@ def analyze_loop(loop: tir.ForOp) -> LoopAnalysis | str:
 
 
 def _unsupported(op: Operation, analysis: LoopAnalysis) -> str | None:
-    """Why `op` keeps its loop serial, or None."""
-    if op.regions:
-        return f"'{op.name}' has a region"
+    """Why `op` keeps its loop serial, given which values vary (what keeps
+    it serial whatever varies was checked first: loop_kept_serial), or None."""
     if isinstance(op, tir.AssertOp):
         return None  # its effect is the fault it records: a copy per lane keeps it
     if isinstance(op, memref.LoadOp | memref.StoreOp):
         if analysis.varies(op.memref):
             return f"'{op.name}' of a buffer that varies"
         return None
-    if not _is_pure(op):
-        return f"'{op.name}' may have side effects"
     if not analysis.op_varies(op):
         return None
     if not op.name.startswith(("arith.", "math.")) and not _is_scalar_alias(op):
@@ -263,12 +262,6 @@ def _unsupported(op: Operation, analysis: LoopAnalysis) -> str | None:
     if not all(_is_scalar(value.type) for value in (*op.operands, *op.results)):
         return f"'{op.name}' is not on scalars"
     return None
-
-
-def _is_pure(op: Operation) -> bool:
-    """Without memory effects: every arith and math op is (xDSL leaves a
-    few unmarked, extsi and remui), and ops that say so."""
-    return op.name.startswith(("arith.", "math.")) or is_side_effect_free(op)
 
 
 def _is_scalar_alias(op: Operation) -> bool:
@@ -322,9 +315,29 @@ def vectorize_loop(loop: tir.ForOp) -> None:
         return
     analysis = analyze_loop(loop)
     if isinstance(analysis, str):
+        _report_scalar_fallback(loop, analysis)
         loop.kind = StringAttr("serial")
         return
     _VectorCode(analysis).emit_loop()
+
+
+def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
+    function = loop.parent_op()
+    while function is not None and not isinstance(function, FuncOp):
+        function = function.parent_op()
+    function_name = function.sym_name.data if function is not None else "?"
+    name = loop.loop_name.data
+    remarks.report(
+        remarks.Remark(
+            "missed",
+            remarks.VECTORIZE_MISSED,
+            "convert-tir-to-llvm",
+            f"loop '{name}' in @{function_name} not vectorized: {reason}",
+            function_name,
+            name,
+            loop,
+        )
+    )
 
 
 def _loads_exactly(t: Attribute) -> bool:

@@ -42,6 +42,7 @@ from xtc.dialects.graph.base import (
     get_bool,
     get_float,
     get_str,
+    op_props,
     shape_of,
 )
 from xtc.dialects.graph.constant import numpy_dtype
@@ -313,7 +314,7 @@ for _op_class, _fn in OTHER_UNARY.items():
 
 @compute_rule(ew.GeluOp)
 def gelu(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    if get_str(op.properties, "approximate", "none") == "tanh":
+    if get_str(op_props(op), "approximate") == "tanh":
 
         def scalar(x: Expr) -> Expr:
             inner = pymath.sqrt(2.0 / pymath.pi) * (x + 0.044715 * (x * x * x))
@@ -328,20 +329,20 @@ def gelu(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 
 @compute_rule(ew.LeakyReluOp)
 def leaky_relu(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    alpha = get_float(op.properties, "alpha", 0.01)
+    alpha = get_float(op_props(op), "alpha")
     return elementwise(k, op, inputs, in_f32(lambda x: select(x >= 0.0, x, x * alpha)))
 
 
 @compute_rule(ew.SwishOp)
 def swish(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    alpha = get_float(op.properties, "alpha", 1.0)
+    alpha = get_float(op_props(op), "alpha")
     return elementwise(k, op, inputs, in_f32(lambda x: x * sigmoid(x * alpha)))
 
 
 @compute_rule(ew.HardSigmoidOp)
 def hard_sigmoid(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    alpha = get_float(op.properties, "alpha", 0.2)
-    beta = get_float(op.properties, "beta", 0.5)
+    alpha = get_float(op_props(op), "alpha")
+    beta = get_float(op_props(op), "beta")
 
     def scalar(x: Expr) -> Expr:
         return minimum(maximum(x * alpha + beta, 0.0), 1.0)
@@ -367,8 +368,8 @@ def clip(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     lo, hi = clip_bounds(
         x.element_type,
         x.unsigned,
-        get_float(op.properties, "min", -pymath.inf),
-        get_float(op.properties, "max", pymath.inf),
+        get_float(op_props(op), "min"),
+        get_float(op_props(op), "max"),
     )
     floats = is_float(x.element_type)
     type_low, type_high = (
@@ -517,7 +518,7 @@ def div_rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor
 
 @compute_rule(ew.ModOp)
 def mod_rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    remainder = mod(get_bool(op.properties, "fmod", False))
+    remainder = mod(get_bool(op_props(op), "fmod"))
 
     def scalar(x: Expr, y: Expr) -> Expr:
         check_divisor(op, y)

@@ -35,6 +35,7 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    op_props,
     shape_of,
 )
 from xtc.ops import compute_rule
@@ -121,12 +122,12 @@ def all_of(conditions: Sequence[Expr]) -> Expr | None:
 
 
 def _window(op: GraphOp, kernel: Sequence[int]) -> nn.Window2d:
-    props = op.properties
+    props = op_props(op)
     return nn.Window2d(
         kernel=tuple(kernel),
-        strides=get_ints(props, "strides", (1, 1)),
-        dilation=get_ints(props, "dilation", (1, 1)),
-        padding=get_ints(props, "padding", (0, 0, 0, 0)),
+        strides=get_ints(props, "strides"),
+        dilation=get_ints(props, "dilation"),
+        padding=get_ints(props, "padding"),
     )
 
 
@@ -203,7 +204,7 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     o, cg, kh, kw = nn.conv2d_weight_oihw(w.shape, layout)
     block = nn.output_block(layout)
     window = _window(op, (kh, kw))
-    groups = get_int(op.properties, "groups", 1)
+    groups = get_int(op_props(op), "groups")
     (sh, sw), (dh, dw) = window.strides, window.dilation
     padded = zero_padded(k, x, window.padding)
     acc = accumulator_type(element_type)
@@ -237,7 +238,7 @@ def conv2d_transpose(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
     _, og, kh, kw = w.shape
     _, o, oh, ow = shape
     window = _window(op, (kh, kw))
-    groups = get_int(op.properties, "groups", 1)
+    groups = get_int(op_props(op), "groups")
     cg = c // groups
     (sh, sw), (dh, dw) = window.strides, window.dilation
     # e[a] = x[(a - lead) / stride] where that is a whole input index, else 0.
@@ -349,8 +350,8 @@ def batch_matmul(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Te
     transposed when transpose_a / transpose_b, a batch of 1 broadcast."""
     a, b = inputs
     shape, element_type = _result(op)
-    transpose_a = get_bool(op.properties, "transpose_a", False)
-    transpose_b = get_bool(op.properties, "transpose_b", False)
+    transpose_a = get_bool(op_props(op), "transpose_a")
+    transpose_b = get_bool(op_props(op), "transpose_b")
     depth = a.shape[1] if transpose_a else a.shape[2]
 
     def element(batch: Expr, i: Expr, j: Expr) -> Expr:
@@ -375,7 +376,7 @@ def batch_matmul(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Te
 def bias_add(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[..., c, ...] = x[..., c, ...] + bias[c] (logical or for booleans, as numpy)."""
     x, bias = inputs
-    axis = get_int(op.properties, "axis", 1) % x.rank
+    axis = get_int(op_props(op), "axis") % x.rank
 
     def element(*indices: Expr) -> Expr:
         value, offset = x[indices], bias[indices[axis]]
@@ -389,8 +390,8 @@ def batch_norm(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
     """scale = gamma / sqrt(variance + epsilon), shift = beta - mean · scale
     (per channel), then out = x · scale + shift."""
     x, gamma, beta, mean, variance = inputs
-    axis = get_int(op.properties, "axis", 1) % x.rank
-    epsilon = get_float(op.properties, "epsilon", 1e-5)
+    axis = get_int(op_props(op), "axis") % x.rank
+    epsilon = get_float(op_props(op), "epsilon")
     element_type = x.element_type
     acc = accumulator_type(element_type)
     channels = (x.shape[axis],)
@@ -413,8 +414,8 @@ def layer_norm(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
     """Over the dims from `axis` on: mean, std = sqrt(mean((x - mean)²) +
     epsilon), then (x - mean) / std · gamma + beta."""
     x, gamma, beta = inputs
-    axis = get_int(op.properties, "axis", -1) % x.rank
-    epsilon = get_float(op.properties, "epsilon", 1e-5)
+    axis = get_int(op_props(op), "axis") % x.rank
+    epsilon = get_float(op_props(op), "epsilon")
     element_type = x.element_type
     acc = accumulator_type(element_type)
     outer, inner = x.shape[:axis], x.shape[axis:]
@@ -469,7 +470,9 @@ def _pool2d(k: KernelBuilder, op: GraphOp, x: Tensor, take_max: bool) -> Tensor:
     """max, or Σ / count, over the window's taps that lie in the input."""
     shape, element_type = _result(op)
     window = _window(op, get_ints(op.properties, "kernel"))
-    count_include_pad = get_bool(op.properties, "count_include_pad", False)
+    count_include_pad = isinstance(op, nn.AvgPool2dOp) and get_bool(
+        op_props(op), "count_include_pad"
+    )
     sizes, out_sizes = x.shape[2:], shape[2:]
     strides, dilation, padding = window.strides, window.dilation, window.padding
 
@@ -571,7 +574,7 @@ def global_avg_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> li
 def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor:
     """m = max over the axis, s = Σ exp(x - m), then exp(x - m) / s or
     (x - m) - log(s)."""
-    axis = get_int(op.properties, "axis", -1) % x.rank
+    axis = get_int(op_props(op), "axis") % x.rank
     element_type = x.element_type
     acc = accumulator_type(element_type)
     reduced = x.shape[:axis] + x.shape[axis + 1 :]
@@ -631,8 +634,8 @@ def pad(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     shape, element_type = _result(op)
     rank = x.rank
     pads = get_ints(op.properties, "pads")
-    mode = get_str(op.properties, "mode", "constant")
-    fill = get_float(op.properties, "value", 0.0)
+    mode = get_str(op_props(op), "mode")
+    fill = get_float(op_props(op), "value")
     crops = [max(-pads[a], 0) for a in range(rank)]
     kept_sizes = [x.shape[a] - crops[a] - max(-pads[a + rank], 0) for a in range(rank)]
     if min(kept_sizes, default=1) < 1:
@@ -731,11 +734,11 @@ class ResizeAxis:
 def _resized_axes(op: GraphOp, x: Tensor) -> dict[int, ResizeAxis]:
     """The axes the interpreter resizes (it skips those of scale ≈ 1 and
     unchanged size, unless tf_crop_and_resize crops them)."""
-    props = op.properties
+    props = op_props(op)
     size = get_ints(props, "size")
     scales = nn.resize_scales(props, x.shape, size)
     roi = nn.resize_roi(props, x.rank)
-    transformation = get_str(props, "coordinate_transformation_mode", "half_pixel")
+    transformation = get_str(props, "coordinate_transformation_mode")
     axes: dict[int, ResizeAxis] = {}
     for axis, out_size in enumerate(size):
         span = (roi[axis], roi[axis + x.rank])
@@ -754,10 +757,10 @@ def resize(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     coordinate leaves the input. Integers are rounded half to even."""
     (x,) = inputs
     shape, element_type = _result(op)
-    props = op.properties
-    linear = get_str(props, "mode", "nearest") == "linear"
-    nearest_mode = get_str(props, "nearest_mode", "round_prefer_floor")
-    extrapolation = get_float(props, "extrapolation_value", 0.0)
+    props = op_props(op)
+    linear = get_str(props, "mode") == "linear"
+    nearest_mode = get_str(props, "nearest_mode")
+    extrapolation = get_float(props, "extrapolation_value")
     axes = _resized_axes(op, x)
     order = sorted(axes)
 

@@ -21,7 +21,15 @@ from xdsl.dialects.builtin import f32, i1, i8, i64
 from xdsl.ir import Attribute
 
 from xtc.dialects.graph import reduce as r
-from xtc.dialects.graph.base import GraphOp, axis_in_range, elem, get_bool, get_int, shape_of
+from xtc.dialects.graph.base import (
+    GraphOp,
+    axis_in_range,
+    elem,
+    get_bool,
+    get_int,
+    op_props,
+    shape_of,
+)
 from xtc.ops import compute_rule
 from xtc.ops.elementwise import is_half, is_nan, like
 from xtc.ops.te_builder import (
@@ -91,7 +99,7 @@ def reduce_rule(kind: str) -> Callable[[KernelBuilder, GraphOp, list[Tensor]], l
         (x,) = inputs
         assert isinstance(op, r.ReduceOp)
         axes = sorted(type(op).reduced_axes(op.input.type, op.properties))
-        keepdims = get_bool(op.properties, "keepdims", True)
+        keepdims = get_bool(op_props(op), "keepdims")
         extents = [x.shape[a] for a in axes]
         result_type = op.output.type
 
@@ -151,10 +159,10 @@ def arg_reduce(kind: str) -> Callable[[KernelBuilder, GraphOp, list[Tensor]], li
 
     def rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
         (x,) = inputs
-        props = op.properties
-        axis = axis_in_range(op.name, get_int(props, "axis", 0), x.rank)
-        keepdims = get_bool(props, "keepdims", True)
-        last = get_bool(props, "select_last_index", False)
+        props = op_props(op)
+        axis = axis_in_range(op.name, get_int(props, "axis"), x.rank)
+        keepdims = get_bool(props, "keepdims")
+        last = get_bool(props, "select_last_index")
         n = x.shape[axis]
         floats = is_float(x.element_type)
 
@@ -197,8 +205,8 @@ def cumsum(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     itself left out with `exclusive`."""
     (x,) = inputs
     axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.rank)
-    exclusive = get_bool(op.properties, "exclusive", False)
-    reverse = get_bool(op.properties, "reverse", False)
+    exclusive = get_bool(op_props(op), "exclusive")
+    reverse = get_bool(op_props(op), "reverse")
 
     def body(*out: Expr) -> Expr:
         i = out[axis]
@@ -243,8 +251,8 @@ def topk(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     a permutation of 0..n-1 on each line; indices[j] = the i of rank j;
     values[j] = x[indices[j]]."""
     (x,) = inputs
-    axis = axis_in_range(op.name, get_int(op.properties, "axis", -1), x.rank)
-    compare = sorts_before(get_bool(op.properties, "largest", True))
+    axis = axis_in_range(op.name, get_int(op_props(op), "axis"), x.rank)
+    compare = sorts_before(get_bool(op_props(op), "largest"))
     n = x.shape[axis]
 
     def rank_of(*at: Expr) -> Expr:

@@ -31,6 +31,7 @@ from xtc.dialects.graph.base import (
     get_ints,
     get_str,
     index_fault,
+    op_props,
     shape_of,
 )
 from xtc.ops import compute_rule
@@ -216,7 +217,7 @@ def concat(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 @compute_rule(t.SplitOp)
 def split(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     (x,) = inputs
-    axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), x.rank)
+    axis = t.axis_in_range(op.name, get_int(op_props(op), "axis"), x.rank)
     starts = list(itertools.accumulate(get_ints(op.properties, "sizes"), initial=0))
     outputs: list[Tensor] = []
     for result, start in enumerate(starts[:-1]):
@@ -296,7 +297,7 @@ def checked_positions(
 @compute_rule(t.GatherOp)
 def gather(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     data, indices = inputs
-    axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
+    axis = t.axis_in_range(op.name, get_int(op_props(op), "axis"), data.rank)
     positions = checked_positions(k, op, indices.shape, lambda *p: indices[p], data, axis)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
@@ -312,7 +313,7 @@ def gather(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 @compute_rule(t.GatherElementsOp)
 def gather_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     data, indices = inputs
-    axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
+    axis = t.axis_in_range(op.name, get_int(op_props(op), "axis"), data.rank)
     positions = checked_positions(k, op, indices.shape, lambda *p: indices[p], data, axis)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
@@ -344,7 +345,7 @@ def checked_tuples(
 def gather_nd(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[b.., t.., rest..] = data[b.., indices[b.., t.., :]..., rest..]."""
     data, indices = inputs
-    batch_dims = get_int(op.properties, "batch_dims", 0)
+    batch_dims = get_int(op_props(op), "batch_dims")
     positions = checked_tuples(k, op, data, indices, batch_dims)
     if (empty := zeros_if_empty(k, op, data)) is not None:
         return empty
@@ -388,8 +389,8 @@ def scatter_elements(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> lis
     """out[p] for p on `axis`: the updates at positions q (q = p off the axis)
     whose index is p[axis]."""
     data, indices, updates = inputs
-    axis = t.axis_in_range(op.name, get_int(op.properties, "axis", 0), data.rank)
-    reduction = get_str(op.properties, "reduction", "none")
+    axis = t.axis_in_range(op.name, get_int(op_props(op), "axis"), data.rank)
+    reduction = get_str(op_props(op), "reduction")
     n = indices.shape[axis]
     if prod(indices.shape) == 0:
         return [result_compute(k, op, lambda *out: data[out])]
@@ -437,7 +438,7 @@ def scatter_nd(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tens
     """out[p] with p = (p_0..p_{k-1}, rest): the updates[t, rest] whose index
     tuple indices[t, :] is (p_0..p_{k-1})."""
     data, indices, updates = inputs
-    reduction = get_str(op.properties, "reduction", "none")
+    reduction = get_str(op_props(op), "reduction")
     depth = indices.shape[-1]
     box = list(indices.shape[:-1])
     if prod(box) == 0:
@@ -485,7 +486,7 @@ def depth_to_space(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[
     (x,) = inputs
     b = get_int(op.properties, "blocksize")
     channels = x.shape[1] // (b * b)
-    dcr = get_str(op.properties, "mode", "DCR") == "DCR"
+    dcr = get_str(op_props(op), "mode") == "DCR"
 
     def body(n: Expr, c: Expr, y: Expr, x_: Expr) -> Expr:
         by, bx = rem(y, b), rem(x_, b)
@@ -503,7 +504,7 @@ def space_to_depth(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[
     (x,) = inputs
     b = get_int(op.properties, "blocksize")
     channels = x.shape[1]
-    dcr = get_str(op.properties, "mode", "DCR") == "DCR"
+    dcr = get_str(op_props(op), "mode") == "DCR"
 
     def body(n: Expr, channel: Expr, y: Expr, x_: Expr) -> Expr:
         if dcr:

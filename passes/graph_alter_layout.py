@@ -39,7 +39,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from xtc.dialects.graph.base import get_int, get_str
+from xtc.dialects.graph.base import get_int, get_str, op_props
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.nn import Conv2dOp, DenseOp, MatmulOp
 
@@ -72,9 +72,9 @@ class ConvWeightsOutputChannelsInnermost(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
         weight = op.weight.owner
-        if not isinstance(weight, ConstantOp) or get_int(op.properties, "groups", 1) != 1:
+        if not isinstance(weight, ConstantOp) or get_int(op_props(op), "groups") != 1:
             return
-        if get_str(op.properties, "kernel_layout", "OIHW") != "OIHW":
+        if get_str(op_props(op), "kernel_layout") != "OIHW":
             return
         array = weight.to_array()
         block = next((b for b in block_sizes(self.block) if array.shape[0] % b == 0), None)

@@ -20,7 +20,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xtc.dialects.graph.base import elem, get_int, shape_of
+from xtc.dialects.graph.base import elem, get_int, op_props, shape_of
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import AddOp, MulOp
 from xtc.dialects.graph.nn import BiasAddOp, Conv2dOp, DenseOp, MatmulOp, kernel_layout
@@ -122,7 +122,7 @@ def producer_through_bias(
 
 
 def bias_add_axis(op: BiasAddOp) -> int:
-    return get_int(op.properties, "axis", 1) % len(shape_of(op.input.type))
+    return get_int(op_props(op), "axis") % len(shape_of(op.input.type))
 
 
 def match_scaled_output(mul: MulOp, producer_type: type[WeightedOp]) -> ScaledOutput | None:
@@ -233,8 +233,7 @@ class FoldInputScaleIntoConv2d(RewritePattern):
         mul = conv.input.owner
         if not isinstance(mul, MulOp) or not only_user_is(conv.input, conv):
             return
-        props = conv.properties
-        if get_int(props, "groups", 1) != 1 or kernel_layout(props) != "OIHW":
+        if get_int(op_props(conv), "groups") != 1 or kernel_layout(conv.properties) != "OIHW":
             return
         found = split_constant(mul)
         weight = constant_value(conv.weight)
@@ -247,7 +246,7 @@ class FoldInputScaleIntoConv2d(RewritePattern):
         weight_op = ConstantOp.from_array(
             scaled(weight, factors.reshape(1, -1, 1, 1)), "scaled_weight"
         )
-        new_conv = Conv2dOp.build_inferred([x, weight_op], props)
+        new_conv = Conv2dOp.build_inferred([x, weight_op], conv.properties)
         rewriter.replace(conv, [weight_op, new_conv])
         rewriter.erase(mul)
 

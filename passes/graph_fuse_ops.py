@@ -19,75 +19,24 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis.functions import PRIMITIVE_ATTR, is_primitive
-from xtc.dialects.graph import elementwise, nn, reduce, tensor
-from xtc.dialects.graph.base import GraphOp, OpPattern, name_stem
-from xtc.dialects.graph.constant import ConstantOp
-
-OP_PATTERNS: dict[type[GraphOp], OpPattern] = {
-    # Elementwise, broadcast included (a class stands for its subclasses).
-    elementwise.UnaryOp: OpPattern.ELEMENTWISE,
-    elementwise.BinaryOp: OpPattern.ELEMENTWISE,
-    elementwise.CastOp: OpPattern.ELEMENTWISE,
-    elementwise.WhereOp: OpPattern.ELEMENTWISE,
-    nn.BiasAddOp: OpPattern.ELEMENTWISE,
-    nn.BatchNormOp: OpPattern.ELEMENTWISE,
-    # Injective: data movement.
-    tensor.ReshapeOp: OpPattern.INJECTIVE,
-    tensor.TransposeOp: OpPattern.INJECTIVE,
-    tensor.SqueezeOp: OpPattern.INJECTIVE,
-    tensor.UnsqueezeOp: OpPattern.INJECTIVE,
-    tensor.FlattenOp: OpPattern.INJECTIVE,
-    tensor.BroadcastToOp: OpPattern.INJECTIVE,
-    tensor.TileOp: OpPattern.INJECTIVE,
-    tensor.ConcatOp: OpPattern.INJECTIVE,
-    tensor.SplitOp: OpPattern.INJECTIVE,
-    tensor.SliceOp: OpPattern.INJECTIVE,
-    tensor.GatherOp: OpPattern.INJECTIVE,
-    tensor.GatherElementsOp: OpPattern.INJECTIVE,
-    tensor.GatherNDOp: OpPattern.INJECTIVE,
-    tensor.DepthToSpaceOp: OpPattern.INJECTIVE,
-    tensor.SpaceToDepthOp: OpPattern.INJECTIVE,
-    nn.PadOp: OpPattern.INJECTIVE,
-    nn.ResizeOp: OpPattern.INJECTIVE,
-    # Reductions, and the ops built around one (opaque-with-reduction).
-    reduce.ReduceOp: OpPattern.REDUCTION,
-    reduce.ArgReduceOp: OpPattern.REDUCTION,
-    nn.AxisSoftmaxOp: OpPattern.REDUCTION,
-    nn.LayerNormOp: OpPattern.REDUCTION,
-    # Anchors: the heavy ops an epilogue fuses into.
-    nn.Conv2dOp: OpPattern.ANCHOR,
-    nn.Conv2dTransposeOp: OpPattern.ANCHOR,
-    nn.DenseOp: OpPattern.ANCHOR,
-    nn.MatmulOp: OpPattern.ANCHOR,
-    nn.BatchMatmulOp: OpPattern.ANCHOR,
-    nn.Pool2dOp: OpPattern.ANCHOR,
-    nn.GlobalPool2dOp: OpPattern.ANCHOR,
-    # Opaque: scans, sorts, scatters.
-    reduce.CumSumOp: OpPattern.OPAQUE,
-    reduce.TopKOp: OpPattern.OPAQUE,
-    tensor.ScatterElementsOp: OpPattern.OPAQUE,
-    tensor.ScatterNDOp: OpPattern.OPAQUE,
-    ConstantOp: OpPattern.OPAQUE,
-}
-"""The fusion class of xtc's graph ops; an op class whose `FUSION_KIND` is
-unset and that is not listed (nor any of its bases) is opaque."""
+from xtc.dialects.graph.base import GraphOp, OpPattern, missing_fusion_kind, name_stem
 
 MASTERS = (OpPattern.ANCHOR, OpPattern.REDUCTION)
 """The patterns that start a group and take an elementwise epilogue."""
 
 
 def op_pattern(op: Operation) -> OpPattern:
-    """The fusion class of `op`: its class's `FUSION_KIND` when set (a
-    plugin's op states its own), else OP_PATTERNS, else OPAQUE."""
-    if isinstance(op, GraphOp) and op.FUSION_KIND is not None:
-        return op.FUSION_KIND
-    for cls in type(op).__mro__:
-        pattern = OP_PATTERNS.get(cls)
-        if pattern is not None:
-            return pattern
-    return OpPattern.OPAQUE
+    """The fusion class of `op`: its class's `FUSION_KIND` for a graph op
+    (every registered one states it), OPAQUE for any other op."""
+    if not isinstance(op, GraphOp):
+        return OpPattern.OPAQUE
+    if (why := missing_fusion_kind(type(op))) is not None:
+        raise DiagnosticException(why)
+    assert op.FUSION_KIND is not None
+    return op.FUSION_KIND
 
 
 @dataclass
@@ -285,13 +234,14 @@ class GraphFuseOps(ModulePass):
     group's operands (function arguments, constants, results of other ops) are
     the function's arguments; `graph.constant` ops stay where they are.
 
-    Each op has a class (`OP_PATTERNS`): elementwise (unary, binary with
-    broadcast, cast, where, bias_add, batch_norm), injective (reshape,
-    transpose, concat, slice, pad, gather, resize, ...), reduction (reduce_*,
-    arg*, and softmax / log_softmax / layer_norm, built around reductions),
-    anchor (conv2d, conv2d_transpose, dense, matmul, batch_matmul, pooling)
-    or opaque (cumsum, topk, scatters, constants, any op not listed; also any
-    op with several results). The ops are visited in order; an op joins the
+    Each graph op class states its fusion class (`FUSION_KIND`):
+    elementwise (unary, binary with broadcast, cast, where, bias_add,
+    batch_norm), injective (reshape, transpose, concat, slice, pad, gather,
+    resize, ...), reduction (reduce_*, arg*, and softmax / log_softmax /
+    layer_norm, built around reductions), anchor (conv2d, conv2d_transpose,
+    dense, matmul, batch_matmul, pooling) or opaque (cumsum, topk, scatters,
+    constants; also any op of another dialect, and any op with several
+    results). The ops are visited in order; an op joins the
     groups of its producers (merging them) as follows:
       - an anchor or a reduction starts a group, the group's master: two
         masters never share a group;

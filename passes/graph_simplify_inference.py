@@ -19,7 +19,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xtc.dialects.graph.base import get_float, get_int, int_attr, shape_of
+from xtc.dialects.graph.base import get_float, get_int, int_attr, op_props, shape_of
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import AddOp, DropoutOp, IdentityOp, MulOp
 from xtc.dialects.graph.nn import (
@@ -44,14 +44,14 @@ def batch_norm_scale_shift(bn: BatchNormOp) -> tuple[np.ndarray, np.ndarray] | N
     if any(p is None for p in params):
         return None
     gamma, beta, mean, variance = (cast(np.ndarray, p).astype(np.float64) for p in params)
-    epsilon = get_float(bn.properties, "epsilon", 1e-5)
+    epsilon = get_float(op_props(bn), "epsilon")
     scale = gamma / np.sqrt(variance + epsilon)
     return scale, beta - mean * scale
 
 
 def channel_axis(bn: BatchNormOp) -> int:
     rank = len(shape_of(bn.operands[0].type))
-    return get_int(bn.properties, "axis", 1) % rank
+    return get_int(op_props(bn), "axis") % rank
 
 
 def only_user_is(value: SSAValue, op: Operation) -> bool:
@@ -70,7 +70,7 @@ def producer_with_bias(
     if isinstance(owner, BiasAddOp):
         bias = constant_value(owner.operands[1])
         rank = len(shape_of(owner.operands[0].type))
-        same_axis = get_int(owner.properties, "axis", 1) % rank == channel_axis(bn)
+        same_axis = get_int(op_props(owner), "axis") % rank == channel_axis(bn)
         inner = owner.operands[0]
         if bias is None or not same_axis or not only_user_is(inner, owner):
             return None

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from xdsl.dialects.func import FuncOp
 from xdsl.pattern_rewriter import PatternRewriter
 
+from xtc.analysis.vectorizable import MAX_VECTOR_LANES, loop_kept_serial
 from xtc.passes.schedule_pass import SchedulePass
 from xtc.passes.tir_loops import has_inner_loop, set_kind
-
-MAX_VECTOR_LANES = 64
-"""The widest vector a loop becomes (64 bytes of i8, four AVX-512 f32 vectors)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,12 +22,16 @@ class TirVectorize(SchedulePass):
 
     Produces: the loop with kind "vectorized" (whatever kind it had),
     nothing else changed. The lowering widens such a loop into vector
-    operations; where it does not yet, the loop runs serially, which
-    computes the same.
+    operations; where it cannot, the loop runs serially, which computes the
+    same, and says so in a `vectorize-missed` remark (`xtc-opt --remarks`).
 
     Refuses (naming pass, function and loop): a missing function or loop, a
     loop name used twice, a loop holding another loop, a loop of more than
-    64 iterations (saying how many).
+    64 iterations (saying how many), a body that the lowering could only
+    run serially whatever follows: an op with a region, or with effects
+    other than loads, stores and checks (a call), as analysis/vectorizable.py
+    decides for both. What the lowering still leaves serial (lanes that
+    store to the same element, ...) is a remark of convert-tir-to-llvm.
 
     Command line: `tir-vectorize{func=matmul_0 loop=i1_i}`; a name other
     than letters, digits, `_` and `-`, or one that reads as a number or a
@@ -52,4 +54,7 @@ class TirVectorize(SchedulePass):
                 f"has {loop.extent} iterations; at most {MAX_VECTOR_LANES} vectorize "
                 "(split it first)"
             )
+        reason = loop_kept_serial(loop)
+        if reason is not None:
+            raise refuse(f"cannot become vector code: {reason}")
         set_kind(loop, "vectorized", rewriter)

@@ -2,7 +2,9 @@
 
     manifest.json   inputs and outputs (name, shape, dtype), target (triple,
                     CPU, features), xtc version, opt level, the pass pipeline
-                    that built it, arena and weight sizes, the library's sha256
+                    that built it, arena and weight sizes, the library's sha256,
+                    the compile's remarks counted by category (xtc/remarks.py:
+                    {"schedule-refused": M, "vectorize-missed": N}, {} if none)
     model.so        the native library (runtime/library.py): weights inside,
                     C entry `xtc_run`
     model.h         the C header of `xtc_run` and `xtc_last_error`, with the

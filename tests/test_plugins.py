@@ -137,6 +137,11 @@ def test_registering_the_same_module_twice_gives_the_same_plugin() -> None:
         ("testops", "graph", "redefines dialect 'graph'"),
         ('"testops.cube"', '"other.cube"', "other.cube is not named 'testops.<op>'"),
         ("CubeOp(GraphOp)", "CubeOp(IRDLOperation)", "testops.cube is not a graph op"),
+        (
+            "FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE",
+            "",
+            "testops.cube states no fusion kind",
+        ),
     ],
 )
 def test_a_clashing_or_malformed_plugin_is_refused_whole(old: str, new: str, message: str) -> None:

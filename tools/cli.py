@@ -1,7 +1,7 @@
 """`xtc`: the command line for models, like `tvmc`.
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
-                [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [-o model.tar]
+                [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [-o model.tar]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
@@ -25,9 +25,12 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from xtc import __version__
+
+if TYPE_CHECKING:
+    from xtc.remarks import Remark
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -66,6 +69,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
     dumped: list[Path] = []
+    remarks: list[Remark] = []
 
     def dump(stage: str, text: str) -> None:
         path = output.with_name(output.name + DUMP_SUFFIXES[stage])
@@ -86,9 +90,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         dump_stages=stages,
         timer=timer,
         verify_each=True if args.verify_each else None,
+        on_remark=remarks.append if args.remarks else None,
     )
     if bar:
         bar.close()
+    for remark in remarks:
+        print(f"{args.model}: remark: {remark.text()}", file=sys.stderr)
     with timer.scope("export"):
         model.export(output)
     if args.timing:
@@ -394,6 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="verify the IR after every pass, not only at the end of each stage "
         "(slower; XTC_VERIFY_EACH=1 does the same)",
+    )
+    compiler.add_argument(
+        "--remarks",
+        action="store_true",
+        help="print on stderr each fallback the compile took: a loop left scalar, "
+        "a schedule step refused (like clang -Rpass-missed)",
     )
     compiler.add_argument("-o", "--output", help="the artifact (default: MODEL.tar here)")
 

@@ -3,7 +3,7 @@
     m = xtc.compile("model.onnx", target="llvm", input_shapes=None, opt_level=3)
     m.run({"data": x}); m.benchmark([x]); m.export("model.tar")
 
-The stages are the ladder of DESIGN.md: import to `graph`, the graph passes
+The stages are the ladder of IRs: import to `graph`, the graph passes
 (at -O1 and above), the lowerings to `te`, `tir` (with the static memory
 plan) and `llvm`, then LLVM at -O`opt_level` into one shared library
 (runtime/library.py). `pipeline(opt_level)` is the `xtc-opt -p` string of
@@ -29,7 +29,10 @@ from xtc.runtime.model import CompiledModel, TensorSpec
 from xtc.runtime.timing import NO_TIMER, Timer
 
 if TYPE_CHECKING:
+    from xdsl.utils.exceptions import DiagnosticException
+
     from xtc.ops.schedules import KernelSchedule
+    from xtc.remarks import Remark
     from xtc.tune.records import Record, TuningRecords
 
 TARGETS = ("llvm",)
@@ -72,6 +75,8 @@ Progress = Callable[[str, int, int], None]
 """progress(step name, steps done, steps in all)."""
 Dump = Callable[[str, str], None]
 """dump(stage, text) for each stage asked for."""
+RemarkSink = Callable[["Remark"], None]
+"""on_remark(remark) for each remark of the compile, in order."""
 
 
 class CompileError(Exception):
@@ -99,10 +104,11 @@ def compile_model(
     dump_stages: Sequence[str] = (),
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
+    on_remark: RemarkSink | None = None,
 ) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
-    loads it (see the module doc; `timer` and `verify_each` as in
-    compile_graph)."""
+    loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
+    in compile_graph)."""
     from xtc.frontend.onnx import import_model
 
     _check_request(target, opt_level, tuning_records, dump_stages)
@@ -122,6 +128,7 @@ def compile_model(
         tuning_records=tuning_records,
         timer=timer,
         verify_each=verify_each,
+        on_remark=on_remark,
     )
 
 
@@ -142,6 +149,7 @@ def compile_graph(
     tuning_records: str | os.PathLike[str] | None = None,
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
+    on_remark: RemarkSink | None = None,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -150,8 +158,12 @@ def compile_graph(
     schedule. The IR is verified at the end of each stage (graph, te, tir,
     llvm), or after every pass with `verify_each` (None: when the
     environment sets XTC_VERIFY_EACH=1, as the tests do). `timer` gets the
-    time of each pass and stage (`xtc compile --timing`)."""
+    time of each pass and stage (`xtc compile --timing`). Each fallback
+    taken (a loop left scalar, a schedule step refused) is a remark
+    (xtc/remarks.py): the manifest counts them by category, and `on_remark`
+    gets each (`xtc compile --remarks`)."""
     from xtc import interp
+    from xtc.remarks import collect_remarks, count_by_category
     from xtc.runtime.artifact import open_model as open_compiled
     from xtc.runtime.artifact import sha256_of, write_manifest
     from xtc.runtime.library import build_library
@@ -173,24 +185,25 @@ def compile_graph(
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
-    for done, name_of_pass in enumerate(passes, start=1):
-        report(name_of_pass, done, steps)
-        with timer.scope(name_of_pass):
-            apply_pipeline(module, name_of_pass, verify=verify_each)
-        replay.append(name_of_pass)
-        if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
-            with timer.scope("schedule-kernels"):
-                replay += schedule_kernels(
-                    module, entry, records, tuned, verify_each=verify_each, timer=timer
-                )
-        if name_of_pass == "tir-plan-memory":
-            arena = _arena_sizes(module, entry)
-        stage = dump_points.get(name_of_pass)
-        if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
-            with timer.scope(f"verify {stage or 'llvm'}"):
-                _verify_stage(module, stage or "llvm")
-        if stage in dump_stages and dump is not None:
-            dump(stage, module_to_text(module))
+    with collect_remarks() as remarks:
+        for done, name_of_pass in enumerate(passes, start=1):
+            report(name_of_pass, done, steps)
+            with timer.scope(name_of_pass):
+                apply_pipeline(module, name_of_pass, verify=verify_each)
+            replay.append(name_of_pass)
+            if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
+                with timer.scope("schedule-kernels"):
+                    replay += schedule_kernels(
+                        module, entry, records, tuned, verify_each=verify_each, timer=timer
+                    )
+            if name_of_pass == "tir-plan-memory":
+                arena = _arena_sizes(module, entry)
+            stage = dump_points.get(name_of_pass)
+            if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
+                with timer.scope(f"verify {stage or 'llvm'}"):
+                    _verify_stage(module, stage or "llvm")
+            if stage in dump_stages and dump is not None:
+                dump(stage, module_to_text(module))
     if opt_level == 0 and "graph" in dump_stages and dump is not None:
         dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
     report("llvm", steps - 1, steps)
@@ -235,10 +248,14 @@ def compile_graph(
             "library_sha256": sha256_of(info.path),
             "toolchain": info.toolchain(),
             "llvm_seconds": round(time.perf_counter() - started, 3),
+            "remarks": count_by_category(remarks),
         }
         if records is not None:
             manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
         write_manifest(directory, manifest)
+        if on_remark is not None:
+            for remark in remarks:
+                on_remark(remark)
         report("done", steps, steps)
         with timer.scope("load"):
             return open_compiled(directory, manifest, owner)
@@ -392,7 +409,8 @@ def schedule_kernels(
                     try:
                         with timer.scope(_pass_name(step)):
                             apply_pipeline(attempt, step, verify=verify_each)
-                    except DiagnosticException:
+                    except DiagnosticException as e:
+                        _report_refused_step(kernel.sym_name.data, step, e)
                         break
                     scratch = attempt
                     applied.append(step)
@@ -410,6 +428,21 @@ def schedule_kernels(
             "(records of another model?)"
         )
     return applied
+
+
+def _report_refused_step(function: str, step: str, error: DiagnosticException) -> None:
+    from xtc import remarks
+
+    reason = " ".join(str(error).split("\n", 1)[0].split())
+    remarks.report(
+        remarks.Remark(
+            "missed",
+            remarks.SCHEDULE_REFUSED,
+            _pass_name(step),
+            f"step {step} refused: {reason}",
+            function,
+        )
+    )
 
 
 def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None:

@@ -17,10 +17,10 @@ import argparse
 import inspect
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from xdsl.ir import Dialect
+from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -41,6 +41,7 @@ from xdsl.irdl.constraints import (
     SingleOf,
 )
 
+from xtc.dialects.graph.base import OpPattern, declared_defaults
 from xtc.tools.pass_docs import PassDoc, describe_pass
 from xtc.tools.universe import XTC_DIALECTS, XTC_PASSES
 
@@ -86,7 +87,7 @@ def op_section(op: type[IRDLOperation], example: str | None) -> list[str]:
     lines += _table("Operand", [(n, d) for n, d in definition.operands])
     lines += _table("Result", [(n, d) for n, d in definition.results])
     properties = [(n, d) for n, d in definition.properties.items()]
-    lines += _table("Property", properties)
+    lines += _table("Property", properties, declared_defaults(op))
     lines += _table("Attribute", [(n, d) for n, d in definition.attributes.items()])
     if definition.regions:
         names = ", ".join(f"`{name}`" for name, _ in definition.regions)
@@ -94,6 +95,9 @@ def op_section(op: type[IRDLOperation], example: str | None) -> list[str]:
     traits = sorted(type(trait).__name__ for trait in definition.traits)
     if traits:
         lines += [f"Traits: {', '.join(traits)}", ""]
+    fusion_kind = getattr(op, "FUSION_KIND", None)
+    if isinstance(fusion_kind, OpPattern):
+        lines += [f"Fuses as: {fusion_kind.value} (graph-fuse-ops)", ""]
     lines += [f"Checked: {'; '.join(_checks(op))}.", ""]
     if example is not None:
         lines += ["Example:", "", "```mlir", example, "```", ""]
@@ -159,14 +163,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 # Pieces of an op section.
 
 
-def _table(kind: str, rows: Sequence[tuple[str, object]]) -> list[str]:
+def _table(
+    kind: str, rows: Sequence[tuple[str, object]], defaults: Mapping[str, Attribute] | None = None
+) -> list[str]:
     if not rows:
         return []
     lines = [f"| {kind} | Constraint | |", "|---|---|---|"]
     for name, definition in rows:
         constraint = getattr(definition, "constr", None)
         text = _constraint_text(constraint) if constraint is not None else ""
-        lines.append(f"| `{name}` | {_table_cell(text)} | {_arity(definition)} |")
+        arity = _arity(definition)
+        if defaults and name in defaults:
+            arity += f", default {_table_cell(str(defaults[name]))}"
+        lines.append(f"| `{name}` | {_table_cell(text)} | {arity} |")
     return [*lines, ""]
 
 

@@ -9,6 +9,9 @@ met (tools/diagnostics.py), else each mismatch is printed and the exit code is
 1; each chunk that gives no diagnostic is printed. `--diagnostics-to-output`
 writes each chunk's diagnostic to the output in place of its IR and exits 0,
 so FileCheck can check it beside the IR of other chunks.
+`--remarks` prints each fallback a pass took (a vectorized loop left scalar)
+as `file:line:col: remark: ...` on stderr, and lets `--verify-diagnostics`
+match them with `expected-remark` annotations.
 `--print-ir-after-all` and `--print-ir-after=p1,p2` print the IR after passes
 (to stderr, as `mlir-opt` does). `--list-passes` lists the passes, xtc's
 first with their options; `--help-pass NAME` shows one in full.
@@ -35,6 +38,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from xtc.remarks import Remark, collect_remarks
 from xtc.tools.diagnostics import Diagnostic, check_diagnostics, parse_expectations
 from xtc.tools.pass_docs import (
     describe_pass,
@@ -109,6 +113,13 @@ class XtcOptMain(xDSLOptMain):
             "--verify-diagnostics",
             "check the diagnostics against the `// expected-error {{message}}` "
             "annotations of the input (as mlir-opt): exit 1 on any mismatch",
+        )
+        arg_parser.add_argument(
+            "--remarks",
+            action="store_true",
+            help="print to stderr each fallback a pass took (a loop left scalar, ...) as "
+            "`file:line:col: remark: ...`; with --verify-diagnostics, `expected-remark` "
+            "annotations match them",
         )
         arg_parser.add_argument(
             "--list-passes",
@@ -206,7 +217,9 @@ class XtcOptMain(xDSLOptMain):
                 if self.args.verify_diagnostics:
                     failed |= self._run_verifying(source, file_extension, offset, output)
                 else:
-                    result = self._process_chunk(source, file_extension, offset)
+                    result, remarks = self._process_chunk(source, file_extension, offset)
+                    for remark in remarks:
+                        print(remark.render(), file=sys.stderr)
                     if not isinstance(result, Diagnostic):
                         output.write(result)
                     elif self.args.diagnostics_to_output:
@@ -222,16 +235,34 @@ class XtcOptMain(xDSLOptMain):
         if failed:
             sys.exit(1)
 
-    def _process_chunk(self, source: bytes, file_extension: str, offset: int) -> str | Diagnostic:
-        """The chunk's resulting IR, or the diagnostic that stopped it."""
-        try:
-            module = self._parse_located(BytesIO(source), file_extension, offset)
-            if module is None:
-                return ""
-            self.apply_passes(module)
-            return self.output_resulting_program(module)
-        except (ParseError, DiagnosticException, UserError) as e:
-            return self._diagnostic(e, offset)
+    def _process_chunk(
+        self, source: bytes, file_extension: str, offset: int
+    ) -> tuple[str | Diagnostic, list[Diagnostic]]:
+        """The chunk's resulting IR, or the diagnostic that stopped it, and
+        the remarks its passes gave (none unless `--remarks`)."""
+        with collect_remarks() as remarks:
+            try:
+                module = self._parse_located(BytesIO(source), file_extension, offset)
+                result = "" if module is None else self._transformed(module)
+            except (ParseError, DiagnosticException, UserError) as e:
+                result = self._diagnostic(e, offset)
+        if not self.args.remarks:
+            return result, []
+        return result, [self._remark_diagnostic(r, offset) for r in remarks]
+
+    def _transformed(self, module: ModuleOp) -> str:
+        self.apply_passes(module)
+        return self.output_resulting_program(module)
+
+    def _remark_diagnostic(self, remark: Remark, line_offset: int) -> Diagnostic:
+        """The remark at its op's place in the source, where it has one."""
+        op = remark.op
+        location = self._parser.location_of(op) if self._parser and op is not None else None
+        if location is None:
+            return Diagnostic(self.get_input_name(), None, None, remark.text(), "remark")
+        return Diagnostic(
+            location.file, location.line + line_offset, location.col, remark.text(), "remark"
+        )
 
     def _run_verifying(
         self, source: bytes, file_extension: str, offset: int, output: IO[str]
@@ -240,10 +271,10 @@ class XtcOptMain(xDSLOptMain):
         mismatch with its annotations to stderr and says whether there was one."""
         name = self.get_input_name()
         expectations, problems = parse_expectations(source.decode("utf-8"), name, offset + 1)
-        result = self._process_chunk(source, file_extension, offset)
+        result, remarks = self._process_chunk(source, file_extension, offset)
         if not isinstance(result, Diagnostic):
             output.write(result)
-        produced = [result] if isinstance(result, Diagnostic) else []
+        produced = remarks + ([result] if isinstance(result, Diagnostic) else [])
         failures = problems + check_diagnostics(expectations, produced, name)
         for failure in failures:
             print(failure.render(), file=sys.stderr)

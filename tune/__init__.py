@@ -1,1 +1,3 @@
-"""Placeholder: filled by later issues (see DESIGN.md)."""
+"""Tuning: tasks (a model's distinct kernels), tuners and an XGBoost cost
+model choosing configs, measurement in worker processes (or on Ray), records
+of what was measured, and the model-wide scheduler (`xtc.tune`, `xtc tune`)."""

@@ -1,17 +1,19 @@
 """The graph dialect: tensors and operators, Relay-like. A whole model is one
 module whose `main` function is the operator graph. One module per op
-category; each exports its list of ops."""
+category; the dialect holds every op class they define (`defined_ops`), so
+an op is registered by being written."""
 
 from xdsl.ir import Dialect
 
-from xtc.dialects.graph.constant import ConstantOp
-from xtc.dialects.graph.elementwise import ELEMENTWISE_OPS
-from xtc.dialects.graph.nn import NN_OPS
-from xtc.dialects.graph.reduce import REDUCE_OPS
-from xtc.dialects.graph.tensor import TENSOR_OPS
+from xtc.dialects.graph import constant, elementwise, nn, reduce, tensor
+from xtc.dialects.graph.base import GraphOp, defined_ops
 
-Graph = Dialect(
-    "graph",
-    [ConstantOp, *ELEMENTWISE_OPS, *NN_OPS, *TENSOR_OPS, *REDUCE_OPS],
-    [],
+CATEGORIES = (constant, elementwise, nn, tensor, reduce)
+"""The modules of the graph ops, one per category."""
+
+GRAPH_OPS: tuple[type[GraphOp], ...] = tuple(
+    op for module in CATEGORIES for op in defined_ops(module)
 )
+"""Every graph op class, by category and in definition order."""
+
+Graph = Dialect("graph", [*GRAPH_OPS], [])

@@ -10,9 +10,11 @@ an importer see one set of rules.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from enum import Enum
+from types import ModuleType
 from typing import ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
@@ -172,6 +174,27 @@ def get_str(
     return value
 
 
+@functools.cache
+def declared_defaults(op_class: type[Operation]) -> Props:
+    """The default of each optional property of `op_class`: its `DEFAULTS`
+    merged with its bases' (the one place a default is written)."""
+    merged: dict[str, Attribute] = {}
+    for cls in reversed(op_class.__mro__):
+        merged.update(cast(Props, vars(cls).get("DEFAULTS", {})))
+    return merged
+
+
+def with_defaults(op_class: type[Operation], props: Props) -> Props:
+    """`props` with the declared default of each property they lack, so the
+    readers above need no default of their own."""
+    return {**declared_defaults(op_class), **props}
+
+
+def op_props(op: Operation) -> Props:
+    """The op's properties, defaults included (see `with_defaults`)."""
+    return with_defaults(type(op), op.properties)
+
+
 # ---------------------------------------------------------------------------
 # Shape helpers shared by several op categories.
 
@@ -252,20 +275,36 @@ class GraphOp(IRDLOperation, ABC):
     """A graph op: pure, over tensors, with result types inferred from operands.
 
     Subclasses implement `infer_types`. The printed form is
-    `graph.op %a, %b {props} : (operand types) -> result types`. An op class
-    states how it fuses with `FUSION_KIND` (graph-fuse-ops reads it before its
-    own table; unset and not in the table: opaque).
+    `graph.op %a, %b {props} : (operand types) -> result types`. Every op
+    class states how graph-fuse-ops fuses it with `FUSION_KIND` (on the base
+    class where a family shares it; `OpPattern.OPAQUE` for never): an op
+    that states none is refused when its dialect is collected or registered.
+    An optional property's default is written once, in `DEFAULTS`;
+    `infer_types` receives the properties with it, and other readers get
+    them from `op_props(op)`.
     """
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
     FUSION_KIND: ClassVar[OpPattern | None] = None
+    """None here only: `defined_ops` and plugin registration refuse it."""
+    DEFAULTS: ClassVar[Props] = {}
+    """The value of each optional property the op reads when it is absent,
+    by property name. Not xDSL's `opt_prop_def(..., default_value)`: that
+    would stop printing a property written with its default value, and the
+    textual IR would change."""
 
     @classmethod
     @abstractmethod
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
-        """The result types for these operand types and properties."""
+        """The result types for these operand types and properties (which
+        hold the declared defaults: call `inferred_types`)."""
         ...
+
+    @classmethod
+    def inferred_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        """`infer_types` with the declared defaults of missing properties."""
+        return cls.infer_types(operand_types, with_defaults(cls, props))
 
     @classmethod
     def build_inferred(
@@ -277,14 +316,14 @@ class GraphOp(IRDLOperation, ABC):
         props = dict(props or {})
         values = [SSAValue.get(o) for o in operands]
         try:
-            result_types = cls.infer_types([v.type for v in values], props)
+            result_types = cls.inferred_types([v.type for v in values], props)
         except ShapeError as e:
             raise ShapeError(f"{cls.name}: {_strip_name(cls.name, e)}") from e
         return cls.create(operands=values, result_types=result_types, properties=props)
 
     def verify_(self) -> None:
         try:
-            expected = type(self).infer_types([o.type for o in self.operands], self.properties)
+            expected = type(self).inferred_types([o.type for o in self.operands], self.properties)
         except ShapeError as e:
             raise VerifyException(f"'{self.name}' op {_strip_name(self.name, e)}") from e
         actual = list(self.result_types)
@@ -298,6 +337,34 @@ class GraphOp(IRDLOperation, ABC):
                 + ", ".join(type_str(o.type) for o in self.operands)
                 + ")"
             )
+
+
+def missing_fusion_kind(op_class: type[GraphOp]) -> str | None:
+    """Why `op_class` may not be registered, when it states no fusion kind."""
+    if op_class.FUSION_KIND is not None:
+        return None
+    return (
+        f"{op_class.name} states no fusion kind: set FUSION_KIND on its class "
+        "(OpPattern.OPAQUE for an op never fused)"
+    )
+
+
+def defined_ops(module: ModuleType) -> list[type[GraphOp]]:
+    """The op classes `module` defines (an `irdl_op_definition` each, not
+    its abstract bases nor the ops it imports), in definition order; raises
+    TypeError when one states no fusion kind."""
+    ops = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, GraphOp)
+        and value.__module__ == module.__name__
+        and "name" in vars(value)
+    ]
+    for op in ops:
+        if (why := missing_fusion_kind(op)) is not None:
+            raise TypeError(why)
+    return ops
 
 
 # ---------------------------------------------------------------------------

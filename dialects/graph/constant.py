@@ -11,7 +11,7 @@ numpy here because constant data is part of the IR.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -35,7 +35,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike
 
-from xtc.dialects.graph.base import GraphOp, Props, ShapeError, type_str
+from xtc.dialects.graph.base import GraphOp, OpPattern, Props, ShapeError, type_str
 
 INLINE_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<>`."""
@@ -169,6 +169,8 @@ def _sanitize(name: str) -> str:
 @irdl_op_definition
 class ConstantOp(GraphOp):
     """A constant tensor: `%w = graph.constant dense_resource<w> : tensor<...>`."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
     name = "graph.constant"
 

@@ -9,6 +9,7 @@ equal element types except `graph.pow`, whose result takes the base's type.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import Enum
 from typing import ClassVar
@@ -33,16 +34,20 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     ShapeError,
+    bool_attr,
     broadcast_shapes,
     elem,
+    float_attr,
     get_float,
     get_str,
     is_float,
     is_integer,
     same_element_type,
     shape_of,
+    str_attr,
     tensor,
     type_str,
 )
@@ -85,6 +90,8 @@ def check_element_kind(
 class UnaryOp(GraphOp):
     """`y = f(x)` elementwise; the result has the operand's type."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
+
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.ANY
 
     input = operand_def(AnyTensorTypeConstr)
@@ -120,6 +127,8 @@ class IntegerUnaryOp(UnaryOp):
 
 class BinaryOp(GraphOp):
     """`z = f(x, y)` elementwise with numpy broadcasting; same element types."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     OPERAND_KIND: ClassVar[ElementKind] = ElementKind.NUMERIC
 
@@ -199,12 +208,13 @@ class GeluOp(FloatUnaryOp):
     name = "graph.gelu"
 
     approximate = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"approximate": str_attr("none")}
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
-        get_str(props, "approximate", "none", GELU_APPROXIMATIONS)
+        get_str(props, "approximate", choices=GELU_APPROXIMATIONS)
         return super().infer_types(operand_types, props)
 
 
@@ -376,6 +386,7 @@ class SwishOp(FloatUnaryOp):
     name = "graph.swish"
 
     alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(1.0)}
 
 
 @irdl_op_definition
@@ -409,12 +420,13 @@ class DropoutOp(UnaryOp):
     name = "graph.dropout"
 
     ratio = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"ratio": float_attr(0.5)}
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
-        ratio = get_float(props, "ratio", 0.5)
+        ratio = get_float(props, "ratio")
         if not 0.0 <= ratio < 1.0:
             raise ShapeError(f"{cls.name}: ratio {ratio} is outside [0, 1)")
         return super().infer_types(operand_types, props)
@@ -427,6 +439,7 @@ class LeakyReluOp(FloatUnaryOp):
     name = "graph.leaky_relu"
 
     alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(0.01)}
 
 
 @irdl_op_definition
@@ -437,6 +450,7 @@ class HardSigmoidOp(FloatUnaryOp):
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[Props] = {"alpha": float_attr(0.2), "beta": float_attr(0.5)}
 
 
 @irdl_op_definition
@@ -448,12 +462,15 @@ class ClipOp(NumericUnaryOp):
 
     min_value = opt_prop_def(FloatAttr, prop_name="min")
     max_value = opt_prop_def(FloatAttr, prop_name="max")
+    DEFAULTS: ClassVar[Props] = {"min": float_attr(-math.inf), "max": float_attr(math.inf)}
 
 
 @irdl_op_definition
 class CastOp(GraphOp):
     """Converts each element to the type `to` (ONNX Cast): floats to integers
     truncate toward zero, anything nonzero to i1 is true."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.cast"
 
@@ -549,6 +566,7 @@ class ModOp(BinaryOp):
     name = "graph.mod"
 
     fmod = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"fmod": bool_attr(False)}
 
 
 @irdl_op_definition
@@ -660,6 +678,8 @@ class GreaterEqualOp(ComparisonOp):
 class WhereOp(GraphOp):
     """x where condition else y, the three broadcast together (ONNX Where)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
+
     name = "graph.where"
 
     condition = operand_def(AnyTensorTypeConstr)
@@ -679,66 +699,3 @@ class WhereOp(GraphOp):
         check_element_kind(cls.name, "condition", condition, ElementKind.BOOL)
         element_type = same_element_type(cls.name, x, y)
         return [tensor(broadcast_shapes(cls.name, condition, x, y), element_type)]
-
-
-ELEMENTWISE_OPS: list[type[GraphOp]] = [
-    ReluOp,
-    SigmoidOp,
-    TanhOp,
-    GeluOp,
-    ErfOp,
-    ExpOp,
-    LogOp,
-    SqrtOp,
-    AbsOp,
-    NegOp,
-    FloorOp,
-    CeilOp,
-    RoundOp,
-    SignOp,
-    ReciprocalOp,
-    SinOp,
-    CosOp,
-    TanOp,
-    AsinOp,
-    AcosOp,
-    AtanOp,
-    SinhOp,
-    CoshOp,
-    AsinhOp,
-    AcoshOp,
-    AtanhOp,
-    SoftplusOp,
-    SwishOp,
-    NotOp,
-    BitwiseNotOp,
-    IdentityOp,
-    DropoutOp,
-    LeakyReluOp,
-    HardSigmoidOp,
-    ClipOp,
-    CastOp,
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    PowOp,
-    MaxOp,
-    MinOp,
-    ModOp,
-    AndOp,
-    OrOp,
-    XorOp,
-    BitwiseAndOp,
-    BitwiseOrOp,
-    BitwiseXorOp,
-    ShiftLeftOp,
-    ShiftRightOp,
-    EqualOp,
-    NotEqualOp,
-    LessOp,
-    LessEqualOp,
-    GreaterOp,
-    GreaterEqualOp,
-    WhereOp,
-]

@@ -38,21 +38,28 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     Shape,
     ShapeError,
     as_tensor,
+    bool_attr,
     elem,
+    float_attr,
     get_bool,
     get_int,
     get_ints,
     get_str,
+    int_attr,
+    ints_attr,
     is_float,
     normalize_axis,
     same_element_type,
     shape_of,
+    str_attr,
     tensor,
     type_str,
+    with_defaults,
 )
 
 _I64_ARRAY = DenseArrayBase.constr(i64)
@@ -96,11 +103,10 @@ def _ints_prop(
     props: Props,
     prop: str,
     count: int,
-    default: Sequence[int] | None = None,
     minimum: int | None = None,
 ) -> Shape:
     """Property `prop` as `count` ints, each at least `minimum` when given."""
-    values = get_ints(props, prop, default)
+    values = get_ints(props, prop)
     if len(values) != count:
         raise ShapeError(f"{op_name}: {prop} must have {count} values, got {len(values)}")
     if minimum is not None and any(v < minimum for v in values):
@@ -109,16 +115,16 @@ def _ints_prop(
     return values
 
 
-def _positive_int_prop(op_name: str, props: Props, prop: str, default: int) -> int:
-    value = get_int(props, prop, default)
+def _positive_int_prop(op_name: str, props: Props, prop: str) -> int:
+    value = get_int(props, prop)
     if value < 1:
         raise ShapeError(f"{op_name}: {prop} must be positive, got {value}")
     return value
 
 
-def _mode_prop(op_name: str, props: Props, prop: str, default: str, choices: Sequence[str]) -> str:
+def _mode_prop(op_name: str, props: Props, prop: str, choices: Sequence[str]) -> str:
     try:
-        return get_str(props, prop, default, choices)
+        return get_str(props, prop, choices=choices)
     except ShapeError as e:
         raise ShapeError(f"{op_name}: {e}") from e
 
@@ -226,9 +232,9 @@ def _window_props(op_name: str, props: Props, kernel: Shape) -> Window2d:
         raise ShapeError(f"{op_name}: kernel {_dims(kernel)} is empty")
     return Window2d(
         kernel=kernel,
-        strides=_ints_prop(op_name, props, "strides", 2, (1, 1), minimum=1),
-        dilation=_ints_prop(op_name, props, "dilation", 2, (1, 1), minimum=1),
-        padding=_ints_prop(op_name, props, "padding", 4, (0, 0, 0, 0), minimum=0),
+        strides=_ints_prop(op_name, props, "strides", 2, minimum=1),
+        dilation=_ints_prop(op_name, props, "dilation", 2, minimum=1),
+        padding=_ints_prop(op_name, props, "padding", 4, minimum=0),
     )
 
 
@@ -257,8 +263,8 @@ _BLOCKED = re.compile(r"OIHW([1-9][0-9]*)o")
 
 
 def kernel_layout(props: Props) -> str:
-    """graph.conv2d's `kernel_layout` (default "OIHW"), checked."""
-    layout = get_str(props, "kernel_layout", "OIHW")
+    """graph.conv2d's `kernel_layout` (its declared default when absent), checked."""
+    layout = get_str(with_defaults(Conv2dOp, props), "kernel_layout")
     if layout not in ("OIHW", "IHWO") and _BLOCKED.fullmatch(layout) is None:
         raise ShapeError(
             f'property \'kernel_layout\' is "{layout}", expected "OIHW", "IHWO" '
@@ -312,6 +318,8 @@ class Conv2dOp(GraphOp):
     channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
     that output channels are contiguous)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
     name = "graph.conv2d"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -323,6 +331,13 @@ class Conv2dOp(GraphOp):
     dilation = opt_prop_def(_I64_ARRAY)
     groups = opt_prop_def(IntegerAttr[I64])
     kernel_layout = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {
+        "strides": ints_attr((1, 1)),
+        "padding": ints_attr((0, 0, 0, 0)),
+        "dilation": ints_attr((1, 1)),
+        "groups": int_attr(1),
+        "kernel_layout": str_attr("OIHW"),
+    }
 
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
 
@@ -332,7 +347,7 @@ class Conv2dOp(GraphOp):
         n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
         o, cg, kh, kw = _conv2d_weight(cls.name, w, kernel_layout(props))
         element_type = same_element_type(cls.name, x, w)
-        groups = _positive_int_prop(cls.name, props, "groups", 1)
+        groups = _positive_int_prop(cls.name, props, "groups")
         window = _window_props(cls.name, props, (kh, kw))
         if cg * groups != c:
             raise ShapeError(
@@ -354,6 +369,8 @@ class Conv2dTransposeOp(GraphOp):
     N×C×H×W, weight C×(O/groups)×KH×KW -> N×O×OH×OW with
     OH = strides·(H-1) + output_padding + dilation·(KH-1) + 1 - top - bottom."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
     name = "graph.conv2d_transpose"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -365,6 +382,13 @@ class Conv2dTransposeOp(GraphOp):
     output_padding = opt_prop_def(_I64_ARRAY)
     dilation = opt_prop_def(_I64_ARRAY)
     groups = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {
+        "strides": ints_attr((1, 1)),
+        "padding": ints_attr((0, 0, 0, 0)),
+        "output_padding": ints_attr((0, 0)),
+        "dilation": ints_attr((1, 1)),
+        "groups": int_attr(1),
+    }
 
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
 
@@ -374,9 +398,9 @@ class Conv2dTransposeOp(GraphOp):
         n, c, h, wd = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
         wc, og, kh, kw = _of_rank(cls.name, w, "weight", 4, "C×O/groups×KH×KW")
         element_type = same_element_type(cls.name, x, w)
-        groups = _positive_int_prop(cls.name, props, "groups", 1)
+        groups = _positive_int_prop(cls.name, props, "groups")
         window = _window_props(cls.name, props, (kh, kw))
-        output_padding = _ints_prop(cls.name, props, "output_padding", 2, (0, 0), minimum=0)
+        output_padding = _ints_prop(cls.name, props, "output_padding", 2, minimum=0)
         if wc != c:
             raise ShapeError(
                 f"{cls.name}: input {type_str(x)} has {c} channels but weight "
@@ -408,6 +432,8 @@ class Conv2dTransposeOp(GraphOp):
 class DenseOp(GraphOp):
     """Relay dense: x …×K, weight N×K -> …×N, y = x·weightᵀ."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
     name = "graph.dense"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -433,6 +459,8 @@ class DenseOp(GraphOp):
 class MatmulOp(GraphOp):
     """numpy/ONNX MatMul: 1-D operands are promoted then squeezed, batch
     dimensions broadcast."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     name = "graph.matmul"
 
@@ -474,6 +502,8 @@ class BatchMatmulOp(GraphOp):
     """Batched product a B×M×K, b B×K×N -> B×M×N (operands transposed first
     when transpose_a / transpose_b); a batch of 1 broadcasts."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
     name = "graph.batch_matmul"
 
     lhs = operand_def(AnyTensorTypeConstr)
@@ -482,6 +512,7 @@ class BatchMatmulOp(GraphOp):
 
     transpose_a = opt_prop_def(BoolAttr)
     transpose_b = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"transpose_a": bool_attr(False), "transpose_b": bool_attr(False)}
 
     assembly_format = _TWO_OPERANDS
 
@@ -491,8 +522,8 @@ class BatchMatmulOp(GraphOp):
         ba, a1, a2 = _of_rank(cls.name, a, "lhs", 3, "B×M×K")
         bb, b1, b2 = _of_rank(cls.name, b, "rhs", 3, "B×K×N")
         element_type = same_element_type(cls.name, a, b)
-        m, ka = (a2, a1) if get_bool(props, "transpose_a", False) else (a1, a2)
-        kb, n = (b2, b1) if get_bool(props, "transpose_b", False) else (b1, b2)
+        m, ka = (a2, a1) if get_bool(props, "transpose_a") else (a1, a2)
+        kb, n = (b2, b1) if get_bool(props, "transpose_b") else (b1, b2)
         if ka != kb:
             raise ShapeError(
                 f"{cls.name}: contraction sizes differ: {type_str(a)} has K={ka}, "
@@ -514,6 +545,8 @@ class BatchMatmulOp(GraphOp):
 class BiasAddOp(GraphOp):
     """x + bias, the 1-D bias laid along `axis` (Relay bias_add)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
+
     name = "graph.bias_add"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -521,6 +554,7 @@ class BiasAddOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
 
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(1)}
 
     assembly_format = "$input `,` $bias attr-dict `:` functional-type(operands, results)"
 
@@ -529,7 +563,7 @@ class BiasAddOp(GraphOp):
         x, bias = operand_types
         shape = _ranked(cls.name, x, "input")
         same_element_type(cls.name, x, bias)
-        axis = normalize_axis(cls.name, get_int(props, "axis", 1), len(shape))
+        axis = normalize_axis(cls.name, get_int(props, "axis"), len(shape))
         _check_channel_vector(cls.name, "bias", bias, shape[axis], x, axis)
         return [x]
 
@@ -538,6 +572,8 @@ class BiasAddOp(GraphOp):
 class BatchNormOp(GraphOp):
     """Inference batch normalisation as ONNX BatchNormalization:
     (x - mean) / sqrt(variance + epsilon) · gamma + beta along `axis`."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
     name = "graph.batch_norm"
 
@@ -550,6 +586,7 @@ class BatchNormOp(GraphOp):
 
     epsilon = opt_prop_def(FloatAttr[Float32Type])
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"epsilon": float_attr(1e-5), "axis": int_attr(1)}
 
     assembly_format = (
         "$input `,` $gamma `,` $beta `,` $mean `,` $variance attr-dict `:` "
@@ -562,7 +599,7 @@ class BatchNormOp(GraphOp):
         shape = _ranked(cls.name, x, "input")
         same_element_type(cls.name, *operand_types)
         _float_input(cls.name, x)
-        axis = normalize_axis(cls.name, get_int(props, "axis", 1), len(shape))
+        axis = normalize_axis(cls.name, get_int(props, "axis"), len(shape))
         for what, t in zip(("gamma", "beta", "mean", "variance"), params, strict=True):
             _check_channel_vector(cls.name, what, t, shape[axis], x, axis)
         return [x]
@@ -573,6 +610,8 @@ class LayerNormOp(GraphOp):
     """ONNX LayerNormalization: normalises over the dims from `axis` on, then
     · gamma + beta (both broadcast to those dims)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
+
     name = "graph.layer_norm"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -582,6 +621,7 @@ class LayerNormOp(GraphOp):
 
     axis = opt_prop_def(IntegerAttr[I64])
     epsilon = opt_prop_def(FloatAttr[Float32Type])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(-1), "epsilon": float_attr(1e-5)}
 
     assembly_format = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)"
 
@@ -591,7 +631,7 @@ class LayerNormOp(GraphOp):
         shape = _ranked(cls.name, x, "input")
         same_element_type(cls.name, *operand_types)
         _float_input(cls.name, x)
-        axis = normalize_axis(cls.name, get_int(props, "axis", -1), len(shape))
+        axis = normalize_axis(cls.name, get_int(props, "axis"), len(shape))
         normalised = shape[axis:]
         for what, t in (("gamma", gamma), ("beta", beta)):
             ps = _ranked(cls.name, t, what)
@@ -615,6 +655,8 @@ class Pool2dOp(GraphOp):
     """Shared definition of max_pool2d and avg_pool2d (ONNX MaxPool and
     AveragePool output shapes, ceil_mode included)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
     FLOAT_ONLY: ClassVar[bool] = False
 
     input = operand_def(AnyTensorTypeConstr)
@@ -625,6 +667,12 @@ class Pool2dOp(GraphOp):
     padding = opt_prop_def(_I64_ARRAY)
     dilation = opt_prop_def(_I64_ARRAY)
     ceil_mode = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {
+        "strides": ints_attr((1, 1)),
+        "padding": ints_attr((0, 0, 0, 0)),
+        "dilation": ints_attr((1, 1)),
+        "ceil_mode": bool_attr(False),
+    }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -642,7 +690,7 @@ class Pool2dOp(GraphOp):
                     f"{cls.name}: padding [{', '.join(map(str, window.padding))}] "
                     f"must be smaller than kernel {_dims(kernel)}"
                 )
-        out = window.output_hw(cls.name, x, get_bool(props, "ceil_mode", False))
+        out = window.output_hw(cls.name, x, get_bool(props, "ceil_mode"))
         for axis, (what, size) in enumerate(zip(("row", "column"), shape_of(x)[2:], strict=True)):
             empty = window.first_window_outside(axis, size, out[axis])
             if empty is not None:
@@ -672,10 +720,13 @@ class AvgPool2dOp(Pool2dOp):
     FLOAT_ONLY: ClassVar[bool] = True
 
     count_include_pad = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"count_include_pad": bool_attr(False)}
 
 
 class GlobalPool2dOp(GraphOp):
     """Pooling over the whole H×W: N×C×H×W -> N×C×1×1."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
     FLOAT_ONLY: ClassVar[bool] = False
 
@@ -716,10 +767,13 @@ class GlobalMaxPool2dOp(GlobalPool2dOp):
 class AxisSoftmaxOp(GraphOp):
     """Softmax-like over one axis (ONNX opset 13)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
+
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
 
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(-1)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -728,7 +782,7 @@ class AxisSoftmaxOp(GraphOp):
         (x,) = operand_types
         shape = _ranked(cls.name, x, "input")
         _float_input(cls.name, x)
-        normalize_axis(cls.name, get_int(props, "axis", -1), len(shape))
+        normalize_axis(cls.name, get_int(props, "axis"), len(shape))
         return [x]
 
 
@@ -755,6 +809,8 @@ class PadOp(GraphOp):
     """ONNX Pad: `pads` are all begins then all ends (negative ones crop,
     before padding); mode constant (with `value`), reflect or edge."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.pad"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -763,6 +819,7 @@ class PadOp(GraphOp):
     pads = prop_def(_I64_ARRAY)
     mode = opt_prop_def(StringAttr)
     value = opt_prop_def(FloatAttr[Float32Type])
+    DEFAULTS: ClassVar[Props] = {"mode": str_attr("constant"), "value": float_attr(0.0)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -772,7 +829,7 @@ class PadOp(GraphOp):
         shape = _ranked(cls.name, x, "input")
         rank = len(shape)
         pads = _ints_prop(cls.name, props, "pads", 2 * rank)
-        mode = _mode_prop(cls.name, props, "mode", "constant", PAD_MODES)
+        mode = _mode_prop(cls.name, props, "mode", PAD_MODES)
         out = tuple(d + pads[i] + pads[i + rank] for i, d in enumerate(shape))
         _check_positive_result(cls.name, out, type_str(x))
         for i, d in enumerate(shape):
@@ -803,6 +860,8 @@ class ResizeOp(GraphOp):
     then all ends, default 0 and 1) and `extrapolation_value` serve
     tf_crop_and_resize."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.resize"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -815,6 +874,12 @@ class ResizeOp(GraphOp):
     scales = opt_prop_def(_F64_ARRAY)
     roi = opt_prop_def(_F64_ARRAY)
     extrapolation_value = opt_prop_def(FloatAttr[Float32Type])
+    DEFAULTS: ClassVar[Props] = {
+        "mode": str_attr("nearest"),
+        "coordinate_transformation_mode": str_attr("half_pixel"),
+        "nearest_mode": str_attr("round_prefer_floor"),
+        "extrapolation_value": float_attr(0.0),
+    }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -823,11 +888,9 @@ class ResizeOp(GraphOp):
         (x,) = operand_types
         shape = _ranked(cls.name, x, "input")
         size = _ints_prop(cls.name, props, "size", len(shape))
-        _mode_prop(cls.name, props, "mode", "nearest", RESIZE_MODES)
-        _mode_prop(
-            cls.name, props, "coordinate_transformation_mode", "half_pixel", COORDINATE_MODES
-        )
-        _mode_prop(cls.name, props, "nearest_mode", "round_prefer_floor", NEAREST_MODES)
+        _mode_prop(cls.name, props, "mode", RESIZE_MODES)
+        _mode_prop(cls.name, props, "coordinate_transformation_mode", COORDINATE_MODES)
+        _mode_prop(cls.name, props, "nearest_mode", NEAREST_MODES)
         _check_positive_result(cls.name, size, type_str(x))
         if any(d < 1 for d in shape):
             raise ShapeError(f"{cls.name}: input {type_str(x)} has an empty dimension")
@@ -841,23 +904,3 @@ class ResizeOp(GraphOp):
         if len(roi) != 2 * len(shape):
             raise ShapeError(f"{cls.name}: roi must have {2 * len(shape)} values, got {len(roi)}")
         return [tensor(size, elem(x))]
-
-
-NN_OPS: list[type[GraphOp]] = [
-    Conv2dOp,
-    Conv2dTransposeOp,
-    DenseOp,
-    MatmulOp,
-    BatchMatmulOp,
-    BiasAddOp,
-    BatchNormOp,
-    LayerNormOp,
-    MaxPool2dOp,
-    AvgPool2dOp,
-    GlobalAvgPool2dOp,
-    GlobalMaxPool2dOp,
-    SoftmaxOp,
-    LogSoftmaxOp,
-    PadOp,
-    ResizeOp,
-]

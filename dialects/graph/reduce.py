@@ -5,6 +5,7 @@ scan and selection along one axis: cumsum and topk."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -26,17 +27,22 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     ShapeError,
     axes_in_range,
     axis_in_range,
+    bool_attr,
     elem,
     get_bool,
     get_int,
     get_ints,
+    int_attr,
+    ints_attr,
     shape_of,
     tensor,
     type_str,
+    with_defaults,
 )
 
 
@@ -44,10 +50,13 @@ class ReduceOp(GraphOp):
     """Reduces x over `axes` (empty or absent: every axis; negative axes count
     from the end); `keepdims` (default true) keeps them as size-1 axes."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
+
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axes = opt_prop_def(DenseArrayBase.constr(i64))
     keepdims = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"axes": ints_attr(()), "keepdims": bool_attr(True)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -55,7 +64,7 @@ class ReduceOp(GraphOp):
     def reduced_axes(cls, x: Attribute, props: Props) -> tuple[int, ...]:
         """The reduced axes of x, non-negative, in the order given."""
         rank = len(shape_of(x))
-        axes = axes_in_range(cls.name, get_ints(props, "axes", ()), rank)
+        axes = axes_in_range(cls.name, get_ints(with_defaults(cls, props), "axes"), rank)
         return axes or tuple(range(rank))
 
     @classmethod
@@ -64,7 +73,7 @@ class ReduceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         axes = cls.reduced_axes(x, props)
-        keepdims = get_bool(props, "keepdims", True)
+        keepdims = get_bool(props, "keepdims")
         shape = [
             1 if i in axes else d
             for i, d in enumerate(shape_of(x))
@@ -116,11 +125,18 @@ class ArgReduceOp(GraphOp):
     `keepdims` (default true) keeps that axis with size 1; on ties the first
     index, or the last with `select_last_index`."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.REDUCTION
+
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
     keepdims = opt_prop_def(BoolAttr)
     select_last_index = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {
+        "axis": int_attr(0),
+        "keepdims": bool_attr(True),
+        "select_last_index": bool_attr(False),
+    }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -130,14 +146,14 @@ class ArgReduceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
-        get_bool(props, "select_last_index", False)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
+        get_bool(props, "select_last_index")
         if shape[axis] == 0:
             raise ShapeError(
                 f"{cls.name}: axis {axis} of {type_str(x)} is empty, it has no "
                 "extreme value"
             )
-        keepdims = get_bool(props, "keepdims", True)
+        keepdims = get_bool(props, "keepdims")
         result = [
             1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis
         ]
@@ -167,6 +183,8 @@ class CumSumOp(GraphOp):
     """Running sums along `axis` (ONNX CumSum): with `exclusive` each sum
     leaves out its own element, with `reverse` the sums run from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
+
     name = "graph.cumsum"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -174,6 +192,7 @@ class CumSumOp(GraphOp):
     axis = prop_def(IntegerAttr[I64])
     exclusive = opt_prop_def(BoolAttr)
     reverse = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"exclusive": bool_attr(False), "reverse": bool_attr(False)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -183,8 +202,8 @@ class CumSumOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(x)))
-        get_bool(props, "exclusive", False)
-        get_bool(props, "reverse", False)
+        get_bool(props, "exclusive")
+        get_bool(props, "reverse")
         if elem(x) == i1:
             raise ShapeError(f"{cls.name}: cannot sum the i1 elements of {type_str(x)}")
         return [x]
@@ -196,6 +215,8 @@ class TopKOp(GraphOp):
     `axis` (default -1) and their i64 indices (ONNX TopK), in sorted order;
     equal values keep the lower index first."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
+
     name = "graph.topk"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -204,6 +225,7 @@ class TopKOp(GraphOp):
     k = prop_def(IntegerAttr[I64])
     axis = opt_prop_def(IntegerAttr[I64])
     largest = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(-1), "largest": bool_attr(True)}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -213,8 +235,8 @@ class TopKOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = list(shape_of(x))
-        axis = axis_in_range(cls.name, get_int(props, "axis", -1), len(shape))
-        get_bool(props, "largest", True)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
+        get_bool(props, "largest")
         k = get_int(props, "k")
         if not 0 <= k <= shape[axis]:
             raise ShapeError(
@@ -223,16 +245,3 @@ class TopKOp(GraphOp):
             )
         shape[axis] = k
         return [tensor(shape, elem(x)), tensor(shape, i64)]
-
-
-REDUCE_OPS: list[type[GraphOp]] = [
-    ReduceSumOp,
-    ReduceMeanOp,
-    ReduceMaxOp,
-    ReduceMinOp,
-    ReduceProdOp,
-    ArgMaxOp,
-    ArgMinOp,
-    CumSumOp,
-    TopKOp,
-]

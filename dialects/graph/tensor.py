@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -33,6 +34,7 @@ from xdsl.irdl import (
 
 from xtc.dialects.graph.base import (
     GraphOp,
+    OpPattern,
     Props,
     Shape,
     ShapeError,
@@ -42,11 +44,15 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    int_attr,
+    ints_attr,
     is_integer,
     same_element_type,
     shape_of,
+    str_attr,
     tensor,
     type_str,
+    with_defaults,
 )
 
 I64Array = DenseArrayBase.constr(i64)
@@ -79,6 +85,8 @@ class ReshapeOp(GraphOp):
     """The elements of x in row-major order under the static `shape` (ONNX
     Reshape with the target shape resolved: no -1 or 0 placeholders)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.reshape"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -107,6 +115,8 @@ class ReshapeOp(GraphOp):
 class TransposeOp(GraphOp):
     """Axes permuted: result axis i is input axis perm[i] (ONNX Transpose,
     numpy.transpose); `perm` defaults to the reversed axes."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.transpose"
 
@@ -141,18 +151,21 @@ class SqueezeOp(GraphOp):
     """x without the size-1 axes `axes` (ONNX Squeeze); empty or absent
     `axes` removes every size-1 axis."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.squeeze"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axes = opt_prop_def(I64Array)
+    DEFAULTS: ClassVar[Props] = {"axes": ints_attr(())}
 
     assembly_format = _UNARY_FORMAT
 
     @classmethod
     def squeezed_axes(cls, x: Attribute, props: Props) -> tuple[int, ...]:
         shape = shape_of(x)
-        axes = axes_in_range(cls.name, get_ints(props, "axes", ()), len(shape))
+        axes = axes_in_range(cls.name, get_ints(with_defaults(cls, props), "axes"), len(shape))
         if not axes:
             return tuple(i for i, d in enumerate(shape) if d == 1)
         for a in axes:
@@ -177,6 +190,8 @@ class SqueezeOp(GraphOp):
 class UnsqueezeOp(GraphOp):
     """x with size-1 axes inserted so that they sit at positions `axes` of the
     result (ONNX Unsqueeze; negative axes count from the result's end)."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.unsqueeze"
 
@@ -204,11 +219,14 @@ class FlattenOp(GraphOp):
     """A 2-D tensor: axes before `axis` flattened into the first dimension,
     the others into the second (ONNX Flatten; `axis` in -rank..rank, default 1)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.flatten"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(1)}
 
     assembly_format = _UNARY_FORMAT
 
@@ -218,7 +236,7 @@ class FlattenOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = get_int(props, "axis", 1)
+        axis = get_int(props, "axis")
         if not -len(shape) <= axis <= len(shape):
             raise ShapeError(
                 f"{cls.name}: axis {axis} is out of range for rank {len(shape)} "
@@ -232,6 +250,8 @@ class FlattenOp(GraphOp):
 class BroadcastToOp(GraphOp):
     """x broadcast with the static `shape`: the result shape is the numpy
     broadcast of both (ONNX Expand with a constant shape)."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.broadcast_to"
 
@@ -268,6 +288,8 @@ class TileOp(GraphOp):
     """x repeated `repeats[i]` times along each axis i (ONNX Tile, numpy.tile
     with one repeat per axis)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.tile"
 
     input = operand_def(AnyTensorTypeConstr)
@@ -289,7 +311,7 @@ class TileOp(GraphOp):
                 f"of {type_str(x)} (rank {len(shape)})"
             )
         _non_negative(cls.name, "repeats", repeats)
-        return [tensor([d * r for d, r in zip(shape, repeats)], elem(x))]
+        return [tensor([d * r for d, r in zip(shape, repeats, strict=True)], elem(x))]
 
 
 # ---------------------------------------------------------------------------
@@ -300,6 +322,8 @@ class TileOp(GraphOp):
 class ConcatOp(GraphOp):
     """The inputs joined along `axis` (ONNX Concat, numpy.concatenate); every
     other dimension and the element types must match."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.concat"
 
@@ -328,7 +352,7 @@ class ConcatOp(GraphOp):
                 )
             if any(
                 a != b
-                for i, (a, b) in enumerate(zip(shape, shape_of(first)))
+                for i, (a, b) in enumerate(zip(shape, shape_of(first), strict=True))
                 if i != axis
             ):
                 raise ShapeError(
@@ -346,11 +370,14 @@ class SplitOp(GraphOp):
     """x cut along `axis` into consecutive pieces of `sizes` (ONNX Split with
     static split sizes); one result per size."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.split"
 
     input = operand_def(AnyTensorTypeConstr)
     outputs = var_result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
     sizes = prop_def(I64Array)
 
     assembly_format = _UNARY_FORMAT
@@ -361,7 +388,7 @@ class SplitOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
         sizes = get_ints(props, "sizes")
         if not sizes:
             raise ShapeError(f"{cls.name}: sizes must not be empty")
@@ -384,6 +411,8 @@ class SliceOp(GraphOp):
     """x[starts:ends:steps] on `axes` (ONNX Slice with static parameters:
     negative indices count from the end, bounds are clamped, steps may be
     negative; `axes` defaults to 0..len(starts)-1, `steps` to 1)."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
     name = "graph.slice"
 
@@ -412,7 +441,7 @@ class SliceOp(GraphOp):
                 )
         axes = axes_in_range(cls.name, axes, len(shape))
         kept = [range(d) for d in shape]
-        for axis, start, end, step in zip(axes, starts, ends, steps):
+        for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
             if step == 0:
                 raise ShapeError(f"{cls.name}: step on axis {axis} is 0")
             kept[axis] = _clamped_range(start, end, step, shape[axis])
@@ -447,12 +476,15 @@ class GatherOp(GraphOp):
     numpy.take): shape data[:axis] + indices + data[axis+1:]; negative
     indices count from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.gather"
 
     data = operand_def(AnyTensorTypeConstr)
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -465,7 +497,7 @@ class GatherOp(GraphOp):
         data, indices = operand_types
         _integer_tensor(cls.name, indices, "indices")
         shape = shape_of(data)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
         result = shape[:axis] + shape_of(indices) + shape[axis + 1 :]
         return [tensor(result, elem(data))]
 
@@ -476,7 +508,7 @@ def _check_element_indices(
     _integer_tensor(op_name, indices, "indices")
     data_shape, index_shape = shape_of(data), shape_of(indices)
     fits = len(index_shape) == len(data_shape) and all(
-        i == axis or n <= d for i, (n, d) in enumerate(zip(index_shape, data_shape))
+        i == axis or n <= d for i, (n, d) in enumerate(zip(index_shape, data_shape, strict=True))
     )
     if not fits:
         raise ShapeError(
@@ -490,12 +522,15 @@ class GatherElementsOp(GraphOp):
     """out[i][j][k] = data[indices[i][j][k]][j][k] for axis 0, and so on
     (ONNX GatherElements, numpy.take_along_axis); shaped like indices."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.gather_elements"
 
     data = operand_def(AnyTensorTypeConstr)
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -506,7 +541,7 @@ class GatherElementsOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices = operand_types
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape_of(data)))
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(data)))
         _check_element_indices(cls.name, data, indices, axis)
         return [tensor(shape_of(indices), elem(data))]
 
@@ -520,6 +555,8 @@ class ScatterElementsOp(GraphOp):
     axis 0, and so on (ONNX ScatterElements); `reduction` (none, add, mul,
     max, min) combines an update with the value it lands on."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
+
     name = "graph.scatter_elements"
 
     data = operand_def(AnyTensorTypeConstr)
@@ -528,16 +565,19 @@ class ScatterElementsOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     axis = opt_prop_def(IntegerAttr[I64])
     reduction = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"axis": int_attr(0), "reduction": str_attr("none")}
 
-    assembly_format = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    )
 
     @classmethod
     def infer_types(
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices, updates = operand_types
-        get_str(props, "reduction", "none", SCATTER_REDUCTIONS)
-        axis = axis_in_range(cls.name, get_int(props, "axis", 0), len(shape_of(data)))
+        get_str(props, "reduction", choices=SCATTER_REDUCTIONS)
+        axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(data)))
         _check_element_indices(cls.name, data, indices, axis)
         same_element_type(cls.name, data, updates)
         if shape_of(updates) != shape_of(indices):
@@ -582,12 +622,15 @@ class GatherNDOp(GraphOp):
     k = indices.shape[-1]; the first `batch_dims` dims are shared batch dims;
     negative indices count from the end."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.gather_nd"
 
     data = operand_def(AnyTensorTypeConstr)
     indices = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     batch_dims = opt_prop_def(IntegerAttr[I64])
+    DEFAULTS: ClassVar[Props] = {"batch_dims": int_attr(0)}
 
     assembly_format = (
         "$data `,` $indices attr-dict `:` functional-type(operands, results)"
@@ -598,7 +641,7 @@ class GatherNDOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices = operand_types
-        batch_dims = get_int(props, "batch_dims", 0)
+        batch_dims = get_int(props, "batch_dims")
         depth = _nd_index_depth(cls.name, data, indices, batch_dims)
         result = shape_of(indices)[:-1] + shape_of(data)[batch_dims + depth :]
         return [tensor(result, elem(data))]
@@ -611,6 +654,8 @@ class ScatterNDOp(GraphOp):
     min), the matching slice of updates (ONNX ScatterND); updates has shape
     indices[:-1] + data[k:]."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
+
     name = "graph.scatter_nd"
 
     data = operand_def(AnyTensorTypeConstr)
@@ -618,6 +663,7 @@ class ScatterNDOp(GraphOp):
     updates = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     reduction = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"reduction": str_attr("none")}
 
     assembly_format = (
         "$data `,` $indices `,` $updates attr-dict `:` "
@@ -629,7 +675,7 @@ class ScatterNDOp(GraphOp):
         cls, operand_types: Sequence[Attribute], props: Props
     ) -> list[Attribute]:
         data, indices, updates = operand_types
-        get_str(props, "reduction", "none", SCATTER_REDUCTIONS)
+        get_str(props, "reduction", choices=SCATTER_REDUCTIONS)
         depth = _nd_index_depth(cls.name, data, indices, 0)
         same_element_type(cls.name, data, updates)
         expected = shape_of(indices)[:-1] + shape_of(data)[depth:]
@@ -664,12 +710,15 @@ class DepthToSpaceOp(GraphOp):
     """NCHW channels moved into blocksize x blocksize spatial blocks (ONNX
     DepthToSpace; `mode` DCR (default) or CRD orders the channels)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.depth_to_space"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     blocksize = prop_def(IntegerAttr[I64])
     mode = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"mode": str_attr("DCR")}
 
     assembly_format = _UNARY_FORMAT
 
@@ -679,7 +728,7 @@ class DepthToSpaceOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         n, c, h, w = _nchw(cls.name, x)
-        get_str(props, "mode", "DCR", DEPTH_TO_SPACE_MODES)
+        get_str(props, "mode", choices=DEPTH_TO_SPACE_MODES)
         b = _blocksize(cls.name, props)
         if c % (b * b):
             raise ShapeError(
@@ -695,12 +744,15 @@ class SpaceToDepthOp(GraphOp):
     SpaceToDepth; `mode` DCR (default) or CRD orders the channels, as the
     DepthToSpace it inverts)."""
 
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
     name = "graph.space_to_depth"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     blocksize = prop_def(IntegerAttr[I64])
     mode = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"mode": str_attr("DCR")}
 
     assembly_format = _UNARY_FORMAT
 
@@ -710,7 +762,7 @@ class SpaceToDepthOp(GraphOp):
     ) -> list[Attribute]:
         x = operand_types[0]
         n, c, h, w = _nchw(cls.name, x)
-        get_str(props, "mode", "DCR", DEPTH_TO_SPACE_MODES)
+        get_str(props, "mode", choices=DEPTH_TO_SPACE_MODES)
         b = _blocksize(cls.name, props)
         if h % b or w % b:
             raise ShapeError(
@@ -718,24 +770,3 @@ class SpaceToDepthOp(GraphOp):
                 f"of blocksize {b}"
             )
         return [tensor([n, c * b * b, h // b, w // b], elem(x))]
-
-
-TENSOR_OPS: list[type[GraphOp]] = [
-    ReshapeOp,
-    TransposeOp,
-    SqueezeOp,
-    UnsqueezeOp,
-    FlattenOp,
-    BroadcastToOp,
-    TileOp,
-    ConcatOp,
-    SplitOp,
-    SliceOp,
-    GatherOp,
-    GatherElementsOp,
-    ScatterElementsOp,
-    GatherNDOp,
-    ScatterNDOp,
-    DepthToSpaceOp,
-    SpaceToDepthOp,
-]

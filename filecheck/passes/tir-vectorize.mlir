@@ -69,3 +69,33 @@ func.func @nested(%x: memref<4x4xf32>, %c: i1) {
   }
   func.return
 }
+
+// -----
+
+// What the lowering could only run serially whatever follows is refused up
+// front (analysis/vectorizable.py decides for both): an op with a region ...
+func.func @branchy(%x: memref<8xf32>, %c: i1) {
+  // CHECK: vectorize.mlir:[[# @LINE + 1]]:3: error: tir-vectorize: loop 'i1' in @branchy cannot become vector code: 'scf.if' has a region
+  tir.for %i = 0 to 8 step 1 {name = "i1", kind = "serial"} {
+    scf.if %c {
+      %v = memref.load %x[%i] : memref<8xf32>
+      memref.store %v, %x[%i] : memref<8xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// ... or a call, which may have any effect.
+func.func private @twice(%v: f32) -> f32
+
+func.func @calls(%x: memref<8xf32>) {
+  // CHECK: vectorize.mlir:[[# @LINE + 1]]:3: error: tir-vectorize: loop 'i1' in @calls cannot become vector code: 'func.call' may have side effects
+  tir.for %i = 0 to 8 step 1 {name = "i1", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %w = func.call @twice(%v) : (f32) -> f32
+    memref.store %w, %x[%i] : memref<8xf32>
+  }
+  func.return
+}

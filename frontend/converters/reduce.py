@@ -81,7 +81,7 @@ def _log_sum_exp(node: Node, x: SSAValue, props: Mapping[str, Attribute]) -> SSA
     total = node.emit1(ew.LogOp, [_sum(node, shifted, kept)])
     result = node.emit1(ew.AddOp, [total, m])
     # The axes were checked by reduce_max above: inferring cannot fail.
-    (reduced,) = rd.ReduceSumOp.infer_types([x.type], props)
+    (reduced,) = rd.ReduceSumOp.inferred_types([x.type], props)
     return reshape(node, result, shape_of(reduced))
 
 

@@ -21,7 +21,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Operation
 
 from xtc.dialects.graph import elementwise as ew
-from xtc.dialects.graph.base import division_fault, elem, get_bool, get_float, get_str
+from xtc.dialects.graph.base import division_fault, elem, get_bool, get_float, get_str, op_props
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.interp import RunTimeFault
 
@@ -251,19 +251,19 @@ class ElementwiseFunctions(InterpreterFunctions):
 
     @impl(ew.GeluOp)
     def run_gelu(self, interpreter: Interpreter, op: ew.GeluOp, args: Args) -> Results:
-        approximate = get_str(op.properties, "approximate", "none")
+        approximate = get_str(op_props(op), "approximate")
         with np.errstate(all="ignore"):
             return _result(op, gelu(np.asarray(args[0]), approximate))
 
     @impl(ew.LeakyReluOp)
     def run_leaky_relu(self, interpreter: Interpreter, op: ew.LeakyReluOp, args: Args) -> Results:
         x = np.asarray(args[0])
-        alpha = get_float(op.properties, "alpha", 0.01)
+        alpha = get_float(op_props(op), "alpha")
         return _result(op, np.where(x >= 0, x, _float64(x) * alpha))
 
     @impl(ew.SwishOp)
     def run_swish(self, interpreter: Interpreter, op: ew.SwishOp, args: Args) -> Results:
-        alpha = get_float(op.properties, "alpha", 1.0)
+        alpha = get_float(op_props(op), "alpha")
         with np.errstate(all="ignore"):
             return _result(op, swish(np.asarray(args[0]), alpha))
 
@@ -271,14 +271,14 @@ class ElementwiseFunctions(InterpreterFunctions):
     def run_hard_sigmoid(
         self, interpreter: Interpreter, op: ew.HardSigmoidOp, args: Args
     ) -> Results:
-        alpha = get_float(op.properties, "alpha", 0.2)
-        beta = get_float(op.properties, "beta", 0.5)
+        alpha = get_float(op_props(op), "alpha")
+        beta = get_float(op_props(op), "beta")
         return _result(op, np.clip(alpha * _float64(args[0]) + beta, 0.0, 1.0))
 
     @impl(ew.ClipOp)
     def run_clip(self, interpreter: Interpreter, op: ew.ClipOp, args: Args) -> Results:
-        low = get_float(op.properties, "min", -math.inf)
-        high = get_float(op.properties, "max", math.inf)
+        low = get_float(op_props(op), "min")
+        high = get_float(op_props(op), "max")
         return _result(op, clip(np.asarray(args[0]), low, high))
 
     @impl(ew.CastOp)
@@ -288,7 +288,7 @@ class ElementwiseFunctions(InterpreterFunctions):
 
     @impl(ew.ModOp)
     def run_mod(self, interpreter: Interpreter, op: ew.ModOp, args: Args) -> Results:
-        c_fmod = get_bool(op.properties, "fmod", False)
+        c_fmod = get_bool(op_props(op), "fmod")
         x, y = np.asarray(args[0]), np.asarray(args[1])
         refuse_zero_divisor(op, x, y)
         with np.errstate(all="ignore"):

@@ -24,6 +24,7 @@ from xtc.dialects.graph.base import (
     get_int,
     get_ints,
     get_str,
+    op_props,
     shape_of,
 )
 from xtc.dialects.graph.constant import numpy_dtype
@@ -55,12 +56,12 @@ def _cast(op: GraphOp, value: Array) -> Array:
 
 
 def _window(op: GraphOp, kernel: tuple[int, ...]) -> nn.Window2d:
-    props = op.properties
+    props = op_props(op)
     return nn.Window2d(
         kernel=kernel,
-        strides=get_ints(props, "strides", (1, 1)),
-        dilation=get_ints(props, "dilation", (1, 1)),
-        padding=get_ints(props, "padding", (0, 0, 0, 0)),
+        strides=get_ints(props, "strides"),
+        dilation=get_ints(props, "dilation"),
+        padding=get_ints(props, "padding"),
     )
 
 
@@ -337,7 +338,7 @@ class NnFunctions(InterpreterFunctions):
         w = weight_as_oihw(w, nn.kernel_layout(op.properties))
         out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
         window = _window(op, w.shape[2:])
-        groups = get_int(op.properties, "groups", 1)
+        groups = get_int(op_props(op), "groups")
         return (_cast(op, conv2d(x, w, window, groups, out_hw)),)
 
     @impl(nn.Conv2dTransposeOp)
@@ -347,7 +348,7 @@ class NnFunctions(InterpreterFunctions):
         x, w = (_accumulator(a) for a in args)
         out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
         window = _window(op, w.shape[2:])
-        groups = get_int(op.properties, "groups", 1)
+        groups = get_int(op_props(op), "groups")
         return (_cast(op, conv2d_transpose(x, w, window, groups, out_hw)),)
 
     @impl(nn.DenseOp)
@@ -369,9 +370,9 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.BatchMatmulOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         a, b = (_accumulator(v) for v in args)
-        if get_bool(op.properties, "transpose_a", False):
+        if get_bool(op_props(op), "transpose_a"):
             a = a.transpose(0, 2, 1)
-        if get_bool(op.properties, "transpose_b", False):
+        if get_bool(op_props(op), "transpose_b"):
             b = b.transpose(0, 2, 1)
         return (_cast(op, np.matmul(a, b)),)
 
@@ -380,7 +381,7 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.BiasAddOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, bias = args
-        axis = get_int(op.properties, "axis", 1) % x.ndim
+        axis = get_int(op_props(op), "axis") % x.ndim
         return (_cast(op, x + _along(bias, axis, x.ndim)),)
 
     @impl(nn.BatchNormOp)
@@ -388,8 +389,8 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.BatchNormOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, gamma, beta, mean, variance = (_accumulator(a) for a in args)
-        axis = get_int(op.properties, "axis", 1) % x.ndim
-        epsilon = get_float(op.properties, "epsilon", 1e-5)
+        axis = get_int(op_props(op), "axis") % x.ndim
+        epsilon = get_float(op_props(op), "epsilon")
         scale = gamma / np.sqrt(variance + epsilon)
         shift = beta - mean * scale
         y = x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
@@ -400,14 +401,14 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.LayerNormOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, gamma, beta = (_accumulator(a) for a in args)
-        axis = get_int(op.properties, "axis", -1) % x.ndim
-        epsilon = get_float(op.properties, "epsilon", 1e-5)
+        axis = get_int(op_props(op), "axis") % x.ndim
+        epsilon = get_float(op_props(op), "epsilon")
         return (_cast(op, layer_norm(x, gamma, beta, axis, epsilon)),)
 
     def _pool(self, op: nn.Pool2dOp, x: Array, reduce_max: bool) -> Array:
         window = _window(op, get_ints(op.properties, "kernel"))
         out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
-        include_pad = get_bool(op.properties, "count_include_pad", False)
+        include_pad = isinstance(op, nn.AvgPool2dOp) and get_bool(op_props(op), "count_include_pad")
         return _cast(op, pool2d(x, window, out_hw, reduce_max, include_pad))
 
     @impl(nn.MaxPool2dOp)
@@ -440,7 +441,7 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.SoftmaxOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x = _accumulator(args[0])
-        axis = get_int(op.properties, "axis", -1)
+        axis = get_int(op_props(op), "axis")
         return (_cast(op, np.exp(log_softmax(x, axis))),)
 
     @impl(nn.LogSoftmaxOp)
@@ -448,32 +449,32 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.LogSoftmaxOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x = _accumulator(args[0])
-        return (_cast(op, log_softmax(x, get_int(op.properties, "axis", -1))),)
+        return (_cast(op, log_softmax(x, get_int(op_props(op), "axis"))),)
 
     @impl(nn.PadOp)
     def run_pad(
         self, interpreter: Interpreter, op: nn.PadOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
-        props = op.properties
-        mode = get_str(props, "mode", "constant")
-        value = get_float(props, "value", 0.0)
+        props = op_props(op)
+        mode = get_str(props, "mode")
+        value = get_float(props, "value")
         return (_cast(op, pad(args[0], get_ints(props, "pads"), mode, value)),)
 
     @impl(nn.ResizeOp)
     def run_resize(
         self, interpreter: Interpreter, op: nn.ResizeOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
-        props = op.properties
+        props = op_props(op)
         x = args[0]
         size = get_ints(props, "size")
         y = resize(
             x,
             size,
-            get_str(props, "mode", "nearest"),
-            get_str(props, "coordinate_transformation_mode", "half_pixel"),
-            get_str(props, "nearest_mode", "round_prefer_floor"),
+            get_str(props, "mode"),
+            get_str(props, "coordinate_transformation_mode"),
+            get_str(props, "nearest_mode"),
             nn.resize_scales(props, x.shape, size),
             nn.resize_roi(props, x.ndim),
-            get_float(props, "extrapolation_value", 0.0),
+            get_float(props, "extrapolation_value"),
         )
         return (_cast(op, y),)

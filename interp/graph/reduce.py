@@ -8,14 +8,14 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
 from xtc.dialects.graph import reduce as r
-from xtc.dialects.graph.base import axis_in_range, get_bool, get_int, shape_of
+from xtc.dialects.graph.base import axis_in_range, get_bool, get_int, op_props, shape_of
 
 Args = tuple[Any, ...]
 
 
 def _reduce_args(op: r.ReduceOp) -> tuple[tuple[int, ...], bool]:
     axes = type(op).reduced_axes(op.input.type, op.properties)
-    return axes, get_bool(op.properties, "keepdims", True)
+    return axes, get_bool(op_props(op), "keepdims")
 
 
 def _lowest(dtype: np.dtype[Any]) -> Any:
@@ -111,10 +111,10 @@ class ReduceFunctions(InterpreterFunctions):
     def run_cumsum(self, interpreter: Interpreter, op: r.CumSumOp, args: Args) -> Args:
         (x,) = args
         axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.ndim)
-        reverse = get_bool(op.properties, "reverse", False)
+        reverse = get_bool(op_props(op), "reverse")
         ordered = np.flip(x, axis) if reverse else x
         sums = np.cumsum(ordered, axis=axis, dtype=_accumulator(x.dtype))
-        if get_bool(op.properties, "exclusive", False):
+        if get_bool(op_props(op), "exclusive"):
             # Shifted by one along the axis: each sum leaves out its own element.
             n = x.shape[axis]
             zero_shape = list(x.shape)
@@ -129,10 +129,10 @@ class ReduceFunctions(InterpreterFunctions):
     @impl(r.TopKOp)
     def run_topk(self, interpreter: Interpreter, op: r.TopKOp, args: Args) -> Args:
         (x,) = args
-        axis = axis_in_range(op.name, get_int(op.properties, "axis", -1), x.ndim)
+        axis = axis_in_range(op.name, get_int(op_props(op), "axis"), x.ndim)
         k = get_int(op.properties, "k")
         n = x.shape[axis]
-        if get_bool(op.properties, "largest", True):
+        if get_bool(op_props(op), "largest"):
             # Sort the reversed axis ascending (stable), then read it backward:
             # values descend and equal values keep the lower index first.
             ascending = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
@@ -144,9 +144,9 @@ class ReduceFunctions(InterpreterFunctions):
 
 
 def _arg_reduce(op: r.ArgReduceOp, x: np.ndarray, arg: Any) -> np.ndarray:
-    axis = axis_in_range(op.name, get_int(op.properties, "axis", 0), x.ndim)
-    keepdims = get_bool(op.properties, "keepdims", True)
-    if get_bool(op.properties, "select_last_index", False):
+    axis = axis_in_range(op.name, get_int(op_props(op), "axis"), x.ndim)
+    keepdims = get_bool(op_props(op), "keepdims")
+    if get_bool(op_props(op), "select_last_index"):
         # The first index in the reversed axis is the last one in x.
         flipped = arg(np.flip(x, axis), axis=axis, keepdims=keepdims)
         index = x.shape[axis] - 1 - flipped

@@ -16,6 +16,7 @@ from xtc.dialects.graph.base import (
     get_ints,
     get_str,
     index_fault,
+    op_props,
     shape_of,
 )
 from xtc.dialects.tir import format_message
@@ -24,9 +25,9 @@ from xtc.interp import RunTimeFault
 Args = tuple[Any, ...]
 
 
-def _axis(op: GraphOp, default: int = 0) -> int:
+def _axis(op: GraphOp) -> int:
     rank = len(shape_of(op.operands[0].type))
-    return t.axis_in_range(op.name, get_int(op.properties, "axis", default), rank)
+    return t.axis_in_range(op.name, get_int(op_props(op), "axis"), rank)
 
 
 def _in_range_indices(
@@ -127,7 +128,7 @@ class TensorFunctions(InterpreterFunctions):
         axis = _axis(op)
         wrapped = _in_range_indices(op, indices, data.shape[axis], axis, op.data.type)
         index = _element_index(wrapped, axis)
-        reduction = get_str(op.properties, "reduction", "none")
+        reduction = get_str(op_props(op), "reduction")
         result = data.copy()
         if reduction == "none":
             # Repeated indices: the last update in row-major order wins.
@@ -149,7 +150,7 @@ class TensorFunctions(InterpreterFunctions):
         (x,) = args
         n, c, h, w = x.shape
         b = get_int(op.properties, "blocksize")
-        if get_str(op.properties, "mode", "DCR") == "DCR":
+        if get_str(op_props(op), "mode") == "DCR":
             blocks = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
         else:
             blocks = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
@@ -163,7 +164,7 @@ class TensorFunctions(InterpreterFunctions):
         n, c, h, w = x.shape
         b = get_int(op.properties, "blocksize")
         blocks = x.reshape(n, c, h // b, b, w // b, b)
-        if get_str(op.properties, "mode", "DCR") == "DCR":
+        if get_str(op_props(op), "mode") == "DCR":
             blocks = blocks.transpose(0, 3, 5, 1, 2, 4)
         else:
             blocks = blocks.transpose(0, 1, 3, 5, 2, 4)
@@ -172,7 +173,7 @@ class TensorFunctions(InterpreterFunctions):
     @impl(t.GatherNDOp)
     def run_gather_nd(self, interpreter: Interpreter, op: t.GatherNDOp, args: Args) -> Args:
         data, indices = args
-        batch_dims = get_int(op.properties, "batch_dims", 0)
+        batch_dims = get_int(op_props(op), "batch_dims")
         batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
         flat_data = data.reshape((batch, *data.shape[batch_dims:]))
         index = _nd_index(op, indices, flat_data.shape[1:], batch, batch_dims, op.data.type)
@@ -187,7 +188,7 @@ class TensorFunctions(InterpreterFunctions):
         index = _nd_index(op, indices, data.shape, 1, 0, op.data.type)
         index = tuple(i.reshape(-1) for i in index)
         flat_updates = updates.reshape((-1, *data.shape[depth:]))
-        reduction = get_str(op.properties, "reduction", "none")
+        reduction = get_str(op_props(op), "reduction")
         result = data.copy()
         if reduction == "none":
             # Repeated index tuples: the last update in row-major order wins.

@@ -5,6 +5,7 @@ interpreter) and once lowered to te; fusion cuts resnet_like's kernels."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -26,9 +27,10 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.utils.exceptions import DiagnosticException
 
 from xtc import interp
-from xtc.dialects.graph.base import GraphOp, Props
+from xtc.dialects.graph.base import GraphOp, Props, defined_ops
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import ReluOp, UnaryOp
 from xtc.frontend.onnx import import_model
@@ -247,7 +249,7 @@ def test_names_avoid_existing_symbols() -> None:
 
 @irdl_op_definition
 class ReindexOp(GraphOp):
-    """An op from outside xtc's table: its class states how it fuses."""
+    """An op from outside xtc: its class states how it fuses."""
 
     name = "test.reindex"
     input = operand_def(AnyTensorTypeConstr)
@@ -261,13 +263,13 @@ class ReindexOp(GraphOp):
 
 @irdl_op_definition
 class UnfusedUnaryOp(UnaryOp):
-    """A unary op whose class overrides the table's elementwise kind."""
+    """A unary op whose class overrides its family's elementwise kind."""
 
     name = "test.unfused_unary"
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
 
 
-def test_an_op_class_s_fusion_kind_comes_before_the_table() -> None:
+def test_an_op_class_s_fusion_kind_overrides_its_family_s() -> None:
     tensor_type = TensorType(f32, [4])
     block = Block(arg_types=[tensor_type])
     reindex = ReindexOp.build_inferred([block.args[0]])
@@ -288,6 +290,29 @@ def test_an_op_class_s_fusion_kind_comes_before_the_table() -> None:
         "test.unfused_unary",
         "func.return",
     ]
+
+
+@irdl_op_definition
+class KindlessOp(GraphOp):
+    """An op whose class states no fusion kind."""
+
+    name = "test.kindless"
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        return [operand_types[0]]
+
+
+def test_an_op_stating_no_fusion_kind_is_refused_not_left_unfused() -> None:
+    block = Block(arg_types=[TensorType(f32, [4])])
+    kindless = KindlessOp.build_inferred([block.args[0]])
+    with pytest.raises(DiagnosticException, match="test.kindless states no fusion kind"):
+        op_pattern(kindless)
+    # Collecting the ops of this module (as the graph dialect collects its own).
+    with pytest.raises(TypeError, match="test.kindless states no fusion kind"):
+        defined_ops(sys.modules[__name__])
 
 
 # ---------------------------------------------------------------------------
