@@ -23,12 +23,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
+from xtc.analysis.functions import is_primitive
 from xtc.dialects.graph.base import GraphOp, name_stem, node_label, type_str
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.tir import AssertOp
 from xtc.ops import ComputeRule, load_compute_rules
 from xtc.ops.te_builder import KernelBuilder, Tensor
-from xtc.passes.graph_fuse_ops import is_primitive
 
 OPS_ATTR = "te.ops"
 """Kernel attribute: the names of the graph ops it computes, in order."""

@@ -65,6 +65,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.analysis import types as analysis_types
 from xtc.dialects import tir
 from xtc.passes.typed_applier import TypedPatternApplier
 
@@ -121,20 +122,12 @@ def _int_width(t: Attribute) -> int:
 
 
 def element_bytes(t: Attribute) -> int:
-    """Bytes one element of this type takes in a buffer (i1 takes a byte)."""
-    match t:
-        case IndexType():
-            return 8
-        case IntegerType():
-            return max(1, (t.bitwidth + 7) // 8)
-        case Float16Type():
-            return 2
-        case Float32Type():
-            return 4
-        case Float64Type():
-            return 8
-        case _:
-            raise LoweringError(f"convert-tir-to-llvm: no buffer layout for element type {t}")
+    """Bytes one element of this type takes in a buffer (xtc.analysis.types);
+    a lowering error for a type with no layout."""
+    try:
+        return analysis_types.element_bytes(t)
+    except analysis_types.ElementSizeError as e:
+        raise LoweringError(f"convert-tir-to-llvm: {e}") from None
 
 
 def _static_memref(op: Operation, t: Attribute) -> MemRefType[Attribute]:

@@ -95,6 +95,8 @@ from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from xtc import remarks
+from xtc.analysis.loops import constant_int
+from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
 from xtc.lowering.convert_tir_to_llvm import (
     _SAME_BINARY,  # pyright: ignore[reportPrivateUsage]
@@ -105,8 +107,6 @@ from xtc.lowering.convert_tir_to_llvm import (
     fused_multiply_add,
     llvm_type,
 )
-from xtc.passes.tir_loops import constant_int
-from xtc.passes.vectorizable import loop_kept_serial
 
 MAX_WIDE_LOAD_STRIDE = 4
 """The widest address stride loaded as one masked wide load and a shuffle:

@@ -54,9 +54,10 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from xtc.analysis.loops import constant_int
+from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.ops.space import Config, Knob, KnobValue, Space, prefixed
-from xtc.passes.tir_loops import constant_int
 
 VECTOR_WIDTHS = (16, 8, 4)
 """Lanes of f32 tried, widest first (16 = one AVX-512 register)."""
@@ -659,12 +660,16 @@ def _argument_bytes(nest: Nest, exclude: int) -> int:
 
 
 def _argument_size(buffer: SSAValue) -> int | None:
-    """The bytes of a kernel argument, None for another buffer."""
+    """The bytes of a kernel argument; None for another buffer, and for an
+    argument whose element type has no byte size (the lowering refuses it)."""
     if not isinstance(buffer, BlockArgument) or not isinstance(buffer.type, MemRefType):
         return None
     if not isinstance(buffer.block.parent_op(), FuncOp):
         return None
-    bytes_each = (getattr(buffer.type.get_element_type(), "bitwidth", 32) + 7) // 8
+    try:
+        bytes_each = element_bytes(buffer.type.get_element_type())
+    except ElementSizeError:
+        return None
     return bytes_each * prod(buffer.type.get_shape())
 
 

@@ -21,11 +21,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.analysis.functions import PRIMITIVE_ATTR, is_primitive
 from xtc.dialects.graph.base import GraphOp, OpPattern, missing_fusion_kind, name_stem
-
-PRIMITIVE_ATTR = "graph.primitive"
-"""Unit attribute of a function that holds one fused group of graph ops."""
-
 
 MASTERS = (OpPattern.ANCHOR, OpPattern.REDUCTION)
 """The patterns that start a group and take an elementwise epilogue."""
@@ -40,11 +37,6 @@ def op_pattern(op: Operation) -> OpPattern:
         raise DiagnosticException(why)
     assert op.FUSION_KIND is not None
     return op.FUSION_KIND
-
-
-def is_primitive(func: FuncOp) -> bool:
-    """Whether `func` is a fused group outlined by graph-fuse-ops."""
-    return PRIMITIVE_ATTR in func.attributes
 
 
 @dataclass

@@ -8,40 +8,30 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
     ScheduleError,
     check_fresh_names,
     check_unit_stride,
     direct_loops,
-    find_loop,
-    function_name,
     is_pure_scalar,
     loop_like,
     loop_name,
     nest_of,
     only_inner_loop,
     rank0_accumulator,
-    select_functions,
     why_not_perfect,
 )
 
-PASS = "tir-cache-write"
 ACCUMULATOR_ALIGNMENT = 64
 
 
@@ -66,15 +56,10 @@ class _Reduction:
         return self.accumulator.memref
 
 
-def _refuse(func: FuncOp, loop: ForOp, message: str) -> ScheduleError:
-    return ScheduleError(
-        PASS, f"loop '{loop_name(loop)}' in @{function_name(func)} {message}", loop
-    )
-
-
-def _tiles(func: FuncOp, loop: ForOp) -> tuple[list[ForOp], memref.AllocaOp]:
+def _tiles(refuse: Refuser) -> tuple[list[ForOp], memref.AllocaOp]:
     """The loops from inside `loop` down to the one holding the rank-0
     accumulator, and that accumulator."""
+    loop = refuse.loop
     tiles: list[ForOp] = []
     current = loop
     while (accumulator := rank0_accumulator(current)) is None:
@@ -83,13 +68,13 @@ def _tiles(func: FuncOp, loop: ForOp) -> tuple[list[ForOp], memref.AllocaOp]:
             inner = direct_loops(current)[0]
         if inner is None:
             if not any(isinstance(op, ForOp) for op in current.body.walk()):
-                raise _refuse(func, loop, "holds no reduction accumulator (rank-0 alloca)")
-            raise ScheduleError(PASS, why_not_perfect(current, func), current)
-        check_unit_stride(PASS, func, inner)
+                raise refuse("holds no reduction accumulator (rank-0 alloca)")
+            raise ScheduleError(refuse.pass_name, why_not_perfect(current, refuse.func), current)
+        check_unit_stride(refuse.pass_name, refuse.func, inner)
         tiles.append(inner)
         current = inner
     if not tiles:
-        raise _refuse(func, loop, "holds its accumulator directly: nothing to cache")
+        raise refuse("holds its accumulator directly: nothing to cache")
     return tiles, accumulator
 
 
@@ -103,72 +88,66 @@ def _first_access(
     return None
 
 
-def _check_pure(func: FuncOp, tile: ForOp, ops: Iterable[Operation], where: str) -> None:
+def _check_pure(refuse: Refuser, tile: ForOp, ops: Iterable[Operation], where: str) -> None:
     for op in ops:
         if not is_pure_scalar(op):
-            raise _refuse(
-                func, tile, f"holds '{op.name}' {where}; only pure scalar ops can be there"
-            )
+            raise refuse.on(tile)(f"holds '{op.name}' {where}; only pure scalar ops can be there")
 
 
-def _reduction_chain(func: FuncOp, tile: ForOp, middle: Sequence[Operation]) -> list[ForOp]:
+def _reduction_chain(refuse: Refuser, tile: ForOp, middle: Sequence[Operation]) -> list[ForOp]:
     """The perfect nest of reduction loops between setting and reading the
     accumulator (pure scalar ops beside it allowed)."""
     loops = [op for op in middle if isinstance(op, ForOp)]
     if len(loops) != 1:
-        raise _refuse(
-            func,
-            tile,
+        raise refuse.on(tile)(
             f"holds {len(loops)} loops between setting and reading its accumulator; "
             "tir-cache-write needs one reduction loop nest there",
         )
-    _check_pure(func, tile, (op for op in middle if op is not loops[0]), "beside its reduction")
+    _check_pure(refuse, tile, (op for op in middle if op is not loops[0]), "beside its reduction")
     chain = loops
     while (inner := only_inner_loop(chain[-1])) is not None:
         chain.append(inner)
     return chain
 
 
-def _analyse(func: FuncOp, loop: ForOp) -> _Reduction:
-    """The reduction nest under `loop`; refuses one tir-cache-write cannot
+def _analyse(refuse: Refuser) -> _Reduction:
+    """The reduction nest under the refuser's loop; refuses one tir-cache-write cannot
     rebuild."""
-    tiles, accumulator = _tiles(func, loop)
+    tiles, accumulator = _tiles(refuse)
     innermost = tiles[-1]
     ops = list(innermost.body.block.ops)
     at = ops.index(accumulator)
-    _check_pure(func, innermost, ops[:at], "before its accumulator")
+    _check_pure(refuse, innermost, ops[:at], "before its accumulator")
     rest = ops[at + 1 :]
     acc = accumulator.memref
     store_at = _first_access(rest, memref.StoreOp, acc)
     if store_at is None:
-        raise _refuse(func, innermost, "never sets its accumulator before reading it")
-    _check_pure(func, innermost, rest[:store_at], "before setting its accumulator")
+        raise refuse.on(innermost)("never sets its accumulator before reading it")
+    _check_pure(refuse, innermost, rest[:store_at], "before setting its accumulator")
     load_at = _first_access(rest[store_at + 1 :], memref.LoadOp, acc)
     if load_at is None:
-        raise _refuse(func, innermost, "never reads its accumulator after the reduction")
+        raise refuse.on(innermost)("never reads its accumulator after the reduction")
     load_at += store_at + 1
     middle = rest[store_at + 1 : load_at]
-    reductions = _reduction_chain(func, innermost, middle)
+    reductions = _reduction_chain(refuse, innermost, middle)
     pool = [op for tile in tiles[:-1] for op in tile.body.block.ops if is_pure_scalar(op)]
     pool += ops[:at] + rest[:store_at] + [op for op in middle if is_pure_scalar(op)]
     pool += [op for r in reductions[:-1] for op in r.body.block.ops if is_pure_scalar(op)]
     reduction = _Reduction(
         tiles, accumulator, pool, cast(memref.StoreOp, rest[store_at]), reductions, rest[load_at:]
     )
-    _check_accumulator_uses(func, reduction)
-    _check_independent(func, reduction)
+    _check_accumulator_uses(refuse, reduction)
+    _check_independent(refuse, reduction)
     return reduction
 
 
-def _check_accumulator_uses(func: FuncOp, reduction: _Reduction) -> None:
+def _check_accumulator_uses(refuse: Refuser, reduction: _Reduction) -> None:
     """Refuses an accumulator used other than by rank-0 loads and stores."""
     acc = reduction.accumulator_value
     for use in acc.uses:
         user = use.operation
         if not isinstance(user, memref.LoadOp | memref.StoreOp) or user.memref is not acc:
-            raise _refuse(
-                func,
-                reduction.tiles[-1],
+            raise refuse.on(reduction.tiles[-1])(
                 f"passes its accumulator to '{user.name}'; only loads and stores can use it",
             )
 
@@ -179,7 +158,7 @@ def _has_no_own_effect(op: Operation) -> bool:
     return bool(op.regions) or op.has_trait(IsTerminator) or is_side_effect_free(op)
 
 
-def _check_independent(func: FuncOp, reduction: _Reduction) -> None:
+def _check_independent(refuse: Refuser, reduction: _Reduction) -> None:
     """Refuses reduction loops that write anything but the accumulator, an
     epilogue with effects other than stores and allocas, and an epilogue
     storing into a buffer the reduction reads: moving the reductions of
@@ -189,21 +168,19 @@ def _check_independent(func: FuncOp, reduction: _Reduction) -> None:
     first = reduction.reductions[0]
     for op in first.walk():
         if isinstance(op, memref.StoreOp) and op.memref is not acc:
-            raise _refuse(func, first, "stores into another buffer than its accumulator")
+            raise refuse.on(first)("stores into another buffer than its accumulator")
         if isinstance(op, memref.LoadOp):
             read.add(op.memref)
         elif not isinstance(op, memref.StoreOp) and not _has_no_own_effect(op):
-            raise _refuse(func, first, f"holds '{op.name}', whose effects cannot be reordered")
+            raise refuse.on(first)(f"holds '{op.name}', whose effects cannot be reordered")
     innermost = reduction.tiles[-1]
     for top in reduction.epilogue:
         for op in top.walk():
             if isinstance(op, memref.StoreOp) and op.memref in read:
-                raise _refuse(func, innermost, "stores into a buffer that its reduction loops read")
+                raise refuse.on(innermost)("stores into a buffer that its reduction loops read")
             allowed = isinstance(op, memref.StoreOp | memref.LoadOp | memref.AllocaOp)
             if not allowed and not _has_no_own_effect(op):
-                raise _refuse(
-                    func,
-                    innermost,
+                raise refuse.on(innermost)(
                     f"holds '{op.name}' after its reduction, whose effects cannot be moved",
                 )
 
@@ -280,34 +257,8 @@ def _rebuild(reduction: _Reduction, acc: SSAValue) -> list[ForOp]:
     return nests
 
 
-@dataclass(frozen=True)
-class CacheWrite(RewritePattern):
-    """`for S { for T1 .. for Tk { acc = alloca; acc = id; for R.. { acc op= x };
-    epilogue(acc) } }` -> `for S { acc = alloca [T1..Tk]; init nest; for R..
-    { for T1 .. Tk { acc[t] op= x } }; write-back nest }` in the chosen
-    functions."""
-
-    functions: frozenset[str]
-    loop: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        loop = find_loop(PASS, op, self.loop)
-        reduction = _analyse(op, loop)
-        new_names = [loop_name(t) + s for s in ("_init", "_wb") for t in reduction.tiles]
-        check_fresh_names(PASS, op, new_names, loop)
-        acc_type = cast(MemRefType[Attribute], reduction.accumulator_value.type)
-        shape = [t.extent for t in reduction.tiles]
-        acc = memref.AllocaOp.get(acc_type.get_element_type(), ACCUMULATOR_ALIGNMENT, shape)
-        acc.memref.name_hint = "acc"
-        rewriter.insert(acc, InsertPoint.at_start(loop.body.block))
-        rewriter.replace(reduction.tiles[0], _rebuild(reduction, acc.memref), [])
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirCacheWrite(ModulePass):
+class TirCacheWrite(SchedulePass):
     """Caches the accumulators of a tile of a reduction kernel in one local
     buffer, the reduction loops moved around the tile (TVM's cache_write
     with compute_at, the register tile of a micro-kernel).
@@ -360,12 +311,20 @@ class TirCacheWrite(ModulePass):
 
     name = "tir-cache-write"
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loop: str
     """The loop of the tile whose accumulators go to a local buffer."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.loop])
-        pattern = CacheWrite(functions, self.loop)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """`for S { for T1 .. for Tk { acc = alloca; acc = id; for R.. { acc
+        op= x }; epilogue(acc) } }` -> `for S { acc = alloca [T1..Tk]; init
+        nest; for R.. { for T1 .. Tk { acc[t] op= x } }; write-back nest }`."""
+        loop = self.find_loop(func, self.loop)
+        reduction = _analyse(self.refuser(func, loop))
+        new_names = [loop_name(t) + s for s in ("_init", "_wb") for t in reduction.tiles]
+        check_fresh_names(self.name, func, new_names, loop)
+        acc_type = cast(MemRefType[Attribute], reduction.accumulator_value.type)
+        shape = [t.extent for t in reduction.tiles]
+        acc = memref.AllocaOp.get(acc_type.get_element_type(), ACCUMULATOR_ALIGNMENT, shape)
+        acc.memref.name_hint = "acc"
+        rewriter.insert(acc, InsertPoint.at_start(loop.body.block))
+        rewriter.replace(reduction.tiles[0], _rebuild(reduction, acc.memref), [])

@@ -9,47 +9,41 @@ from dataclasses import dataclass, replace
 from math import prod
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
-from xtc.dialects.tir import ForOp
-from xtc.passes.tir_cache_read import (
-    MAX_LOCAL_BYTES,
+from xtc.analysis.loops import (
     AccessIndex,
     Dimension,
-    Refuser,
     access_index,
-    allocate_local,
-    emit_sum,
-    loads_to_cache,
-    redirect,
+    loads_of,
     region_read,
 )
+from xtc.dialects.tir import ForOp
+from xtc.passes.loop_rewrites import (
+    MAX_LOCAL_BYTES,
+    allocate_local,
+    local_element_bytes,
+    redirect,
+)
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
-    ScheduleError,
     check_fresh_names,
+    describe_buffer,
     direct_loops,
-    find_loop,
+    emit_sum,
     function_name,
     is_pure_scalar,
     loop_name,
     only_inner_loop,
-    select_functions,
+    top_level_op,
     why_not_perfect,
 )
 
-PASS = "tir-compute-at"
 SUFFIX = "_at"
 """Appended to the name of each loop of the moved producer."""
 SHARED_UNSAFE_KINDS = ("parallel", "thread_binding")
@@ -59,41 +53,15 @@ SHARED_UNSAFE_KINDS = ("parallel", "thread_binding")
 # ------------------------------------------------------- naming the placement
 
 
-def describe_buffer(buffer: SSAValue) -> str:
-    """`%pad`, or `memref<..>` for a buffer without a name."""
-    return f"%{buffer.name_hint}" if buffer.name_hint else f"{buffer.type}"
-
-
 @dataclass(frozen=True)
 class Placement:
-    """One application: the function, the producer's root loop and the loop
-    `at`; builds the ScheduleError naming them."""
+    """One application: the function, the producer's root loop, the loop
+    `at`, and the refusals naming them (pointing at the producer)."""
 
     func: FuncOp
     producer: ForOp
     at: ForOp
-
-    def refuse(self, message: str, op: Operation | None = None) -> ScheduleError:
-        return ScheduleError(
-            PASS,
-            f"cannot compute loop '{loop_name(self.producer)}' at loop "
-            f"'{loop_name(self.at)}' of @{function_name(self.func)}: {message}",
-            op if op is not None else self.producer,
-        )
-
-
-@dataclass(frozen=True)
-class RegionRefuser(Refuser):
-    """tir-cache-read's refuser worded for compute-at, so that its analysis
-    of the region a loop body reads (xtc.passes.tir_cache_read) serves here."""
-
-    placement: Placement
-
-    def __call__(self, message: str, op: Operation | None = None) -> ScheduleError:
-        return self.placement.refuse(
-            f"buffer {describe_buffer(self.buffer)} in loop '{loop_name(self.loop)}': {message}",
-            op if op is not None else self.loop,
-        )
+    refuse: Refuser
 
 
 # ------------------------------------------------------- the producer
@@ -212,16 +180,6 @@ def analyse_producer(where: Placement) -> Producer:
 
 
 # ------------------------------------------------------- the consumer
-
-
-def top_level_op(func: FuncOp, op: Operation) -> Operation:
-    """The op of the function's body that holds `op`."""
-    current = op
-    while current.parent_op() is not func:
-        parent = current.parent_op()
-        assert parent is not None
-        current = parent
-    return current
 
 
 def enclosing_loops(loop: ForOp) -> list[ForOp]:
@@ -385,30 +343,88 @@ def rename_and_serialize(loops: Sequence[ForOp]) -> None:
             loop.properties["kind"] = StringAttr("serial")
 
 
-def element_bytes(element: Attribute) -> int:
-    """The bytes of one element (bits rounded up; 8 for a type without a width)."""
-    bitwidth = getattr(element, "bitwidth", 64)
-    return max(1, (int(bitwidth) + 7) // 8)
+@dataclass(frozen=True, kw_only=True)
+class TirComputeAt(SchedulePass):
+    """Moves a producer loop nest inside a loop of its consumer, computing
+    only the region of its buffer each iteration of that loop reads (TVM's
+    compute_at; the padding of a conv computed per output row).
 
+    Expects: tir-level functions; in `func` (or, when `func` is empty, in
+    every function that has one) a loop named `loop`, the root of a
+    top-level loop nest P (the producer), and a loop named `at` (A) in a
+    later top-level nest. P is a perfect nest of loops from 0 step 1 whose
+    innermost body holds pure scalar ops, loads of other buffers, and one
+    `memref.store` into a buffer B allocated (`memref.alloc`) in the
+    function's body, at indices that are exactly P's loop variables, each
+    once, each loop running over its whole dimension of B: every element
+    of B is written once. No op between P and the end of A's nest writes,
+    frees or passes on a buffer P reads. B is read only by `memref.load`s
+    inside A's body, nested in tir.for loops only, whose indices are sums
+    `outside + c0 + sum(c_k * v_k)` as tir-cache-read accepts (v_k the
+    variables of loops inside A, `outside` values fixed during one
+    iteration of A: A's variable, the variables of loops around A, values
+    defined before A), with one `outside` per dimension; B is used
+    otherwise only by P's store and a `memref.dealloc` after A's nest.
+    Without `local`, neither A nor a loop around it is parallel or
+    thread-bound (the buffer is shared by all iterations).
 
-@dataclass(frozen=True)
-class ComputeAt(RewritePattern):
-    """`alloc B; for P.. { B[p..] = f(p..) }; .. for A { ..B[g(..)].. }` ->
-    `alloc B; .. for A { for P_at.. { B[p + start..] = f(p + start..) };
-    ..B[g(..)].. }` over the region A's body reads (with `local`, into a
-    region-sized buffer inside A that the loads read instead), in the
-    chosen functions."""
+    Produces: P moved to the start of A's body, its loops renamed
+    `<name>_at` (a parallel or thread-bound one made serial). In each
+    dimension d of B the loads read the box `[outside + low, outside +
+    high]` per iteration of A; where that is not the whole dimension, P's loop over d runs `high -
+    low + 1` times and its variable v is replaced in the body by `v +
+    start`, `start = outside + low` computed (arith) at the start of A's
+    body. Without `local` the store keeps writing B at those indices (B
+    stays full-size; each iteration of A fills the region it reads). With
+    `local=true` a region-sized buffer `%<A>_region` (a 64-byte aligned
+    `memref.alloca`, or a `memref.alloc` freed at the end of A's body when
+    over 64 KiB) is allocated at the start of A's body, P stores into it at
+    its loop variables, the loads of B read it at `c0 - low + sum(c_k *
+    v_k)`, and B's alloc and dealloc are erased: each iteration has its own
+    region, so A or a loop around it may be (or later become) parallel.
 
-    functions: frozenset[str]
+    Refuses (naming pass, both loops and the function): a missing function
+    or loop; a producer that is not top-level, not perfect, holds another
+    op with effects, has not exactly one store, writes an argument or a
+    buffer not allocated in the function's body, reads its own buffer, or
+    stores at indices other than its loop variables over the whole buffer;
+    `at` inside the producer or before it; B used other than by P's store,
+    loads inside A and a dealloc after A's nest (another reader would see
+    partial data); a buffer P reads changed between P and A; loads under an
+    op other than tir.for or under a loop of no iteration, with an index of
+    another form (a select, a division) or different `outside` parts, or
+    none at all; a region
+    statically outside B; without `local` a parallel or thread-bound loop
+    at or around A; with `local` a region over 16 MiB; a new loop name
+    already taken.
+
+    Command line: `tir-compute-at{func=conv_0 loop=i0 at=i2_1}` and
+    `tir-compute-at{func=conv_0 loop=i0 at=i2_1 local=true}`; a name other
+    than letters, digits, `_` and `-` is quoted (see xtc.passes.tir_loops).
+    """
+
+    name = "tir-compute-at"
+    LOOP_OPTIONS = ("loop", "at")
+
     loop: str
+    """The root loop of the producer nest to move."""
     at: str
-    local: bool
+    """The consumer's loop inside which the producer is computed."""
+    local: bool = False
+    """Compute into a region-sized buffer per iteration of `at`, so that `at`
+    may be parallel."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        where = Placement(op, find_loop(PASS, op, self.loop), find_loop(PASS, op, self.at))
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """`alloc B; for P.. { B[p..] = f(p..) }; .. for A { ..B[g(..)].. }` ->
+        `alloc B; .. for A { for P_at.. { B[p + start..] = f(p + start..) };
+        ..B[g(..)].. }` over the region A's body reads (with `local`, into a
+        region-sized buffer inside A that the loads read instead)."""
+        producer_root, at = self.find_loop(func, self.loop), self.find_loop(func, self.at)
+        head = (
+            f"cannot compute loop '{loop_name(producer_root)}' at loop '{loop_name(at)}' of "
+            f"@{function_name(func)}: "
+        )
+        where = Placement(func, producer_root, at, self.refuser(func, producer_root, head))
         nest = check_order(where)
         producer = analyse_producer(where)
         check_buffer_uses(where, producer, nest)
@@ -416,8 +432,10 @@ class ComputeAt(RewritePattern):
         if not self.local:
             check_not_shared_across_threads(where)
         buffer = producer.buffer
-        refuse = RegionRefuser(op, where.at, buffer, where)
-        loads = loads_to_cache(where.at, buffer, refuse)
+        refuse = where.refuse.about(
+            where.at, f"buffer {describe_buffer(buffer)} in loop '{loop_name(where.at)}': "
+        )
+        loads = loads_of(where.at, buffer, refuse)
         check_no_loop_skipped(where, loads)
         indices = [
             [access_index(i, where.at, refuse, load) for i in load.indices] for load in loads
@@ -427,7 +445,7 @@ class ComputeAt(RewritePattern):
         shape = buffer_type.get_shape()
         check_in_bounds(where, dimensions, shape)
         names = [loop_name(loop) + SUFFIX for loop in producer.loops]
-        check_fresh_names(PASS, op, names, where.producer)
+        check_fresh_names(self.name, func, names, where.producer)
         if not self.local:
             self.move_producer(where, producer, dimensions, shape, None, rewriter)
             return
@@ -446,7 +464,7 @@ class ComputeAt(RewritePattern):
         end when on the heap); refuses one over MAX_LOCAL_BYTES."""
         shape = [d.span for d in dimensions]
         element = buffer_type.get_element_type()
-        size = prod(shape) * element_bytes(element)
+        size = prod(shape) * local_element_bytes(element, where.refuse)
         if size > MAX_LOCAL_BYTES:
             listed = "x".join(map(str, shape))
             raise where.refuse(
@@ -515,81 +533,3 @@ class ComputeAt(RewritePattern):
                 rewriter.erase(use.operation)
         if not buffer.uses:
             rewriter.erase(cast(Operation, buffer.owner))
-
-
-@dataclass(frozen=True, kw_only=True)
-class TirComputeAt(ModulePass):
-    """Moves a producer loop nest inside a loop of its consumer, computing
-    only the region of its buffer each iteration of that loop reads (TVM's
-    compute_at; the padding of a conv computed per output row).
-
-    Expects: tir-level functions; in `func` (or, when `func` is empty, in
-    every function that has one) a loop named `loop`, the root of a
-    top-level loop nest P (the producer), and a loop named `at` (A) in a
-    later top-level nest. P is a perfect nest of loops from 0 step 1 whose
-    innermost body holds pure scalar ops, loads of other buffers, and one
-    `memref.store` into a buffer B allocated (`memref.alloc`) in the
-    function's body, at indices that are exactly P's loop variables, each
-    once, each loop running over its whole dimension of B: every element
-    of B is written once. No op between P and the end of A's nest writes,
-    frees or passes on a buffer P reads. B is read only by `memref.load`s
-    inside A's body, nested in tir.for loops only, whose indices are sums
-    `outside + c0 + sum(c_k * v_k)` as tir-cache-read accepts (v_k the
-    variables of loops inside A, `outside` values fixed during one
-    iteration of A: A's variable, the variables of loops around A, values
-    defined before A), with one `outside` per dimension; B is used
-    otherwise only by P's store and a `memref.dealloc` after A's nest.
-    Without `local`, neither A nor a loop around it is parallel or
-    thread-bound (the buffer is shared by all iterations).
-
-    Produces: P moved to the start of A's body, its loops renamed
-    `<name>_at` (a parallel or thread-bound one made serial). In each
-    dimension d of B the loads read the box `[outside + low, outside +
-    high]` per iteration of A; where that is not the whole dimension, P's loop over d runs `high -
-    low + 1` times and its variable v is replaced in the body by `v +
-    start`, `start = outside + low` computed (arith) at the start of A's
-    body. Without `local` the store keeps writing B at those indices (B
-    stays full-size; each iteration of A fills the region it reads). With
-    `local=true` a region-sized buffer `%<A>_region` (a 64-byte aligned
-    `memref.alloca`, or a `memref.alloc` freed at the end of A's body when
-    over 64 KiB) is allocated at the start of A's body, P stores into it at
-    its loop variables, the loads of B read it at `c0 - low + sum(c_k *
-    v_k)`, and B's alloc and dealloc are erased: each iteration has its own
-    region, so A or a loop around it may be (or later become) parallel.
-
-    Refuses (naming pass, both loops and the function): a missing function
-    or loop; a producer that is not top-level, not perfect, holds another
-    op with effects, has not exactly one store, writes an argument or a
-    buffer not allocated in the function's body, reads its own buffer, or
-    stores at indices other than its loop variables over the whole buffer;
-    `at` inside the producer or before it; B used other than by P's store,
-    loads inside A and a dealloc after A's nest (another reader would see
-    partial data); a buffer P reads changed between P and A; loads under an
-    op other than tir.for or under a loop of no iteration, with an index of
-    another form (a select, a division) or different `outside` parts, or
-    none at all; a region
-    statically outside B; without `local` a parallel or thread-bound loop
-    at or around A; with `local` a region over 16 MiB; a new loop name
-    already taken.
-
-    Command line: `tir-compute-at{func=conv_0 loop=i0 at=i2_1}` and
-    `tir-compute-at{func=conv_0 loop=i0 at=i2_1 local=true}`; a name other
-    than letters, digits, `_` and `-` is quoted (see xtc.passes.tir_loops).
-    """
-
-    name = "tir-compute-at"
-
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
-    loop: str
-    """The root loop of the producer nest to move."""
-    at: str
-    """The consumer's loop inside which the producer is computed."""
-    local: bool = False
-    """Compute into a region-sized buffer per iteration of `at`, so that `at`
-    may be parallel."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.loop, self.at])
-        pattern = ComputeAt(functions, self.loop, self.at, self.local)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

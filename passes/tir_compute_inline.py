@@ -8,49 +8,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.tir import OUTPUT_ATTR, ForOp
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
-    ScheduleError,
+    describe_buffer,
     direct_loops,
-    find_loop,
     function_name,
     is_pure_scalar,
     loop_name,
-    select_functions,
+    top_level_op,
 )
-
-PASS = "tir-compute-inline"
-
-
-@dataclass(frozen=True)
-class Refuser:
-    """Builds the ScheduleError of one application: names the pass, the
-    producer's root loop and the function."""
-
-    func: FuncOp
-    loop: ForOp
-
-    def __call__(self, message: str, op: Operation | None = None) -> ScheduleError:
-        return ScheduleError(
-            PASS,
-            f"cannot inline loop '{loop_name(self.loop)}' of @{function_name(self.func)}: "
-            + message,
-            op if op is not None else self.loop,
-        )
 
 
 @dataclass(frozen=True)
@@ -65,20 +39,6 @@ class Producer:
 
 
 # ------------------------------------------------------- the producer
-
-
-def top_level_op(op: Operation, func: FuncOp) -> Operation:
-    """The ancestor of `op` (or `op`) that sits directly in `func`'s body."""
-    current = op
-    while current.parent_op() is not func:
-        parent = current.parent_op()
-        assert parent is not None, "an op of the function lies outside it"
-        current = parent
-    return current
-
-
-def describe(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "a buffer"
 
 
 def producer_nest(loop: ForOp, refuse: Refuser) -> list[ForOp]:
@@ -139,7 +99,7 @@ def innermost_store(innermost: ForOp, refuse: Refuser) -> memref.StoreOp:
     for op in innermost.body.block.ops:
         if isinstance(op, memref.LoadOp) and op.memref is store.memref:
             raise refuse(
-                f"it reads {describe(store.memref)}, the buffer it writes: a value carried "
+                f"it reads {describe_buffer(store.memref)}, the buffer it writes: a value carried "
                 "across iterations",
                 op,
             )
@@ -161,14 +121,14 @@ def local_allocation(
     if isinstance(buffer, BlockArgument):
         role = "an output of" if is_output(func, buffer) else "an argument of"
         raise refuse(
-            f"it stores into {describe(buffer)}, {role} the function, not a local buffer: "
+            f"it stores into {describe_buffer(buffer)}, {role} the function, not a local buffer: "
             "inlining would drop what it writes",
             store,
         )
     owner = cast(Operation, buffer.owner)
     if not isinstance(owner, memref.AllocOp | memref.AllocaOp) or owner.parent_op() is not func:
         raise refuse(
-            f"it stores into {describe(buffer)}, made by '{owner.name}'; only a buffer "
+            f"it stores into {describe_buffer(buffer)}, made by '{owner.name}'; only a buffer "
             "allocated (memref.alloc) in the function's body inlines",
             store,
         )
@@ -226,15 +186,19 @@ def consumer_loads(func: FuncOp, producer: Producer, refuse: Refuser) -> list[me
         if user is producer.store or isinstance(user, memref.DeallocOp):
             continue
         if isinstance(user, memref.StoreOp):
-            raise refuse(f"{describe(producer.buffer)} is written by another store too", user)
+            raise refuse(
+                f"{describe_buffer(producer.buffer)} is written by another store too", user
+            )
         if not isinstance(user, memref.LoadOp):
-            raise refuse(f"{describe(producer.buffer)} is passed to '{user.name}'", user)
-        if not root.is_before_in_block(top_level_op(user, func)):
-            raise refuse(f"{describe(producer.buffer)} is read before the producer writes it", user)
+            raise refuse(f"{describe_buffer(producer.buffer)} is passed to '{user.name}'", user)
+        if not root.is_before_in_block(top_level_op(func, user)):
+            raise refuse(
+                f"{describe_buffer(producer.buffer)} is read before the producer writes it", user
+            )
         loads.append(user)
     if not loads:
         raise refuse(
-            f"no one reads {describe(producer.buffer)}: the nest is dead code, there is "
+            f"no one reads {describe_buffer(producer.buffer)}: the nest is dead code, there is "
             "nothing to inline it into"
         )
     return loads
@@ -258,7 +222,7 @@ def computation(producer: Producer) -> list[Operation]:
 def last_reader(func: FuncOp, loads: Sequence[memref.LoadOp]) -> Operation:
     """The last top-level op of `func` holding one of `loads`."""
     block = func.body.block
-    return max((top_level_op(load, func) for load in loads), key=block.get_operation_index)
+    return max((top_level_op(func, load) for load in loads), key=block.get_operation_index)
 
 
 def inputs_to_keep_alive(
@@ -282,14 +246,14 @@ def inputs_to_keep_alive(
             writer = use.operation
             if isinstance(writer, memref.LoadOp):
                 continue
-            top = top_level_op(writer, func)
+            top = top_level_op(func, writer)
             if not root.is_before_in_block(top) or last.is_before_in_block(top):
                 continue
             if isinstance(writer, memref.DeallocOp) and writer is top:
                 deallocs.append(writer)
                 continue
             raise refuse(
-                f"it reads {describe(buffer)}, which '{writer.name}' may write "
+                f"it reads {describe_buffer(buffer)}, which '{writer.name}' may write "
                 "between the producer and a read of its buffer",
                 writer,
             )
@@ -313,38 +277,8 @@ def inline_into(
 # ------------------------------------------------------- the pass
 
 
-@dataclass(frozen=True)
-class ComputeInline(RewritePattern):
-    """`%b = alloc; for i.. { b[i..] = f(i..) }; .. b[j..] ..` -> `.. f(j..)
-    ..` in the chosen functions."""
-
-    functions: frozenset[str]
-    loop: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        loop = find_loop(PASS, op, self.loop)
-        refuse = Refuser(op, loop)
-        producer = find_producer(op, loop, refuse)
-        loads = consumer_loads(op, producer, refuse)
-        ops = computation(producer)
-        last = last_reader(op, loads)
-        deallocs = inputs_to_keep_alive(op, producer, ops, last, refuse)
-        for load in loads:
-            inline_into(load, producer, ops, rewriter)
-        for dealloc in reversed(deallocs):
-            dealloc.detach()
-            rewriter.insert(dealloc, InsertPoint.after(last))
-        rewriter.erase(loop)
-        for use in list(producer.buffer.uses):
-            rewriter.erase(use.operation)
-        rewriter.erase(producer.allocation)
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirComputeInline(ModulePass):
+class TirComputeInline(SchedulePass):
     """Computes a producer's value where it is read, erasing the producer
     nest and its buffer (TVM's compute_inline): inlining a conv's padding
     nest makes the conv read its input through the padding's select.
@@ -389,12 +323,27 @@ class TirComputeInline(ModulePass):
 
     name = "tir-compute-inline"
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loop: str
     """The root loop of the producer nest to inline."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.loop])
-        pattern = ComputeInline(functions, self.loop)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """`%b = alloc; for i.. { b[i..] = f(i..) }; .. b[j..] ..` -> `.. f(j..)
+        ..`."""
+        loop = self.find_loop(func, self.loop)
+        refuse = self.refuser(
+            func, loop, f"cannot inline loop '{loop_name(loop)}' of @{function_name(func)}: "
+        )
+        producer = find_producer(func, loop, refuse)
+        loads = consumer_loads(func, producer, refuse)
+        ops = computation(producer)
+        last = last_reader(func, loads)
+        deallocs = inputs_to_keep_alive(func, producer, ops, last, refuse)
+        for load in loads:
+            inline_into(load, producer, ops, rewriter)
+        for dealloc in reversed(deallocs):
+            dealloc.detach()
+            rewriter.insert(dealloc, InsertPoint.after(last))
+        rewriter.erase(loop)
+        for use in list(producer.buffer.uses):
+            rewriter.erase(use.operation)
+        rewriter.erase(producer.allocation)

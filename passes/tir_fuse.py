@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
-    ScheduleError,
     check_fresh_names,
     check_unit_stride,
     function_name,
@@ -27,71 +19,23 @@ from xtc.passes.tir_loops import (
     loop_name,
     new_loop,
     perfect_nest,
-    select_functions,
     sink_pure_ops,
 )
 
-PASS = "tir-fuse"
 FUSIBLE_KINDS = ("serial", "parallel")
 
 
-def _check_fusible(func: FuncOp, outer: ForOp, inner: ForOp) -> None:
-    """Refuses loops not from 0 step 1, or of different kinds, or of a kind
-    whose meaning depends on the extent (vectorized, unrolled, bound)."""
-    for loop in (outer, inner):
-        check_unit_stride(PASS, func, loop)
-    where = f"loops '{loop_name(outer)}' and '{loop_name(inner)}' in @{function_name(func)}"
+def _check_fusible(refuse: Refuser, outer: ForOp, inner: ForOp) -> None:
+    """Refuses loops of different kinds, or of a kind whose meaning depends
+    on the extent (vectorized, unrolled, bound)."""
     if outer.kind.data != inner.kind.data:
-        raise ScheduleError(
-            PASS, f"{where} are {outer.kind.data} and {inner.kind.data}, not of one kind", outer
-        )
+        raise refuse(f"are {outer.kind.data} and {inner.kind.data}, not of one kind")
     if outer.kind.data not in FUSIBLE_KINDS:
-        raise ScheduleError(
-            PASS, f"{where} are {outer.kind.data}; only serial or parallel loops fuse", outer
-        )
-
-
-@dataclass(frozen=True)
-class FuseLoops(RewritePattern):
-    """`for O { for I { body } }` -> `for O_I { O = v / Ei; I = v % Ei;
-    body }` in the chosen functions."""
-
-    functions: frozenset[str]
-    outer: str
-    inner: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        outer, inner = perfect_nest(PASS, op, (self.outer, self.inner))
-        if loop_name(outer) != self.outer:
-            raise ScheduleError(
-                PASS,
-                f"loop '{self.outer}' is inside loop '{self.inner}' in @{function_name(op)}, "
-                "not around it",
-                inner,
-            )
-        _check_fusible(op, outer, inner)
-        fused_name = f"{self.outer}_{self.inner}"
-        check_fresh_names(PASS, op, [fused_name], outer)
-        sink_pure_ops([outer, inner])
-        fused = new_loop(fused_name, outer.extent * inner.extent, outer.kind.data)
-        extent = index_constant(inner.extent)
-        outer_index = arith.DivUIOp(fused.induction_variable, extent.result)
-        inner_index = arith.RemUIOp(fused.induction_variable, extent.result)
-        outer_index.result.name_hint = self.outer
-        inner_index.result.name_hint = self.inner
-        fused.body.block.add_ops([extent, outer_index, inner_index])
-        outer.induction_variable.replace_all_uses_with(outer_index.result)
-        rewriter.inline_block(
-            inner.body.block, InsertPoint.at_end(fused.body.block), [inner_index.result]
-        )
-        rewriter.replace(outer, fused, [])
+        raise refuse(f"are {outer.kind.data}; only serial or parallel loops fuse")
 
 
 @dataclass(frozen=True, kw_only=True)
-class TirFuse(ModulePass):
+class TirFuse(SchedulePass):
     """Fuses two perfectly nested loops into one (TVM's fuse).
 
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
@@ -116,15 +60,36 @@ class TirFuse(ModulePass):
     """
 
     name = "tir-fuse"
+    LOOP_OPTIONS = ("outer", "inner")
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     outer: str
     """The outer loop of the two."""
     inner: str
     """The loop directly inside `outer`."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.outer, self.inner])
-        pattern = FuseLoops(functions, self.outer, self.inner)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """`for O { for I { body } }` -> `for O_I { O = v / Ei; I = v % Ei;
+        body }`."""
+        outer, inner = perfect_nest(self.name, func, (self.outer, self.inner))
+        if loop_name(outer) != self.outer:
+            refuse = self.refuser(func, inner, head=f"loop '{self.outer}' ")
+            raise refuse(f"is inside loop '{self.inner}' in @{function_name(func)}, not around it")
+        for loop in (outer, inner):
+            check_unit_stride(self.name, func, loop)
+        head = f"loops '{self.outer}' and '{self.inner}' in @{function_name(func)} "
+        _check_fusible(self.refuser(func, outer, head), outer, inner)
+        fused_name = f"{self.outer}_{self.inner}"
+        check_fresh_names(self.name, func, [fused_name], outer)
+        sink_pure_ops([outer, inner])
+        fused = new_loop(fused_name, outer.extent * inner.extent, outer.kind.data)
+        extent = index_constant(inner.extent)
+        outer_index = arith.DivUIOp(fused.induction_variable, extent.result)
+        inner_index = arith.RemUIOp(fused.induction_variable, extent.result)
+        outer_index.result.name_hint = self.outer
+        inner_index.result.name_hint = self.inner
+        fused.body.block.add_ops([extent, outer_index, inner_index])
+        outer.induction_variable.replace_all_uses_with(outer_index.result)
+        rewriter.inline_block(
+            inner.body.block, InsertPoint.at_end(fused.body.block), [inner_index.result]
+        )
+        rewriter.replace(outer, fused, [])

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
@@ -152,6 +152,16 @@ def check_fresh_names(
                 op,
             )
         seen.add(name)
+
+
+def top_level_op(func: FuncOp, op: Operation) -> Operation:
+    """The op of the function's body that holds `op` (or `op` itself)."""
+    current = op
+    while current.parent_op() is not func:
+        parent = current.parent_op()
+        assert parent is not None, "an op of the function lies outside it"
+        current = parent
+    return current
 
 
 def is_pure_scalar(op: Operation) -> bool:
@@ -297,14 +307,6 @@ def index_constant(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, IndexType()))
 
 
-def constant_int(value: SSAValue) -> int | None:
-    """The value of an integer (or index) arith.constant, None for another value."""
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def set_kind(loop: ForOp, kind: str, rewriter: PatternRewriter) -> None:
     """Gives `loop` the kind `kind`, telling the rewriter when it changes."""
     if loop.kind.data != kind:
@@ -318,3 +320,89 @@ def rename_loops_inside(op: Operation, suffix: str) -> None:
         if loop is not op:
             loop.properties["name"] = StringAttr(loop_name(loop) + suffix)
             loop.induction_variable.name_hint = loop_name(loop)
+
+
+def describe_buffer(buffer: SSAValue) -> str:
+    """How a refusal names a buffer: `%in1 (argument 1)` for an argument of
+    a function, `%pad` for another named value; without a name `argument
+    1`, `the memref<4xf32> from 'memref.alloc'` or `a memref<4xf32> block
+    argument`."""
+    hint = f"%{buffer.name_hint}" if buffer.name_hint else None
+    if isinstance(buffer, BlockArgument) and isinstance(buffer.block.parent_op(), FuncOp):
+        position = f"argument {buffer.index}"
+        return f"{hint} ({position})" if hint else position
+    if hint:
+        return hint
+    if isinstance(buffer, OpResult):
+        return f"the {buffer.type} from '{buffer.op.name}'"
+    return f"a {buffer.type} block argument"
+
+
+def find_buffer(pass_name: str, func: FuncOp, buffer: int | str) -> SSAValue:
+    """The argument of `func` that `buffer` names: its position (0 is the
+    first), or its SSA name (`in1` or `%in1`). Refuses (as `pass_name`) a
+    position out of range, a name no argument or several arguments have,
+    and an argument that is not a memref."""
+    arguments = func.body.block.args
+    where = f"@{function_name(func)}"
+    if isinstance(buffer, str) and buffer.isdigit():
+        buffer = int(buffer)
+    if isinstance(buffer, int):
+        if not 0 <= buffer < len(arguments):
+            raise ScheduleError(
+                pass_name,
+                f"buffer={buffer}: {where} has {len(arguments)} arguments; buffer is a "
+                f"position from 0 to {len(arguments) - 1} or an argument's name",
+                func,
+            )
+        chosen = arguments[buffer]
+    else:
+        name = buffer.removeprefix("%")
+        named = [a for a in arguments if a.name_hint == name]
+        if len(named) != 1:
+            listed = ", ".join(f"%{a.name_hint}" for a in arguments if a.name_hint)
+            problem = "no argument" if not named else f"{len(named)} arguments"
+            raise ScheduleError(
+                pass_name,
+                f"buffer={buffer}: {problem} of {where} named %{name} (its arguments: "
+                f"{listed or 'none named'}); name it by its position instead",
+                func,
+            )
+        chosen = named[0]
+    if not isinstance(chosen.type, MemRefType):
+        raise ScheduleError(
+            pass_name,
+            f"buffer={buffer}: {describe_buffer(chosen)} of {where} is a "
+            f"{chosen.type}, not a buffer",
+            func,
+        )
+    return chosen
+
+
+def emit_sum(terms: dict[SSAValue, int], constant: int) -> tuple[list[Operation], SSAValue]:
+    """Index arithmetic computing `constant + sum(c * v)`: the ops and the
+    value (a term itself when it is the whole sum)."""
+    ops: list[Operation] = []
+    total: SSAValue | None = None
+    for value, coefficient in terms.items():
+        term = value
+        if coefficient != 1:
+            scale = index_constant(coefficient)
+            product = arith.MuliOp(value, scale.result)
+            ops += [scale, product]
+            term = product.result
+        if total is None:
+            total = term
+        else:
+            add = arith.AddiOp(total, term)
+            ops.append(add)
+            total = add.result
+    if total is None or constant != 0:
+        offset = index_constant(constant)
+        ops.append(offset)
+        if total is None:
+            return ops, offset.result
+        add = arith.AddiOp(total, offset.result)
+        ops.append(add)
+        total = add.result
+    return ops, total

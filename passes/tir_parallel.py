@@ -31,84 +31,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 
+from xtc.analysis.loops import linear_index
 from xtc.dialects.tir import ForOp, PrefetchOp
-from xtc.passes.tir_loops import (
-    ScheduleError,
-    find_loop,
-    function_name,
-    loop_name,
-    select_functions,
-    set_kind,
-)
+from xtc.passes.schedule_pass import Refuser, SchedulePass
+from xtc.passes.tir_loops import describe_buffer, loop_name, set_kind
 
-PASS = "tir-parallel"
-
-
-# ------------------------------------------------------- linear indices
-
-
-@dataclass(frozen=True)
-class LinearIndex:
-    """An index as `constant + sum(coefficient * atom)`: atoms are SSA values
-    that are not sums, differences or products by a constant."""
-
-    terms: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
-    constant: int = 0
-
-    def plus(self, other: LinearIndex, sign: int = 1) -> LinearIndex:
-        terms = dict(self.terms)
-        for atom, coefficient in other.terms.items():
-            terms[atom] = terms.get(atom, 0) + sign * coefficient
-        return LinearIndex(
-            {a: c for a, c in terms.items() if c != 0}, self.constant + sign * other.constant
-        )
-
-    def times(self, factor: int) -> LinearIndex:
-        if factor == 0:
-            return LinearIndex()
-        return LinearIndex({a: c * factor for a, c in self.terms.items()}, self.constant * factor)
-
-    def without(self, atom: SSAValue) -> dict[SSAValue, int]:
-        """The terms other than `atom`'s."""
-        return {a: c for a, c in self.terms.items() if a is not atom}
-
-
-def _integer_constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
-def linear_index(value: SSAValue) -> LinearIndex:
-    """`value` as a linear form over the atoms it is built from by addi,
-    subi and muli by a constant."""
-    constant = _integer_constant(value)
-    if constant is not None:
-        return LinearIndex(constant=constant)
-    owner = value.owner
-    if isinstance(owner, arith.AddiOp | arith.SubiOp):
-        sign = 1 if isinstance(owner, arith.AddiOp) else -1
-        return linear_index(owner.lhs).plus(linear_index(owner.rhs), sign)
-    if isinstance(owner, arith.MuliOp):
-        for scaled, factor in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            k = _integer_constant(factor)
-            if k is not None:
-                return linear_index(scaled).times(k)
-    return LinearIndex({value: 1})
+# ------------------------------------------------------- spans of an index
 
 
 def _atom_span(atom: SSAValue, loop: ForOp) -> int | None:
@@ -145,14 +80,6 @@ class _Accesses:
     buffer: SSAValue
     stores: list[memref.StoreOp] = field(default_factory=list[memref.StoreOp])
     loads: list[memref.LoadOp] = field(default_factory=list[memref.LoadOp])
-
-
-def _buffer_name(buffer: SSAValue) -> str:
-    if buffer.name_hint:
-        return f"%{buffer.name_hint}"
-    if isinstance(buffer, OpResult):
-        return f"the {buffer.type} from '{buffer.op.name}'"
-    return f"a {buffer.type} block argument"
 
 
 def _allocated_inside(buffer: SSAValue, loop: ForOp) -> bool:
@@ -222,15 +149,8 @@ def _load_inside(
 
 @dataclass
 class _Checker:
-    func: func.FuncOp
     loop: ForOp
-
-    @property
-    def where(self) -> str:
-        return f"loop '{loop_name(self.loop)}' in @{function_name(self.func)}"
-
-    def refuse(self, message: str, op: Operation | None = None) -> ScheduleError:
-        return ScheduleError(PASS, f"{self.where} {message}", op or self.loop)
+    refuse: Refuser
 
     def check(self) -> None:
         self.check_kind()
@@ -265,7 +185,7 @@ class _Checker:
         loads: list[memref.LoadOp] = []
         copies: list[memref.CopyOp] = []
         for op in _ops_inside(self.loop):
-            if isinstance(op, func.CallOp):
+            if isinstance(op, CallOp):
                 raise self.refuse(
                     f"calls @{op.callee.string_value()}: a call inside a parallel loop may "
                     "touch any memory",
@@ -286,7 +206,7 @@ class _Checker:
         for copy in copies:
             if copy.source in written:
                 raise self.refuse(
-                    f"copies all of {_buffer_name(copy.source)}, which it writes", copy
+                    f"copies all of {describe_buffer(copy.source)}, which it writes", copy
                 )
         return written
 
@@ -315,7 +235,7 @@ class _Checker:
             return
         iv = loop_name(self.loop)
         raise self.refuse(
-            f"may let two iterations touch one element of {_buffer_name(accesses.buffer)}: "
+            f"may let two iterations touch one element of {describe_buffer(accesses.buffer)}: "
             f"its stores do not all index one dimension `{iv} * c + x` with one c and x "
             f"(x free of '{iv}', spanning less than c in an iteration), or a load of it "
             "reads outside that slice",
@@ -326,25 +246,8 @@ class _Checker:
 # ---------------------------------------------------------------- the pass
 
 
-@dataclass(frozen=True)
-class ParallelizeLoop(RewritePattern):
-    """The named loop's kind -> "parallel", in the chosen functions, once
-    the rule of the module docstring holds."""
-
-    functions: frozenset[str]
-    loop: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        loop = find_loop(PASS, op, self.loop)
-        _Checker(op, loop).check()
-        set_kind(loop, "parallel", rewriter)
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirParallel(ModulePass):
+class TirParallel(SchedulePass):
     """Marks a loop to run its iterations across threads (TVM's parallel).
 
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
@@ -375,12 +278,12 @@ class TirParallel(ModulePass):
 
     name = "tir-parallel"
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loop: str
     """The loop whose iterations run across threads."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.loop])
-        pattern = ParallelizeLoop(functions, self.loop)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """The loop's kind -> "parallel", once the rule of the module
+        docstring holds."""
+        loop = self.find_loop(func, self.loop)
+        _Checker(loop, self.refuser(func, loop)).check()
+        set_kind(loop, "parallel", rewriter)

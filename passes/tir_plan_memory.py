@@ -10,12 +10,8 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     NoneAttr,
     i8,
@@ -31,6 +27,8 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+
+from xtc.analysis.types import ElementSizeError, element_bytes
 
 ARENA_ALIGNMENT = 64
 """Every buffer starts on a 64-byte boundary of the 64-byte aligned arena."""
@@ -97,20 +95,16 @@ def plan_offsets(intervals: Sequence[tuple[int, int, int]]) -> tuple[list[int], 
     return offsets, arena
 
 
-def element_bytes(t: Attribute) -> int | None:
-    """Bytes one element takes in a buffer (i1 takes a byte); None for an
-    element type the arena does not hold (bf16, index, ...)."""
-    match t:
-        case IntegerType():
-            return max(1, (t.width.data + 7) // 8)
-        case Float16Type():
-            return 2
-        case Float32Type():
-            return 4
-        case Float64Type():
-            return 8
-        case _:
-            return None
+def _arena_element_bytes(t: Attribute) -> int | None:
+    """Bytes one element takes in the arena; None for an element type the
+    arena does not hold: index (a view of bytes needs a fixed width) and
+    types with no byte size (bf16, ...)."""
+    if isinstance(t, IndexType):
+        return None
+    try:
+        return element_bytes(t)
+    except ElementSizeError:
+        return None
 
 
 def _buffer_bytes(alloc: memref.AllocOp) -> int | None:
@@ -126,7 +120,7 @@ def _buffer_bytes(alloc: memref.AllocOp) -> int | None:
         return None
     if not isinstance(t.layout, NoneAttr) or not isinstance(t.memory_space, NoneAttr):
         return None
-    size = element_bytes(t.get_element_type())
+    size = _arena_element_bytes(t.get_element_type())
     return None if size is None else prod(shape) * size
 
 

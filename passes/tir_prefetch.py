@@ -10,58 +10,27 @@ from dataclasses import dataclass
 from itertools import product
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
+from xtc.analysis.loops import Dimension, region_of
+from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import PREFETCH_LOCALITIES, ForOp, PrefetchOp
-from xtc.passes.tir_cache_read import (
-    Dimension,
-    Refuser,
-    access_index,
-    describe_buffer,
+from xtc.passes.schedule_pass import SchedulePass
+from xtc.passes.tir_loops import (
     emit_sum,
     find_buffer,
-    loads_to_cache,
-    region_read,
-)
-from xtc.passes.tir_loops import (
-    ScheduleError,
-    find_loop,
-    function_name,
     index_constant,
-    loop_name,
-    select_functions,
 )
 
-PASS = "tir-prefetch"
 CACHE_LINE_BYTES = 64
 MAX_PREFETCHES = 64
 """The most prefetches one iteration may issue: more would cost more than
 the misses they hide."""
-
-
-@dataclass(frozen=True)
-class PrefetchRefuser(Refuser):
-    """tir-cache-read's region analysis, its refusals worded for this pass."""
-
-    def __call__(self, message: str, op: Operation | None = None) -> ScheduleError:
-        return ScheduleError(
-            PASS,
-            f"cannot prefetch {describe_buffer(self.func, self.buffer)} in loop "
-            f"'{loop_name(self.loop)}' of @{function_name(self.func)}: {message}",
-            op if op is not None else self.loop,
-        )
 
 
 def line_points(dimension: Dimension, line: int) -> list[int]:
@@ -83,67 +52,8 @@ def prefetch_points(dimensions: Sequence[Dimension], line: int) -> list[tuple[in
     ]
 
 
-@dataclass(frozen=True)
-class PrefetchAhead(RewritePattern):
-    """`for L { body reading buffer }` -> `for L { prefetch(the region
-    iteration L + distance reads); body }` in the chosen functions."""
-
-    functions: frozenset[str]
-    loop: str
-    buffer: int | str
-    distance: int
-    locality: int
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        loop = find_loop(PASS, op, self.loop)
-        buffer = find_buffer(op, self.buffer, pass_name=PASS)
-        refuse = PrefetchRefuser(op, loop, buffer)
-        loads = loads_to_cache(loop, buffer, refuse)
-        indices = [[access_index(i, loop, refuse, load) for i in load.indices] for load in loads]
-        dimensions = region_read(indices, refuse, loads)
-        buffer_type = cast(MemRefType[Attribute], buffer.type)
-        strides = buffer_type.get_strides()
-        if not dimensions or strides is None or None in strides:
-            raise refuse("it has no static strides")
-        element_bits = getattr(buffer_type.get_element_type(), "bitwidth", 8)
-        line = max(1, CACHE_LINE_BYTES * 8 // int(element_bits))
-        points = prefetch_points(dimensions, line)
-        if len(points) > MAX_PREFETCHES:
-            raise refuse(
-                f"what one iteration reads takes {len(points)} prefetches (one per row "
-                f"and cache line; at most {MAX_PREFETCHES}); prefetch in an inner loop"
-            )
-        terms, first = self.linear_form(loop, dimensions, cast(Sequence[int], strides))
-        ops, base = emit_sum(terms, 0)
-        for point in points:
-            shift = index_constant(first + sum(s * p for s, p in zip(strides, point, strict=True)))
-            offset = arith.AddiOp(base, shift.result)
-            ops += [shift, offset, PrefetchOp(buffer, offset.result, self.locality)]
-        rewriter.insert(ops, InsertPoint.at_start(loop.body.block))
-
-    def linear_form(
-        self, loop: ForOp, dimensions: Sequence[Dimension], strides: Sequence[int]
-    ) -> tuple[dict[SSAValue, int], int]:
-        """The region's first element, `distance` iterations of `loop`
-        ahead, as a linear offset: (coefficient per value, constant)."""
-        terms: dict[SSAValue, int] = {}
-        constant = 0
-        variable = loop.induction_variable
-        shift = self.distance * loop.step.value.data
-        for dimension, stride in zip(dimensions, strides, strict=True):
-            constant += stride * dimension.low
-            for value, coefficient in dimension.outside.items():
-                terms[value] = terms.get(value, 0) + stride * coefficient
-                if value is variable:
-                    constant += stride * coefficient * shift
-        return {v: c for v, c in terms.items() if c}, cast(int, constant)
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirPrefetch(ModulePass):
+class TirPrefetch(SchedulePass):
     """Prefetches, at the start of each iteration of a loop, what the
     iteration `distance` steps ahead will read of a buffer (Halide's
     prefetch): a software prefetch for accesses no hardware prefetcher
@@ -173,8 +83,6 @@ class TirPrefetch(ModulePass):
 
     name = "tir-prefetch"
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loop: str
     """The loop at the start of whose body the prefetches go."""
     buffer: int | str
@@ -184,13 +92,59 @@ class TirPrefetch(ModulePass):
     locality: int = 3
     """Cache level hint, 0 (no temporal locality) to 3 (keep in L1)."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if self.locality not in PREFETCH_LOCALITIES:
-            raise ScheduleError(
-                PASS, f"locality={self.locality} is not one of 0, 1, 2, 3 (LLVM's prefetch)"
+            raise self.bad_option(
+                f"locality={self.locality} is not one of 0, 1, 2, 3 (LLVM's prefetch)"
             )
         if self.distance < 1:
-            raise ScheduleError(PASS, f"distance={self.distance} must be at least 1")
-        functions = select_functions(op, self.name, self.func, [self.loop])
-        pattern = PrefetchAhead(functions, self.loop, self.buffer, self.distance, self.locality)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+            raise self.bad_option(f"distance={self.distance} must be at least 1")
+
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """`for L { body reading buffer }` -> `for L { prefetch(the region
+        iteration L + distance reads); body }`."""
+        loop = self.find_loop(func, self.loop)
+        buffer = find_buffer(self.name, func, self.buffer)
+        refuse = self.buffer_refuser(func, loop, buffer, "prefetch")
+        dimensions = region_of(loop, buffer, refuse).dimensions
+        buffer_type = cast(MemRefType[Attribute], buffer.type)
+        strides = buffer_type.get_strides()
+        if not dimensions or strides is None or None in strides:
+            raise refuse("it has no static strides")
+        static_strides = cast(Sequence[int], strides)
+        try:
+            line = max(1, CACHE_LINE_BYTES // element_bytes(buffer_type.get_element_type()))
+        except ElementSizeError as e:
+            raise refuse(str(e)) from None
+        points = prefetch_points(dimensions, line)
+        if len(points) > MAX_PREFETCHES:
+            raise refuse(
+                f"what one iteration reads takes {len(points)} prefetches (one per row "
+                f"and cache line; at most {MAX_PREFETCHES}); prefetch in an inner loop"
+            )
+        terms, first = self.linear_form(loop, dimensions, static_strides)
+        ops, base = emit_sum(terms, 0)
+        for point in points:
+            shift = index_constant(
+                first + sum(s * p for s, p in zip(static_strides, point, strict=True))
+            )
+            offset = arith.AddiOp(base, shift.result)
+            ops += [shift, offset, PrefetchOp(buffer, offset.result, self.locality)]
+        rewriter.insert(ops, InsertPoint.at_start(loop.body.block))
+
+    def linear_form(
+        self, loop: ForOp, dimensions: Sequence[Dimension], strides: Sequence[int]
+    ) -> tuple[dict[SSAValue, int], int]:
+        """The region's first element, `distance` iterations of `loop`
+        ahead, as a linear offset: (coefficient per value, constant)."""
+        terms: dict[SSAValue, int] = {}
+        constant = 0
+        variable = loop.induction_variable
+        shift = self.distance * loop.step.value.data
+        for dimension, stride in zip(dimensions, strides, strict=True):
+            constant += stride * dimension.low
+            for value, coefficient in dimension.outside.items():
+                terms[value] = terms.get(value, 0) + stride * coefficient
+                if value is variable:
+                    constant += stride * coefficient * shift
+        return {v: c for v, c in terms.items() if c}, constant

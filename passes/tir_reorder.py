@@ -2,91 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import PatternRewriter
 
-from xtc.dialects.tir import ForOp
-from xtc.passes.tir_loops import (
-    ScheduleError,
-    function_name,
-    has_inner_loop,
-    loop_like,
-    loop_name,
-    nest_of,
-    perfect_nest,
-    select_functions,
-    sink_pure_ops,
-)
-
-PASS = "tir-reorder"
-
-
-def _check_vectorized_stays_innermost(
-    func: FuncOp, nest: Sequence[ForOp], order: Sequence[str], pass_name: str = PASS
-) -> None:
-    """Refuses an order that would put a loop marked vectorized around
-    another loop."""
-    innermost_body_has_loop = has_inner_loop(nest[-1])
-    for loop in nest:
-        if loop.kind.data != "vectorized":
-            continue
-        last = loop_name(loop) == order[-1]
-        if not last or innermost_body_has_loop:
-            raise ScheduleError(
-                pass_name,
-                f"loop '{loop_name(loop)}' in @{function_name(func)} is vectorized and "
-                "would hold another loop in this order",
-                loop,
-            )
-
-
-@dataclass(frozen=True)
-class ReorderLoops(RewritePattern):
-    """The perfect nest of the loops named in `order` -> the same loops
-    nested in that order, in the chosen functions. Refusals name
-    `pass_name` (a pass built on this one, such as tir-tile, passes its own)."""
-
-    functions: frozenset[str]
-    order: tuple[str, ...]
-    pass_name: str = PASS
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        nest = perfect_nest(self.pass_name, op, self.order)
-        _check_vectorized_stays_innermost(op, nest, self.order, self.pass_name)
-        if [loop_name(loop) for loop in nest] == list(self.order):
-            return
-        sink_pure_ops(nest)
-        by_name = {loop_name(loop): loop for loop in nest}
-        reordered = [loop_like(by_name[name]) for name in self.order]
-        body = nest_of(reordered)
-        for old, new in zip((by_name[n] for n in self.order), reordered, strict=True):
-            old.induction_variable.replace_all_uses_with(new.induction_variable)
-        innermost = nest[-1]
-        rewriter.inline_block(
-            innermost.body.block,
-            InsertPoint.at_end(body),
-            [reordered[self.order.index(loop_name(innermost))].induction_variable],
-        )
-        rewriter.replace(nest[0], reordered[0], [])
+from xtc.passes.loop_rewrites import reorder_loops
+from xtc.passes.schedule_pass import SchedulePass
 
 
 @dataclass(frozen=True, kw_only=True)
-class TirReorder(ModulePass):
+class TirReorder(SchedulePass):
     """Permutes a perfect loop nest (TVM's reorder).
 
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
@@ -117,15 +43,14 @@ class TirReorder(ModulePass):
     """
 
     name = "tir-reorder"
+    LOOP_OPTIONS = ("order",)
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     order: tuple[str, ...]
     """The loops of a perfect nest, in their new order, outermost first."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         if not self.order:
-            raise ScheduleError(self.name, "order names no loop")
-        functions = select_functions(op, self.name, self.func, self.order)
-        pattern = ReorderLoops(functions, tuple(self.order))
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+            raise self.bad_option("order names no loop")
+
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        reorder_loops(self.name, func, self.order, rewriter)

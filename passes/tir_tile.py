@@ -6,30 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Region
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.loop_rewrites import reorder_loops, split_loop
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
     ScheduleError,
     function_name,
     loop_name,
     perfect_nest,
-    select_functions,
 )
-from xtc.passes.tir_reorder import ReorderLoops
-from xtc.passes.tir_split import SplitLoop
-
-PASS = "tir-tile"
 
 
 def tiled_order(loops: Sequence[str]) -> tuple[str, ...]:
@@ -38,21 +27,21 @@ def tiled_order(loops: Sequence[str]) -> tuple[str, ...]:
     return (*(f"{name}_o" for name in loops), *(f"{name}_i" for name in loops))
 
 
-def _check_outer_first(func: FuncOp, nest: Sequence[ForOp], loops: Sequence[str]) -> None:
+def _check_outer_first(
+    refuse: Refuser, func: FuncOp, nest: Sequence[ForOp], loops: Sequence[str]
+) -> None:
     """Refuses loops named in another order than the nest's, outermost first."""
     found = [loop_name(loop) for loop in nest]
     if found != list(loops):
         given, nested = (", ".join(f"'{name}'" for name in names) for names in (loops, found))
-        raise ScheduleError(
-            PASS,
+        raise refuse(
             f"loops {given} in @{function_name(func)} are not named outermost first: "
-            f"they nest as {nested}",
-            nest[0],
+            f"they nest as {nested}"
         )
 
 
 def _check_inner_factors_divide(
-    func: FuncOp, nest: Sequence[ForOp], factors: Sequence[int]
+    refuse: Refuser, func: FuncOp, nest: Sequence[ForOp], factors: Sequence[int]
 ) -> None:
     """Refuses a factor that leaves a remainder on any loop but the outermost:
     tir-split would peel it into a tail loop beside the inner part, which
@@ -60,8 +49,7 @@ def _check_inner_factors_divide(
     extent] are left for tir-split's own check."""
     for loop, factor in zip(nest[1:], factors[1:], strict=True):
         if 1 <= factor <= loop.extent and loop.extent % factor:
-            raise ScheduleError(
-                PASS,
+            raise refuse(
                 f"factor {factor} does not divide {loop.extent}, the extent of loop "
                 f"'{loop_name(loop)}' in @{function_name(func)}; only the outermost "
                 "loop's factor may leave a remainder (its tail is peeled around the "
@@ -79,38 +67,8 @@ def _restore_body(func: FuncOp, saved: Region) -> None:
         func.body.add_block(saved.detach_block(block))
 
 
-@dataclass(frozen=True)
-class TileLoops(RewritePattern):
-    """The perfect nest `L1 { L2 { ... } }` -> `L1_o { L2_o { ... L1_i {
-    L2_i { ... } } } }`, in the chosen functions: SplitLoop on each loop,
-    innermost first, then ReorderLoops, their refusals naming tir-tile."""
-
-    functions: frozenset[str]
-    loops: tuple[str, ...]
-    factors: tuple[int, ...]
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        nest = perfect_nest(PASS, op, self.loops)
-        _check_outer_first(op, nest, self.loops)
-        _check_inner_factors_divide(op, nest, self.factors)
-        only_here = frozenset({function_name(op)})
-        # A refusal after the first split leaves the function as it was.
-        saved = op.body.clone()
-        try:
-            # Innermost first, so the outermost loop's tail holds a tiled copy.
-            for name, factor in reversed(list(zip(self.loops, self.factors, strict=True))):
-                SplitLoop(only_here, name, factor, PASS).match_and_rewrite(op, rewriter)
-            ReorderLoops(only_here, tiled_order(self.loops), PASS).match_and_rewrite(op, rewriter)
-        except ScheduleError:
-            _restore_body(op, saved)
-            raise
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirTile(ModulePass):
+class TirTile(SchedulePass):
     """Tiles a perfect loop nest (TVM's tile).
 
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
@@ -145,32 +103,44 @@ class TirTile(ModulePass):
     """
 
     name = "tir-tile"
+    LOOP_OPTIONS = ("loops",)
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loops: tuple[str, ...]
     """The loops of a perfect nest to tile, outermost first (two or more)."""
     factors: tuple[int, ...]
     """The tile size of each loop in `loops`; all but the first divide their
     loop's extent."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def check_options(self) -> None:
         loops, factors = self.loops, self.factors
         if len(loops) < 2:
-            raise ScheduleError(
-                self.name, f"tile needs two or more loops, loops names {len(loops)}"
-            )
+            raise self.bad_option(f"tile needs two or more loops, loops names {len(loops)}")
         if len(factors) != len(loops):
-            raise ScheduleError(
-                self.name,
+            raise self.bad_option(
                 f"{len(loops)} loops named but {len(factors)} factors given; "
-                "give one factor per loop",
+                "give one factor per loop"
             )
         for name, factor in zip(loops, factors, strict=True):
             if factor < 1:
-                raise ScheduleError(
-                    self.name, f"factor {factor} for loop '{name}' is not a positive integer"
+                raise self.bad_option(
+                    f"factor {factor} for loop '{name}' is not a positive integer"
                 )
-        functions = select_functions(op, self.name, self.func, loops)
-        pattern = TileLoops(functions, loops, factors)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """The perfect nest `L1 { L2 { ... } }` -> `L1_o { L2_o { ... L1_i {
+        L2_i { ... } } } }`: split_loop on each loop, innermost first, then
+        reorder_loops, their refusals naming tir-tile."""
+        nest = perfect_nest(self.name, func, self.loops)
+        refuse = self.refuser(func, nest[0], head="")
+        _check_outer_first(refuse, func, nest, self.loops)
+        _check_inner_factors_divide(refuse, func, nest, self.factors)
+        # A refusal after the first split leaves the function as it was.
+        saved = func.body.clone()
+        try:
+            # Innermost first, so the outermost loop's tail holds a tiled copy.
+            for name, factor in reversed(list(zip(self.loops, self.factors, strict=True))):
+                split_loop(self.name, func, name, factor, rewriter)
+            reorder_loops(self.name, func, tiled_order(self.loops), rewriter)
+        except ScheduleError:
+            _restore_body(func, saved)
+            raise

@@ -4,55 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 
-from xtc.passes.tir_loops import (
-    ScheduleError,
-    find_loop,
-    function_name,
-    loop_name,
-    select_functions,
-    set_kind,
-)
+from xtc.passes.schedule_pass import SchedulePass
+from xtc.passes.tir_loops import set_kind
 
-PASS = "tir-unroll"
 MAX_UNROLLED_ITERATIONS = 64
 """Unrolling more copies of a body than this bloats code without speed."""
 
 
-@dataclass(frozen=True)
-class UnrollLoop(RewritePattern):
-    """The named loop's kind -> "unrolled", in the chosen functions."""
-
-    functions: frozenset[str]
-    loop: str
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) not in self.functions:
-            return
-        loop = find_loop(PASS, op, self.loop)
-        if loop.extent > MAX_UNROLLED_ITERATIONS:
-            raise ScheduleError(
-                PASS,
-                f"loop '{loop_name(loop)}' in @{function_name(op)} has {loop.extent} "
-                f"iterations; at most {MAX_UNROLLED_ITERATIONS} unroll",
-                loop,
-            )
-        set_kind(loop, "unrolled", rewriter)
-
-
 @dataclass(frozen=True, kw_only=True)
-class TirUnroll(ModulePass):
+class TirUnroll(SchedulePass):
     """Marks a loop to be unrolled (TVM's unroll).
 
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
@@ -73,12 +36,13 @@ class TirUnroll(ModulePass):
 
     name = "tir-unroll"
 
-    func: str = ""
-    """The function to schedule; empty: every function that has the loop."""
     loop: str
     """The loop to unroll."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, [self.loop])
-        pattern = UnrollLoop(functions, self.loop)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+    def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
+        """The loop's kind -> "unrolled"."""
+        loop = self.find_loop(func, self.loop)
+        if loop.extent > MAX_UNROLLED_ITERATIONS:
+            refuse = self.refuser(func, loop)
+            raise refuse(f"has {loop.extent} iterations; at most {MAX_UNROLLED_ITERATIONS} unroll")
+        set_kind(loop, "unrolled", rewriter)

@@ -41,6 +41,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.runtime.faults import with_fault_support
 
 
@@ -192,13 +193,10 @@ def _resource_bytes(key: str) -> bytes:
 
 
 def _element_size(t: Attribute) -> int:
-    if isinstance(t, IntegerType):
-        return max(1, (t.width.data + 7) // 8)
-    widths = {"f16": 2, "f32": 4, "f64": 8}
-    name = str(t)
-    if name not in widths:
-        raise LLVMIRError(f"no memory layout for global element type {t}")
-    return widths[name]
+    try:
+        return element_bytes(t)
+    except ElementSizeError:
+        raise LLVMIRError(f"no memory layout for global element type {t}") from None
 
 
 def llvm_ir(module: ModuleOp) -> str:

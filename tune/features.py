@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
+from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.ops.schedules import (
     ElementwiseTemplate,
@@ -92,15 +93,18 @@ def _inner_trips(innermost: ForOp) -> int:
 
 
 def _argument_bytes(func: FuncOp) -> list[int]:
-    """Bytes of each kernel argument (0 for a non-buffer)."""
+    """Bytes of each kernel argument (0 for a non-buffer, or a buffer whose
+    element type has no byte size)."""
     sizes: list[int] = []
     for arg in func.body.block.args:
         kind = arg.type
+        each = 0
         if isinstance(kind, MemRefType):
-            bits = getattr(kind.get_element_type(), "bitwidth", 32)
-            sizes.append((bits + 7) // 8 * math.prod(kind.get_shape()))
-        else:
-            sizes.append(0)
+            try:
+                each = element_bytes(kind.get_element_type()) * math.prod(kind.get_shape())
+            except ElementSizeError:
+                each = 0
+        sizes.append(each)
     return sizes
 
 

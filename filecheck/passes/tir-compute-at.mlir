@@ -220,7 +220,7 @@ func.func @not_injective(%x: memref<4x8xf32>, %y: memref<4xf32>) {
 
 // -----
 
-// ARGUMENT: error: tir-compute-at: cannot compute loop 'i' at loop 'k' of @to_argument: the producer writes %t, which is not a buffer allocated (memref.alloc) in the body of @to_argument
+// ARGUMENT: error: tir-compute-at: cannot compute loop 'i' at loop 'k' of @to_argument: the producer writes %t (argument 1), which is not a buffer allocated (memref.alloc) in the body of @to_argument
 func.func @to_argument(%x: memref<8xf32>, %t: memref<8xf32>, %y: memref<8xf32>) {
   tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {
     %v = memref.load %x[%i] : memref<8xf32>
@@ -236,7 +236,7 @@ func.func @to_argument(%x: memref<8xf32>, %t: memref<8xf32>, %y: memref<8xf32>) 
 // -----
 
 // The consumer overwrites %x, which the producer reads.
-// INPLACE: error: tir-compute-at: cannot compute loop 'i' at loop 'k' of @in_place: 'memref.store' uses %x, which the producer reads, between the producer and loop 'k'; computed later the producer could read other values
+// INPLACE: error: tir-compute-at: cannot compute loop 'i' at loop 'k' of @in_place: 'memref.store' uses %x (argument 0), which the producer reads, between the producer and loop 'k'; computed later the producer could read other values
 func.func @in_place(%x: memref<8xf32>) {
   %t = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
   tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {

@@ -270,7 +270,7 @@ func.func @two_stores(%x: memref<4xf32>, %y: memref<4xf32>) {
 func.func @to_output(%x: memref<4xf32>, %y: memref<4xf32> {graph.output = 0 : i64}) {
   tir.for %i = 0 to 4 step 1 {name = "p0", kind = "serial"} {
     %v = memref.load %x[%i] : memref<4xf32>
-    // CHECK: compute-inline.mlir:[[# @LINE + 1]]:5: error: tir-compute-inline: cannot inline loop 'p0' of @to_output: it stores into %y, an output of the function, not a local buffer: inlining would drop what it writes
+    // CHECK: compute-inline.mlir:[[# @LINE + 1]]:5: error: tir-compute-inline: cannot inline loop 'p0' of @to_output: it stores into %y (argument 1), an output of the function, not a local buffer: inlining would drop what it writes
     memref.store %v, %y[%i] : memref<4xf32>
   }
   func.return
@@ -341,7 +341,7 @@ func.func @input_overwritten(%x: memref<4xf32>, %y: memref<4xf32>) {
   }
   tir.for %i = 0 to 4 step 1 {name = "zero", kind = "serial"} {
     %z = arith.constant 0.000000e+00 : f32
-    // CHECK: compute-inline.mlir:[[# @LINE + 1]]:5: error: tir-compute-inline: cannot inline loop 'p0' of @input_overwritten: it reads %x, which 'memref.store' may write between the producer and a read of its buffer
+    // CHECK: compute-inline.mlir:[[# @LINE + 1]]:5: error: tir-compute-inline: cannot inline loop 'p0' of @input_overwritten: it reads %x (argument 0), which 'memref.store' may write between the producer and a read of its buffer
     memref.store %z, %x[%i] : memref<4xf32>
   }
   tir.for %i = 0 to 4 step 1 {name = "c", kind = "serial"} {

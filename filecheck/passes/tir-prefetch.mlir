@@ -46,8 +46,8 @@
 // WRITTEN: error: tir-prefetch: cannot prefetch %y (argument 2) in loop 'r0' of @rows: the loop body writes it
 // TOOMANY: error: tir-prefetch: cannot prefetch %x (argument 0) in loop 'i' of @rows: what one iteration reads takes 96 prefetches (one per row and cache line; at most 64); prefetch in an inner loop
 // NONAME: error: tir-prefetch: buffer=v: no argument of @rows named %v
-// DISTANCE: error: tir-prefetch: distance=0 must be at least 1
-// LOCALITY: error: tir-prefetch: locality=4 is not one of 0, 1, 2, 3
+// DISTANCE: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-prefetch: distance=0 must be at least 1
+// LOCALITY: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-prefetch: locality=4 is not one of 0, 1, 2, 3
 func.func @rows(%x: memref<32x6x20xf32>, %w: memref<32xf32>, %y: memref<6x20xf32>) {
   tir.for %i = 0 to 6 step 1 {name = "i", kind = "serial"} {
     tir.for %r0 = 0 to 32 step 1 {name = "r0", kind = "serial"} {

@@ -119,10 +119,10 @@
 // ACCUMULATOR: tile.mlir:[[# @LINE + 18]]:5: error: tir-tile: loop 'i1' in @matmul holds the accumulator of reduction loop 'r0': moving 'r0' out of it would break the reduction (tir-cache-write moves reduction loops out)
 // NODIVIDE: tile.mlir:[[# @LINE + 17]]:5: error: tir-tile: factor 4 does not divide 6, the extent of loop 'i1' in @matmul; only the outermost loop's factor may leave a remainder (its tail is peeled around the whole tile)
 // RANGE: tile.mlir:[[# @LINE + 15]]:3: error: tir-tile: factor 9 is not in [1, 8], the extent of loop 'i0' in @matmul
-// ZEROFACTOR: error: tir-tile: factor 0 for loop 'i1' is not a positive integer
-// NEGATIVE: error: tir-tile: factor -3 for loop 'i1' is not a positive integer
-// COUNT: error: tir-tile: 2 loops named but 1 factors given; give one factor per loop
-// ONE: error: tir-tile: tile needs two or more loops, loops names 1
+// ZEROFACTOR: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-tile: factor 0 for loop 'i1' is not a positive integer
+// NEGATIVE: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-tile: factor -3 for loop 'i1' is not a positive integer
+// COUNT: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-tile: 2 loops named but 1 factors given; give one factor per loop
+// ONE: xtc-opt: error: invalid pass pipeline '{{.*}}': tir-tile: tile needs two or more loops, loops names 1
 // NOLOOP: error: tir-tile: no loop named 'i9' in @matmul
 // NOWHERE: error: tir-tile: no function has a loop named 'i9'
 // NOFUNC: error: tir-tile: no function @nowhere in the module

@@ -73,7 +73,7 @@ func.func @nested(%x: memref<4x4xf32>, %c: i1) {
 // -----
 
 // What the lowering could only run serially whatever follows is refused up
-// front (passes/vectorizable.py decides for both): an op with a region ...
+// front (analysis/vectorizable.py decides for both): an op with a region ...
 func.func @branchy(%x: memref<8xf32>, %c: i1) {
   // CHECK: vectorize.mlir:[[# @LINE + 1]]:3: error: tir-vectorize: loop 'i1' in @branchy cannot become vector code: 'scf.if' has a region
   tir.for %i = 0 to 8 step 1 {name = "i1", kind = "serial"} {
