@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import memref
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, SSAValue
 
 import xtc
@@ -437,3 +438,72 @@ def test_grouped_convolutions_match_onnxruntime(
     (expected,) = session.run(None, {"x": x})
     (got,) = xtc.compile(model).run([x])
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))
+
+
+def _row_model(op: str, shape: list[int], weights: list[np.ndarray]):  # noqa: ANN202
+    """One `op` node normalizing the last axis of `shape` (Softmax,
+    LayerNormalization with its scale and bias)."""
+    names = [f"w{i}" for i in range(len(weights))]
+    node = helper.make_node(op, ["x", *names], ["y"], axis=-1)
+    graph = helper.make_graph(
+        [node],
+        "row",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, n) for w, n in zip(weights, names, strict=True)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _layer_norm_model(rows: int, hidden: int):  # noqa: ANN202
+    rng = np.random.default_rng(hidden)
+    gamma = rng.standard_normal(hidden).astype(np.float32)
+    beta = rng.standard_normal(hidden).astype(np.float32)
+    return _row_model("LayerNormalization", [rows, hidden], [gamma, beta])
+
+
+def _model_recipes(model: object) -> dict[str, list[list[str]]]:
+    module = import_model(model)  # type: ignore[arg-type]
+    apply_pipeline(module, "convert-graph-to-te,convert-te-to-tir")
+    kernels = [f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data != "main"]
+    return {f.sym_name.data: default_schedule(f) for f in kernels}
+
+
+def test_row_sums_and_maxima_run_along_the_row() -> None:
+    """A reduction reading its rows along the reduction loop (a layer
+    norm's mean and variance, a softmax's maximum) is not vectorized
+    across the rows (one gathered element per lane): the rows run in
+    parallel, each summed along its contiguous row. A softmax's sum of
+    exponentials keeps the vectors across the rows: its vector exp pays
+    for the gathers."""
+    mean, variance, _ = _model_recipes(_layer_norm_model(32, 48))["layer_norm_0"]
+    assert mean == ["tir-parallel{func=layer_norm_0 loop=i0}"]
+    assert variance == ["tir-parallel{func=layer_norm_0 loop=i0_1}"]
+    maximum, exponentials, _ = _model_recipes(_row_model("Softmax", [2, 16, 32], []))["softmax_0"]
+    assert maximum == ["tir-parallel{func=softmax_0 loop=i1}"]
+    assert {"tir-cache-write", "tir-vectorize"} <= {s.split("{")[0] for s in exponentials}
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        _layer_norm_model(32, 48),
+        _layer_norm_model(5, 7),
+        _row_model("Softmax", [2, 16, 32], []),
+        _row_model("Softmax", [3, 5, 7], []),
+    ],
+    ids=["layer_norm_32x48", "layer_norm_5x7", "softmax_2x16x32", "softmax_3x5x7"],
+)
+def test_row_reductions_match_onnxruntime(model: object) -> None:
+    (shape,) = [
+        [d.dim_value for d in i.type.tensor_type.shape.dim]
+        for i in model.graph.input  # type: ignore[attr-defined]
+    ]
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    session = ort.InferenceSession(
+        model.SerializeToString(),  # type: ignore[attr-defined]
+        providers=["CPUExecutionProvider"],
+    )
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])  # type: ignore[arg-type]
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)

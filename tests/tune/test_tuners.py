@@ -59,8 +59,8 @@ def matmul_tasks() -> tuple[Task, ...]:
 
 @cache
 def softmax_task() -> Task:
-    """A softmax of three nests (two micro-kernels, an elementwise nest):
-    648000 points."""
+    """A softmax of three nests (the row maxima a parallel loop, the sums of
+    exponentials a micro-kernel, an elementwise nest): 18000 points."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 32, 64])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 32, 64])
     graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], "s", [x], [y])
@@ -478,11 +478,11 @@ def test_small_spaces_are_scored_whole() -> None:
 
 
 def test_xgb_tuner_anneals_a_large_space() -> None:
-    """A softmax kernel's 648000 points: plans come from annealing, and
+    """A softmax kernel's 18000 points: plans come from annealing, and
     proposals stay new and valid."""
     task = softmax_task()
     space = task.space()
-    assert len(space) > 100_000
+    assert len(space) > 10_000
     tuner = XGBTuner(
         task,
         seed=0,
