@@ -20,9 +20,7 @@ first with their options; `--help-pass NAME` shows one in full.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from io import BytesIO
 from typing import IO, NoReturn
@@ -47,6 +45,7 @@ from xtc.tools.pass_docs import (
     pass_summaries,
 )
 from xtc.tools.textual_ir import LocatingParser, module_to_text
+from xtc.tools.tool_exit import exit_unexpected, fail
 from xtc.tools.universe import XTC_PASSES, all_dialects, multiverse, report_plugin_warnings_as
 
 
@@ -382,8 +381,7 @@ def _first_line(e: BaseException) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    print(f"xtc-opt: error: {message}", file=sys.stderr)
-    sys.exit(1)
+    fail("xtc-opt", message)
 
 
 def main(
@@ -406,17 +404,8 @@ def main(
     except ValueError as e:
         # xDSL reports an unknown input extension or target this way.
         _fail(_first_line(e))
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(1)
-    except Exception as e:  # noqa: BLE001 - last resort: a message, not a traceback
-        if os.environ.get("XTC_TRACEBACK"):
-            traceback.print_exc()
-        _fail(
-            f"internal error: {type(e).__name__}: {_first_line(e)} "
-            "(please report it; XTC_TRACEBACK=1 shows the traceback)"
-        )
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - a message, not a traceback
+        exit_unexpected("xtc-opt", e)
 
 
 if __name__ == "__main__":

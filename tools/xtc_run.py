@@ -39,9 +39,7 @@ file, entry, input or option and for a run-time fault (2: argparse).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
@@ -52,6 +50,8 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import ParseError
+
+from xtc.tools.tool_exit import exit_unexpected, fail
 
 FILL_MODES = ("random", "zeros", "ones")
 
@@ -538,8 +538,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _fail(message: str) -> NoReturn:
-    print(f"xtc-run: error: {message}", file=sys.stderr)
-    sys.exit(1)
+    fail("xtc-run", message)
 
 
 def _first_line(e: BaseException) -> str:
@@ -558,17 +557,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fail(_first_line(e))
     except OSError as e:
         _fail(f"{e.filename}: {e.strerror}" if e.filename else _first_line(e))
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(1)
-    except Exception as e:  # noqa: BLE001 - last resort: a message, not a traceback
-        if os.environ.get("XTC_TRACEBACK"):
-            traceback.print_exc()
-        _fail(
-            f"internal error: {type(e).__name__}: {_first_line(e)} "
-            "(please report it; XTC_TRACEBACK=1 shows the traceback)"
-        )
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - a message, not a traceback
+        exit_unexpected("xtc-run", e)
 
 
 if __name__ == "__main__":
