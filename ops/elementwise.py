@@ -238,9 +238,11 @@ def python_mod(x: Expr, y: Expr, remainder: Expr) -> Expr:
 
 
 def sigmoid(x: Expr) -> Expr:
-    # exp of -|x| only: no overflow for large |x|, as the interpreter.
+    # exp of -|x| only: no overflow for large |x|, as the interpreter; one
+    # division for both signs (e / (1 + e) = e * (1 / (1 + e))).
     e = exp(-absolute(x))
-    return select(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    positive = 1.0 / (1.0 + e)
+    return select(x >= 0.0, positive, e * positive)
 
 
 def softplus(x: Expr) -> Expr:

@@ -6,7 +6,9 @@ calling libm once per lane (softmax, GELU).
   n·ln2 (ln2 in two parts, Cody and Waite); e^r by its Taylor polynomial of
   degree 7 (|r| <= ln2/2); times 2^(n - h)·2^h, h = n >> 1, each power built
   from its exponent bits (so subnormal results and the overflow to +inf come
-  out right). Relative error under 1.1e-7 for normal results, NaN stays NaN.
+  out right). n becomes an i32 by adding 1.5·2^23 and reading the low bits
+  of the sum, not by fptosi, whose saturating form x86 does lane by lane.
+  Relative error under 1.1e-7 for normal results, NaN stays NaN.
 - erf(x): |x| < 1: x·P(x²), P of degree 6; else sign(x)·(1 - e^(-a²)·Q(t)),
   a = min(|x|, 4), t = 1 / (1 + a/2), Q of degree 9. P and Q are least-squares
   fits (numpy, double precision, on Chebyshev nodes) of erf(x)/x over
@@ -44,6 +46,11 @@ LN2_LOW = -2.1219444005469057e-04
 EXP_RANGE = (-104.0, 88.75)
 """Below, e^x is 0 in f32; above, +inf."""
 EXP_TAYLOR = (1.0, 1.0, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040)
+
+ROUNDING_SHIFT = 12582912.0
+"""1.5·2^23: for an integral |n| < 2^22, the bits of n + this are those of
+the shift plus n."""
+ROUNDING_SHIFT_BITS = 0x4B400000
 
 ERF_SMALL = (
     1.1283791658833286,
@@ -110,6 +117,12 @@ class _Builder:
         bits = self.add(arith.ShLIOp(biased, self.int_const(23)))
         return self.add(arith.BitcastOp(bits, f32))
 
+    def integer_value(self, n: SSAValue) -> SSAValue:
+        """The i32 of an integral f32 n, |n| < 2^22 (a NaN gives some
+        integer, never poison: the NaN in the polynomial carries through)."""
+        shifted = self.add(arith.BitcastOp(self.plus(n, self.const(ROUNDING_SHIFT)), i32))
+        return self.add(arith.SubiOp(shifted, self.int_const(ROUNDING_SHIFT_BITS)))
+
     def exp(self, x: SSAValue) -> SSAValue:
         low, high = EXP_RANGE
         clamped = self.add(
@@ -119,7 +132,7 @@ class _Builder:
         n = self.add(math.FloorOp(scaled))
         r = self.minus(clamped, self.mul(n, self.const(LN2_HIGH)))
         r = self.minus(r, self.mul(n, self.const(LN2_LOW)))
-        whole = self.add(arith.FPToSIOp(n, i32))
+        whole = self.integer_value(n)
         half = self.add(arith.ShRSIOp(whole, self.int_const(1)))
         rest = self.add(arith.SubiOp(whole, half))
         value = self.mul(self.polynomial(EXP_TAYLOR, r), self.power_of_two(half))

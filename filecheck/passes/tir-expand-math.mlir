@@ -1,7 +1,8 @@
 // RUN: xtc-opt %s -p tir-expand-math | filecheck %s
 
 // exp: clamp, n = floor(x·log2(e) + 1/2), r = x - n·ln2 (two parts), the
-// Taylor polynomial of e^r, times 2^(n - n/2) · 2^(n/2) from exponent bits.
+// Taylor polynomial of e^r, times 2^(n - n/2) · 2^(n/2) from exponent bits;
+// n read as an i32 from the bits of n + 1.5·2^23 (no fptosi).
 // CHECK-LABEL: func.func @exp
 // CHECK-NOT:     math.exp
 // CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
@@ -10,7 +11,10 @@
 // CHECK:         %[[N:.*]] = math.floor %{{.*}} : f32
 // CHECK:         arith.constant 0.693359375 : f32
 // CHECK:         arith.constant -0.000212194442 : f32
-// CHECK:         %[[W:.*]] = arith.fptosi %[[N]] : f32 to i32
+// CHECK-NOT:     arith.fptosi
+// CHECK:         %[[S:.*]] = arith.addf %[[N]], %{{.*}} : f32
+// CHECK:         %[[B:.*]] = arith.bitcast %[[S]] : f32 to i32
+// CHECK:         %[[W:.*]] = arith.subi %[[B]], %{{.*}} : i32
 // CHECK:         %[[H:.*]] = arith.shrsi %[[W]], %{{.*}} : i32
 // CHECK:         arith.subi %[[W]], %[[H]] : i32
 // CHECK:         arith.constant 0.000198412701 : f32
