@@ -8,10 +8,10 @@ and returns."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Attribute
@@ -50,19 +50,35 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     return interpreter
 
 
-def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
-    funcs = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+class _Function(Protocol):
+    @property
+    def sym_name(self) -> StringAttr: ...
+
+
+_F = TypeVar("_F", bound=_Function)
+
+
+def pick_entry(funcs: Sequence[_F], name: str | None) -> _F:
+    """The function named `name`; without a name, `@main`, else the only
+    function. Raises LookupError naming the functions there are."""
     if name is not None:
         chosen = [f for f in funcs if f.sym_name.data == name]
     else:
         chosen = [f for f in funcs if f.sym_name.data == "main"] or (
-            funcs if len(funcs) == 1 else []
+            list(funcs) if len(funcs) == 1 else []
         )
     if not chosen:
         names = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
-        wanted = f"@{name}" if name else "@main"
-        raise InterpreterError(f"no function {wanted} to run (functions: {names})")
+        raise LookupError(f"no function @{name or 'main'} to run (functions: {names})")
     return chosen[0]
+
+
+def entry_function(module: ModuleOp, name: str | None = None) -> FuncOp:
+    funcs = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+    try:
+        return pick_entry(funcs, name)
+    except LookupError as e:
+        raise InterpreterError(str(e)) from None
 
 
 def run(

@@ -211,17 +211,13 @@ def _llvm_entry(module: ModuleOp, name: str | None, arg_types: str | None) -> En
 
 
 def _llvm_function(module: ModuleOp, name: str | None) -> llvm.FuncOp:
+    from xtc.interp import pick_entry
+
     defined = [op for op in module.ops if isinstance(op, llvm.FuncOp) and op.body.blocks]
-    if name is not None:
-        chosen = [f for f in defined if f.sym_name.data == name]
-    else:
-        chosen = [f for f in defined if f.sym_name.data == "main"] or (
-            defined if len(defined) == 1 else []
-        )
-    if not chosen:
-        names = ", ".join(f"@{f.sym_name.data}" for f in defined) or "none"
-        raise RunError(f"no function @{name or 'main'} to run (functions: {names})")
-    return chosen[0]
+    try:
+        return pick_entry(defined, name)
+    except LookupError as e:
+        raise RunError(str(e)) from None
 
 
 def _llvm_args(func: llvm.FuncOp) -> list[tuple[str, int | None, int]]:
