@@ -1,6 +1,6 @@
 """What keeps a vectorized loop serial whatever the rest of its body: the
 one rule that `tir-vectorize` refuses by up front and the lowering
-(lowering/vectorize_loops.py) falls back on.
+(lowering/tir_lower_vectorized.py) falls back on.
 
 Only what no later pass of the pipeline undoes is here: the loop's extent,
 an op with a region, an op with effects other than loads, stores and

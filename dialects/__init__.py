@@ -1,2 +1,3 @@
 """The dialects xtc defines: graph (tensors and operators), te (tensor
-expressions) and tir (loop nests over buffers)."""
+expressions), tir (loop nests over buffers) and llvm_ext (the vector
+instructions xDSL's llvm dialect lacks)."""

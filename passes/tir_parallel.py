@@ -261,7 +261,7 @@ class TirParallel(SchedulePass):
 
     Produces: the loop with kind "parallel", nothing else changed;
     convert-tir-to-llvm outlines it and runs it through libgomp
-    (xtc.lowering.outline_parallel), each thread a contiguous chunk of
+    (tir-lower-parallel), each thread a contiguous chunk of
     iterations.
 
     Refuses (naming pass, function and loop): a missing function or loop,

@@ -31,7 +31,7 @@ class TirVectorize(SchedulePass):
     run serially whatever follows: an op with a region, or with effects
     other than loads, stores and checks (a call), as analysis/vectorizable.py
     decides for both. What the lowering still leaves serial (lanes that
-    store to the same element, ...) is a remark of convert-tir-to-llvm.
+    store to the same element, ...) is a remark of tir-lower-vectorized.
 
     Command line: `tir-vectorize{func=matmul_0 loop=i1_i}`; a name other
     than letters, digits, `_` and `-`, or one that reads as a number or a

@@ -6,7 +6,7 @@ convert-tir-to-llvm lowers each `tir.assert` to a call of
 
 and a parallel loop holding one hands its thread's fault record to the
 threads of its team (`xtc_fault_record` in the caller, `xtc_fault_redirect`
-in each thread: lowering/outline_parallel.py). `with_fault_support` defines
+in each thread: lowering/tir_lower_parallel.py). `with_fault_support` defines
 these functions, as LLVM IR text appended to a module that calls them, so
 the JIT, `xtc-opt -t llvm-ir` and a model library all get the same code;
 nothing outside the module is called but libc's `snprintf`.
@@ -41,7 +41,7 @@ import ctypes
 import llvmlite.ir as ir
 
 CHECK = "xtc_check"
-"""What a `tir.assert` calls (lowering/convert_tir_to_llvm.py's FAULT_CHECK)."""
+"""What a `tir.assert` calls (lowering/convert_to_llvm.py's FAULT_CHECK)."""
 RECORD = "xtc_fault_record"
 """`ptr xtc_fault_record()`: the record the calling thread's faults go to."""
 REDIRECT = "xtc_fault_redirect"

@@ -45,6 +45,7 @@ import llvmlite.binding as llvm_binding
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
+from xtc.dialects.tir import OUTPUT_ATTR
 from xtc.runtime.faults import HELPERS, RECORD_TYPE, REDIRECT, with_fault_support
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
@@ -58,9 +59,6 @@ from xtc.runtime.toolchain import (
     find_openmp,
     link_shared,
 )
-
-OUTPUT_ATTR = "graph.output"
-"""The argument attribute of the model's outputs (as dialects/tir.py names it)."""
 
 ABI_VERSION = 2
 """What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes

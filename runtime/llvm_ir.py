@@ -7,10 +7,9 @@
   zero-filled;
 - linkage and alignment: `llvm.func`s with internal linkage stay internal in
   LLVM (so O3 may inline them and drop them); globals keep their alignment;
-- vector instructions the llvm dialect cannot write (lowering/vectorize_loops.py):
-  calls of the placeholder intrinsics `llvm.xtc.fcmp.<predicate>.<type>`,
-  `llvm.xtc.select.<type>` and `llvm.xtc.extractelement.<type>` become `fcmp`, `select`
-  and `extractelement` instructions;
+- vector instructions the llvm dialect cannot write (tir-lower-vectorized):
+  the ops of `llvm_ext` (dialects/llvm_ext.py) become the `fcmp`, `select`
+  and `extractelement` instructions they are;
 - run-time faults: a module whose `tir.assert`s call `@xtc_check` gets its
   definition, and the fault record's, appended (runtime/faults.py).
 
@@ -20,13 +19,14 @@ O3 pipeline of runtime/llvm_jit.py).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, cast
 
 import llvmlite.ir as ir
-from xdsl.backend.llvm.convert import convert_module
+from xdsl.backend.llvm import convert as llvm_convert
+from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import llvm
@@ -37,11 +37,12 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from xtc.analysis.types import ElementSizeError, element_bytes
+from xtc.dialects import llvm_ext
 from xtc.runtime.faults import with_fault_support
 
 
@@ -64,12 +65,11 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
                 data[name] = global_bytes(op)
         elif not isinstance(op, llvm.FuncOp):
             raise LLVMIRError(f"'{op.name}' is not an llvm op: run convert-tir-to-llvm first")
-    with _data_set_aside(module, data):
+    with _data_set_aside(module, data), _extension_ops_translated():
         try:
-            llvm_module = convert_module(module, fallback_target_triple=None)
+            llvm_module = llvm_convert.convert_module(module, fallback_target_triple=None)
         except (NotImplementedError, KeyError) as e:
             raise LLVMIRError(f"cannot translate to LLVM IR: {e}") from e
-    _expand_placeholders(llvm_module)
     for name in declared:
         variable = cast(ir.GlobalVariable, llvm_module.get_global(name))
         variable.linkage = "external"
@@ -113,43 +113,68 @@ def _data_set_aside(module: ModuleOp, data: dict[str, bytes]) -> Iterator[None]:
                 op.properties["value"] = value
 
 
-PLACEHOLDER_PREFIX = "llvm.xtc."
-"""Functions whose calls stand for an LLVM instruction (see the module docstring)."""
+ExtensionTranslation = Callable[[Operation, ir.IRBuilder, dict[SSAValue, ir.Value]], None]
 
 
-def _expand_placeholders(llvm_module: ir.Module) -> None:
-    """Puts in place of each call of a placeholder intrinsic its instruction,
-    under the call's name (the uses print the name, so they need no change),
-    and drops the placeholders' declarations."""
-    placeholders = [f for f in llvm_module.functions if f.name.startswith(PLACEHOLDER_PREFIX)]
-    if not placeholders:
-        return
-    for function in llvm_module.functions:
-        for block in function.blocks:
-            for position, instruction in enumerate(block.instructions):
-                if not isinstance(instruction, ir.CallInstr):
-                    continue
-                name = instruction.callee.name
-                if name.startswith(PLACEHOLDER_PREFIX):
-                    replacement = _placeholder_instruction(block, name, list(instruction.args))
-                    replacement._name = instruction.name  # pyright: ignore[reportPrivateUsage]
-                    block.instructions[position] = replacement
-    for placeholder in placeholders:
-        del llvm_module.globals[placeholder.name]
+def _translate_vector_fcmp(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    fcmp = cast(llvm_ext.VectorFCmpOp, op)
+    # llvmlite takes LLVM's predicate names (olt, une, uno, ...) as they are
+    # (only C-style ones, "<", get an "o" prefix here)
+    values[fcmp.res] = builder.fcmp_ordered(fcmp.predicate.data, values[fcmp.lhs], values[fcmp.rhs])
 
 
-def _placeholder_instruction(block: ir.Block, name: str, args: list[ir.Value]) -> ir.Instruction:
-    """The instruction a call of the placeholder `name` stands for."""
-    parts = name[len(PLACEHOLDER_PREFIX) :].split(".")
-    match parts, args:
-        case ["fcmp", predicate, *_], [lhs, rhs] if predicate in ir.instructions.FCMPInstr.VALID_OP:
-            return ir.instructions.FCMPInstr(block, predicate, lhs, rhs)
-        case ["select", *_], [condition, lhs, rhs]:
-            return ir.instructions.SelectInstr(block, condition, lhs, rhs)
-        case ["extractelement", *_], [vector, index]:
-            return ir.instructions.ExtractElement(block, vector, index)
-        case _:
-            raise LLVMIRError(f"unknown placeholder intrinsic @{name} of {len(args)} arguments")
+def _translate_vector_select(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    select = cast(llvm_ext.VectorSelectOp, op)
+    values[select.res] = builder.select(values[select.cond], values[select.lhs], values[select.rhs])
+
+
+def _translate_extractelement(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    extract = cast(llvm_ext.ExtractElementOp, op)
+    values[extract.res] = builder.extract_element(values[extract.vector], values[extract.index])
+
+
+EXTENSION_TRANSLATIONS: dict[type[Operation], ExtensionTranslation] = {
+    llvm_ext.VectorFCmpOp: _translate_vector_fcmp,
+    llvm_ext.VectorSelectOp: _translate_vector_select,
+    llvm_ext.ExtractElementOp: _translate_extractelement,
+}
+"""The LLVM instruction of each `llvm_ext` op (dialects/llvm_ext.py)."""
+
+
+TRANSLATED_BY = "convert_op"
+"""The function xdsl.backend.llvm.convert sends each op of a body to."""
+
+
+@contextmanager
+def _extension_ops_translated() -> Iterator[None]:
+    """xDSL's translation, for the while, with the `llvm_ext` ops too: it
+    sends each op of a function body to `convert_op` (looked up in its
+    module when called), which raises on any op not of xDSL's llvm dialect;
+    the `llvm_ext` ones go to EXTENSION_TRANSLATIONS instead."""
+
+    def convert_op(
+        op: Operation,
+        builder: ir.IRBuilder,
+        values: dict[SSAValue, ir.Value],
+        blocks: dict[Block, ir.Block] | None = None,
+    ) -> None:
+        translation = EXTENSION_TRANSLATIONS.get(type(op))
+        if translation is None:
+            xdsl_convert_op(op, builder, values, blocks)
+        else:
+            translation(op, builder, values)
+
+    setattr(llvm_convert, TRANSLATED_BY, convert_op)
+    try:
+        yield
+    finally:
+        setattr(llvm_convert, TRANSLATED_BY, xdsl_convert_op)
 
 
 def global_bytes(op: llvm.GlobalOp) -> bytes:

@@ -37,6 +37,7 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from xtc.dialects.tir import OUTPUT_ATTR
 from xtc.runtime.elf_symbols import undefined_symbols
 from xtc.runtime.errors import InputError
 from xtc.runtime.faults import FALLBACK, clear_fault, fault_message
@@ -53,7 +54,7 @@ _LIBGOMP_PREFIXES = ("GOMP_", "omp_")
 NUM_THREADS_VARIABLE = "XTC_NUM_THREADS"
 NUM_THREADS_GLOBAL = "xtc_num_threads"
 """The i32 global of a module with parallel loops holding their team size
-(see xtc.lowering.outline_parallel)."""
+(see xtc.lowering.tir_lower_parallel)."""
 
 
 # ------------------------------------------------------------------ arrays
@@ -419,7 +420,7 @@ def _exported_signatures(module: ModuleOp) -> dict[str, NativeSignature]:
             entries = arg_attrs.data if arg_attrs is not None else {}
             size = entries.get("llvm.dereferenceable")
             sizes.append(size.value.data if isinstance(size, IntegerAttr) else None)
-            if "graph.output" in entries:
+            if OUTPUT_ATTR in entries:
                 outputs.add(position)
         signatures[op.sym_name.data] = NativeSignature(tuple(sizes), frozenset(outputs))
     return signatures

@@ -87,9 +87,18 @@ def pipeline(opt_level: int = 3) -> str:
     """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p`
     string, less the kernels' schedules (from -O2 on, after
     convert-te-to-tir: the compiled model's manifest has the whole)."""
+    from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
+
     if opt_level == 0:
-        return ",".join(LOWERINGS)
-    return ",".join(GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:2] + FAST_MATH + LOWERINGS[2:])
+        passes = LOWERINGS
+    else:
+        passes = GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:2] + FAST_MATH + LOWERINGS[2:]
+    # convert-tir-to-llvm as its stages, so that each is timed and replayable
+    return ",".join(
+        stage
+        for name in passes
+        for stage in (STAGE_NAMES if name == "convert-tir-to-llvm" else (name,))
+    )
 
 
 def compile_model(
@@ -199,7 +208,7 @@ def compile_graph(
             if name_of_pass == "tir-plan-memory":
                 arena = _arena_sizes(module, entry)
             stage = dump_points.get(name_of_pass)
-            if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
+            if not verify_each and (stage is not None or done == len(passes)):
                 with timer.scope(f"verify {stage or 'llvm'}"):
                     _verify_stage(module, stage or "llvm")
             if stage in dump_stages and dump is not None:

@@ -43,6 +43,12 @@ def get_tir_dialect() -> Dialect:
     return TIR
 
 
+def get_llvm_ext_dialect() -> Dialect:
+    from xtc.dialects.llvm_ext import LLVMExt
+
+    return LLVMExt
+
+
 def get_graph_fold_constants() -> type[ModulePass]:
     from xtc.passes.graph_fold_constants import GraphFoldConstants
 
@@ -187,13 +193,48 @@ def get_convert_tir_to_llvm() -> type[ModulePass]:
     return ConvertTirToLLVM
 
 
+def get_tir_lower_parallel() -> type[ModulePass]:
+    from xtc.lowering.tir_lower_parallel import TirLowerParallel
+
+    return TirLowerParallel
+
+
+def get_tir_lower_unrolled() -> type[ModulePass]:
+    from xtc.lowering.tir_lower_unrolled import TirLowerUnrolled
+
+    return TirLowerUnrolled
+
+
+def get_tir_lower_vectorized() -> type[ModulePass]:
+    from xtc.lowering.tir_lower_vectorized import TirLowerVectorized
+
+    return TirLowerVectorized
+
+
+def get_convert_tir_to_cf() -> type[ModulePass]:
+    from xtc.lowering.convert_tir_to_cf import ConvertTirToCf
+
+    return ConvertTirToCf
+
+
+def get_convert_to_llvm() -> type[ModulePass]:
+    from xtc.lowering.convert_to_llvm import ConvertToLLVM
+
+    return ConvertToLLVM
+
+
 def get_llvm_ir_target() -> type[Target]:
     from xtc.runtime.llvm_ir import LLVMIRTarget
 
     return LLVMIRTarget
 
 
-XTC_DIALECTS = {"graph": get_graph_dialect, "te": get_te_dialect, "tir": get_tir_dialect}
+XTC_DIALECTS = {
+    "graph": get_graph_dialect,
+    "te": get_te_dialect,
+    "tir": get_tir_dialect,
+    "llvm_ext": get_llvm_ext_dialect,
+}
 
 XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,
@@ -206,6 +247,11 @@ XTC_PASSES = {
     "convert-graph-to-te": get_convert_graph_to_te,
     "convert-te-to-tir": get_convert_te_to_tir,
     "convert-tir-to-llvm": get_convert_tir_to_llvm,
+    "tir-lower-parallel": get_tir_lower_parallel,
+    "tir-lower-unrolled": get_tir_lower_unrolled,
+    "tir-lower-vectorized": get_tir_lower_vectorized,
+    "convert-tir-to-cf": get_convert_tir_to_cf,
+    "convert-to-llvm": get_convert_to_llvm,
     "tir-plan-memory": get_tir_plan_memory,
     "tir-expand-math": get_tir_expand_math,
     "tir-split": get_tir_split,

@@ -365,24 +365,24 @@ func.func @micro_kernel(%A: memref<4x32xf32>, %B: memref<32x16xf32>, %C: memref<
 // -----
 
 // A vectorized channel loop writing NCHW (lanes H*W = 2 elements apart): one
-// vector load, a vector compare and select (placeholder intrinsics, since the
-// llvm dialect has no vector fcmp nor select on a vector of conditions; they
-// are `fcmp` and `select` in LLVM IR), then one scalar store per lane.
+// vector load, a vector compare and select (llvm_ext ops, since the llvm
+// dialect has no vector fcmp nor select on a vector of conditions; they are
+// `fcmp` and `select` in LLVM IR), then one scalar store per lane.
 // CHECK-LABEL: llvm.func @relu_nchw(
 // CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
-// CHECK-NEXT:    %negative = llvm.call_intrinsic "llvm.xtc.fcmp.olt.v8f32"(%v, %[[ZERO]]) : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
-// CHECK-NEXT:    %r = llvm.call_intrinsic "llvm.xtc.select.v8f32"(%negative, %[[ZERO]], %v) : (vector<8xi1>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
-// CHECK:         %[[LANE0:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v8f32"(%r, %{{.*}}) : (vector<8xf32>, i32) -> f32
+// CHECK-NEXT:    %negative = llvm_ext.vector_fcmp "olt" %v, %[[ZERO]] : vector<8xf32> -> vector<8xi1>
+// CHECK-NEXT:    %r = llvm_ext.vector_select %negative, %[[ZERO]], %v : vector<8xi1>, vector<8xf32>
+// CHECK:         %[[LANE0:.*]] = llvm_ext.extractelement %r[%{{.*}} : i32] : vector<8xf32> -> f32
 // CHECK:         llvm.store %[[LANE0]], %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
-// CHECK-COUNT-7: llvm.call_intrinsic "llvm.xtc.extractelement.v8f32"(%r,
+// CHECK-COUNT-7: llvm_ext.extractelement %r[
 
 // IR-LABEL: define void @"relu_nchw"(
 // IR:         %[[V:.*]] = load <8 x float>
 // IR:         %[[NEG:.*]] = fcmp olt <8 x float> %[[V]], <float
 // IR-NEXT:    %[[R:.*]] = select  <8 x i1> %[[NEG]], <8 x float> <float {{.*}}>, <8 x float> %[[V]]
 // IR-NEXT:    extractelement <8 x float> %[[R]], i32 0
-// IR-NOT:     llvm.xtc
+// IR-NOT:     llvm_ext
 
 // O3-LABEL: define void @relu_nchw(
 // O3:         fcmp olt <8 x float>
@@ -626,7 +626,7 @@ func.func @checked_rows(%idx: memref<8xi64>, %out: memref<8xi64> {graph.output =
 // CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[FIRST]] : i4 to i32
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[LANE:.*]] = llvm.select %[[PASS]], %[[ZERO]], %[[WIDE]] : i1, i32
-// CHECK-NEXT:    %[[VALUE:.*]] = llvm.call_intrinsic "llvm.xtc.extractelement.v4i64"(%[[INDICES]], %[[LANE]]) : (vector<4xi64>, i32) -> i64
+// CHECK-NEXT:    %[[VALUE:.*]] = llvm_ext.extractelement %[[INDICES]][%[[LANE]] : i32] : vector<4xi64> -> i64
 // CHECK:         llvm.call @xtc_check(%[[PASS]], %{{.*}}, %[[VALUE]], %{{.*}})
 // CHECK:         llvm.call @xtc_check(%row_ok, %{{.*}}, %row, %{{.*}})
 // CHECK-NOT:     llvm.call @xtc_check(

@@ -5,7 +5,7 @@
 // --remarks says which loop and why, at the loop (clang's -Rpass-missed).
 // Without --remarks nothing is printed.
 
-// CHECK: remarks-vectorize-missed.mlir:[[# @LINE + 4]]:3: remark: loop 'i' in @sum_into_scalar not vectorized: the lanes' stores to %acc may hit the same element [convert-tir-to-llvm]
+// CHECK: remarks-vectorize-missed.mlir:[[# @LINE + 4]]:3: remark: loop 'i' in @sum_into_scalar not vectorized: the lanes' stores to %acc may hit the same element [tir-lower-vectorized]
 // QUIET-NOT: remark
 func.func @sum_into_scalar(%x: memref<8xf32>, %acc: memref<1xf32>) {
   // expected-remark @+1 {{loop 'i' in @sum_into_scalar not vectorized: the lanes' stores to %acc may hit the same element}}
@@ -21,7 +21,7 @@ func.func @sum_into_scalar(%x: memref<8xf32>, %acc: memref<1xf32>) {
 
 // -----
 
-// CHECK: remarks-vectorize-missed.mlir:[[# @LINE + 3]]:3: remark: loop 'j' in @indirect not vectorized: the lanes' stores to %y may hit the same element [convert-tir-to-llvm]
+// CHECK: remarks-vectorize-missed.mlir:[[# @LINE + 3]]:3: remark: loop 'j' in @indirect not vectorized: the lanes' stores to %y may hit the same element [tir-lower-vectorized]
 func.func @indirect(%x: memref<8xi64>, %y: memref<8xf32>) {
   // expected-remark @+1 {{loop 'j' in @indirect not vectorized}}
   tir.for %j = 0 to 8 step 1 {name = "j", kind = "vectorized"} {

@@ -16,7 +16,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc.dialects.graph.constant import attr_from_array
-from xtc.lowering.convert_tir_to_llvm import LoweringError
+from xtc.lowering.llvm_emit import LoweringError
 from xtc.runtime.llvm_jit import (
     CpuTarget,
     JitModule,

@@ -1,5 +1,5 @@
-"""Vectorized and unrolled tir loops (lowering/vectorize_loops.py, the first
-step of convert-tir-to-llvm): hand-written kernels run natively and through
+"""Vectorized and unrolled tir loops (tir-lower-unrolled and tir-lower-vectorized,
+stages of convert-tir-to-llvm): hand-written kernels run natively and through
 the tir interpreter (which runs every loop serially, the oracle), and the
 lowered IR is checked for the vector code or the serial fallback."""
 
@@ -17,12 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import ModuleOp, VectorType
+from xdsl.dialects.builtin import ModuleOp, VectorType, f32
 
 from xtc import interp
 from xtc.dialects import tir
-from xtc.lowering.vectorize_loops import analyze_loop
-from xtc.runtime.llvm_ir import LLVMIRError, llvm_ir
+from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp
+from xtc.lowering.tir_lower_vectorized import analyze_loop
+from xtc.runtime.llvm_ir import llvm_ir
 from xtc.runtime.llvm_jit import CpuTarget, aligned_copy, assembly_for, compile_module
 from xtc.tools.compiler import compile_model
 from xtc.tools.pipelines import apply_pipeline
@@ -304,7 +305,7 @@ def test_float_compares_with_nans_into_a_bool_buffer() -> None:
             f'%r{k} = "arith.cmpf"(%x0, %x1) <{{predicate = {CMPF_NUMBER[predicate]} : i64}}> ',
         )
     module = check(text, [a, b])
-    assert "llvm.xtc.fcmp.olt.v16f32" in intrinsic_calls(module)
+    assert any(isinstance(op, VectorFCmpOp) and op.predicate.data == "olt" for op in module.walk())
     assert "fcmp uno <16 x float>" in llvm_ir(module)
 
 
@@ -468,7 +469,10 @@ def test_strided_store_of_a_conv_write_back() -> None:
     inputs = [("in", "memref<3x5x16xf32>"), ("bias", "memref<16xf32>")]
     text = function("k", inputs, [("out", "memref<1x16x3x5xf32>")], body)
     module = check(text, [floats((3, 5, 16)), floats(16)])
-    assert "llvm.xtc.extractelement.v16f32" in intrinsic_calls(module)
+    assert any(
+        isinstance(op, ExtractElementOp) and op.vector.type == VectorType(f32, [16])
+        for op in module.walk()
+    )
 
 
 @pytest.mark.parametrize(
@@ -848,20 +852,9 @@ def test_an_unrolled_loop_around_a_serial_loop() -> None:
 # ----------------------------------------------------------- LLVM IR text
 
 
-@pytest.mark.parametrize("name", ["llvm.xtc.shuffle.v4f32", "llvm.xtc.fcmp.bogus.v4f32"])
-def test_an_unknown_placeholder_is_a_diagnostic(name: str) -> None:
-    text = f"""builtin.module {{
-      llvm.func @f(%v: vector<4xf32>) -> vector<4xf32> {{
-        %r = llvm.call_intrinsic "{name}"(%v) : (vector<4xf32>) -> vector<4xf32>
-        llvm.return %r : vector<4xf32>
-      }}
-    }}"""
-    with pytest.raises(LLVMIRError, match=f"unknown placeholder intrinsic @{name} of 1 arguments"):
-        llvm_ir(parse_module(text))
-
-
-def test_placeholders_leave_no_declaration() -> None:
+def test_a_vector_compare_is_an_fcmp_instruction() -> None:
     module = lower(elementwise(["arith.cmpf"], ["f32", "f32"], "i1", 16, "<{predicate = 4}>"))
+    assert any(isinstance(op, VectorFCmpOp) for op in module.walk())
     text = llvm_ir(module)
     assert "fcmp olt <16 x float>" in text
-    assert "llvm.xtc" not in text
+    assert "llvm_ext" not in text

@@ -18,9 +18,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-import xtc.lowering.convert_tir_to_llvm as lowering
+import xtc.lowering.convert_to_llvm as lowering
 from xtc.frontend.onnx import import_model
-from xtc.lowering.convert_tir_to_llvm import Externals, LowerCompare, LowerNegf
+from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
+from xtc.lowering.convert_to_llvm import Externals, LowerCompare, LowerNegf
 from xtc.passes.typed_applier import TypedPatternApplier, matched_types
 from xtc.tools.compiler import pipeline, schedule_kernels
 from xtc.tools.model_builders import resnet_like
@@ -85,7 +86,7 @@ def test_the_filecheck_cases_lower_as_with_xdsls_applier(
 def test_a_scheduled_model_lowers_as_with_xdsls_applier(monkeypatch: pytest.MonkeyPatch) -> None:
     module = import_model(resnet_like())
     for name in pipeline(3).split(","):
-        if name == "convert-tir-to-llvm":
+        if name == STAGE_NAMES[0]:
             break
         apply_pipeline(module, name)
         if name == "convert-te-to-tir":

@@ -35,7 +35,7 @@ def test_small_models_are_compiled_timed_and_measured(tmp_path: Path, run_bench:
         # A Python process with numpy, xDSL and LLVM loaded is past 50 MB.
         assert all(peak > 50 for peak in row["peak_mb"])
         assert row["weights_mb"] > 0
-        assert {"import", "convert-tir-to-llvm", "llvm"} <= set(row["stages"])
+        assert {"import", "tir-lower-vectorized", "convert-to-llvm", "llvm"} <= set(row["stages"])
         assert sum(row["stages"].values()) <= max(row["seconds"]) * 1.01
     assert "resnet18" in result.stdout and "bert" in result.stdout
 

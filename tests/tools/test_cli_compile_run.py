@@ -92,7 +92,14 @@ def test_compile_timing_prints_the_time_report(
     assert status == 0
     report = err[err.index("Execution time report") :]
     rows = re.findall(r"^ +\d+\.\d{4} \( *\d+\.\d%\)  (.*)$", report, re.MULTILINE)
-    for name in ("import", "graph-fuse-ops", "convert-tir-to-llvm", "export", "Total"):
+    for name in (
+        "import",
+        "graph-fuse-ops",
+        "tir-lower-vectorized",
+        "convert-to-llvm",
+        "export",
+        "Total",
+    ):
         assert name in rows, name
     assert "schedule-kernels" in rows and any(r.startswith("  tir-split (x") for r in rows)
     assert "llvm" in rows and "  optimize" in rows and "  link" in rows

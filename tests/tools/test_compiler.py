@@ -180,15 +180,18 @@ def test_every_opt_level_gives_the_same_answer(
 
 
 def test_pipeline_strings() -> None:
-    lowerings = "convert-graph-to-te,convert-te-to-tir,tir-plan-memory,convert-tir-to-llvm"
+    to_llvm = (
+        "tir-lower-parallel,tir-lower-unrolled,tir-lower-vectorized,convert-tir-to-cf,"
+        "convert-to-llvm"
+    )
+    lowerings = f"convert-graph-to-te,convert-te-to-tir,tir-plan-memory,{to_llvm}"
     assert pipeline(0) == lowerings
     graph = (
         "graph-simplify-inference,graph-fold-scale-axis,graph-alter-layout,"
         "graph-fold-constants,dce,graph-fuse-ops"
     )
     fused = (
-        "convert-graph-to-te,te-inline,convert-te-to-tir,tir-expand-math,tir-plan-memory,"
-        "convert-tir-to-llvm"
+        f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-expand-math,tir-plan-memory,{to_llvm}"
     )
     assert pipeline(3) == f"{graph},{fused}"
     assert pipeline_steps("a,b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]

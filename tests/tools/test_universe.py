@@ -26,13 +26,15 @@ def test_multiverse_contains_xtc() -> None:
 
 
 def test_pass_name_is_module_name_is_filecheck_file_name() -> None:
-    """Same-dialect passes live in passes/, conversions in lowering/; the
-    FileCheck file sits in the matching folder under the pass's name."""
+    """Same-dialect passes live in passes/; conversions (convert-*) and the
+    stages of convert-tir-to-llvm that lower one loop kind (tir-lower-*) in
+    lowering/; the FileCheck file sits in the matching folder under the
+    pass's name."""
     for name, factory in XTC_UNIVERSE.all_passes.items():
         pass_class = factory()
         assert pass_class.name == name
         module = importlib.import_module(pass_class.__module__)
-        room = "lowering" if name.startswith("convert-") else "passes"
+        room = "lowering" if name.startswith(("convert-", "tir-lower-")) else "passes"
         assert module.__name__ == f"xtc.{room}." + name.replace("-", "_"), module.__name__
         assert (ROOT / "filecheck" / room / f"{name}.mlir").is_file(), name
         assert pass_class.__doc__ and len(pass_class.__doc__.strip()) > 40, (

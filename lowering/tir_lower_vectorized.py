@@ -1,15 +1,10 @@
-"""Unrolled and vectorized `tir.for` loops, lowered as the first step of
-convert-tir-to-llvm (`lower_unrolled_and_vectorized_loops`), while loops are
+"""tir-lower-vectorized: vectorized `tir.for` loops as vector code, a stage
+of convert-tir-to-llvm that runs after tir-lower-unrolled, while loops are
 still `tir.for`s with their body one block and the rest is still tir-level
 ops. The vector code is emitted as llvm ops at once; the scalar ops it keeps
-or copies per lane are lowered by the pass's later steps like any other.
+or copies per lane are lowered by convert-to-llvm like any other.
 
-Unrolling: an `unrolled` loop becomes `extent` copies of its body, each with
-the induction variable a constant. Innermost loops go first, so the nest
-`for i unrolled { for j vectorized { ... } }` becomes copies of the
-vectorized loop, each with `i` a constant.
-
-Vectorization: a `vectorized` loop of N iterations (1 < N <= 64) becomes
+A `vectorized` loop of N iterations (1 < N <= 64) becomes
 straight-line code over N-lane vectors (`vector<N x T>`, T the llvm type;
 LLVM splits widths wider than a register). Every value of the body is
 *uniform*, the same in every iteration (it stays scalar and is computed
@@ -56,10 +51,8 @@ an extent above 64. Accesses are compared per buffer value: two different
 memref values are taken not to overlap (as TVM takes distinct buffers).
 
 xDSL's llvm dialect has no vector `fcmp`, no `select` on a vector of
-conditions and no `extractelement`; those are written as calls of the
-placeholder intrinsics `llvm.xtc.fcmp.<predicate>.<type>`,
-`llvm.xtc.select.<type>` and `llvm.xtc.extractelement.<type>`, which
-runtime/llvm_ir.py turns into the LLVM instructions.
+conditions and no `extractelement`; those are the ops of `llvm_ext`
+(dialects/llvm_ext.py), which runtime/llvm_ir.py translates.
 """
 
 from __future__ import annotations
@@ -68,6 +61,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -92,61 +86,56 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from xtc import remarks
 from xtc.analysis.loops import constant_int
 from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
-from xtc.lowering.convert_tir_to_llvm import (
-    _SAME_BINARY,  # pyright: ignore[reportPrivateUsage]
+from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp, VectorSelectOp
+from xtc.lowering.llvm_emit import (
+    SAME_BINARY,
     Emitter,
     Externals,
-    _element_pointer,  # pyright: ignore[reportPrivateUsage]
     element_bytes,
+    element_pointer,
     fused_multiply_add,
     llvm_type,
 )
+from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
 
 MAX_WIDE_LOAD_STRIDE = 4
 """The widest address stride loaded as one masked wide load and a shuffle:
 the wide load reads stride times the lanes, so wider strides would read
 mostly elements no lane uses (a gather then costs less)."""
 
-PLACEHOLDER_PREFIX = "llvm.xtc."
-"""Intrinsic names that runtime/llvm_ir.py replaces by an LLVM instruction."""
+PASS = "tir-lower-vectorized"
 
 
-def lower_unrolled_and_vectorized_loops(module: ModuleOp) -> None:
-    """Unrolls every `unrolled` loop, innermost first, then turns every
-    `vectorized` loop into vector code, or into a `serial` loop where it
-    cannot (see the module docstring)."""
-    for loop in _loops_innermost_first(module, "unrolled"):
-        unroll_loop(loop)
-    for loop in _loops_innermost_first(module, "vectorized"):
-        vectorize_loop(loop)
+@dataclass(frozen=True)
+class TirLowerVectorized(ModulePass):
+    """Turns every `vectorized` loop into straight-line vector code, innermost
+    first, or into a `serial` loop where it cannot (with a
+    `vectorize-missed` remark naming the loop and why); see the module
+    docstring for what is vectorized and how.
 
+    Expects: tir-level functions whose unrolled loops are gone
+    (tir-lower-unrolled); a vectorized loop's body is one block.
 
-def _loops_innermost_first(module: ModuleOp, kind: str) -> list[tir.ForOp]:
-    loops = [op for op in module.walk() if isinstance(op, tir.ForOp) and op.kind.data == kind]
-    return loops[::-1]  # a pre-order walk reversed: inner loops before outer ones
+    Produces: no `vectorized` loop. Its code is llvm vector ops (and the
+    `llvm_ext` ones: vector fcmp, select, extractelement) over values that
+    keep their tir-level scalar ops per lane where they have no vector form;
+    convert-to-llvm lowers those with the rest.
+    """
 
+    name = "tir-lower-vectorized"
 
-# -------------------------------------------------------------- unrolling
-
-
-def unroll_loop(loop: tir.ForOp) -> None:
-    """Replaces the loop by `extent` copies of its body, the induction
-    variable a constant in each."""
-    rewriter = PatternRewriter(loop)
-    lower, step = loop.lower.value.data, loop.step.value.data
-    for iteration in range(loop.extent):
-        value = arith.ConstantOp(IntegerAttr(lower + iteration * step, IndexType()))
-        rewriter.insert(value)
-        mapping: dict[SSAValue, SSAValue] = {loop.induction_variable: value.result}
-        for op in loop.body.block.ops:
-            rewriter.insert(op.clone(value_mapper=mapping))
-    rewriter.erase(loop)
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        scalars = LLVMScalars()
+        for loop in loops_innermost_first(op, "vectorized"):
+            vectorize_loop(loop, scalars)
 
 
 # --------------------------------------------------------------- analysis
@@ -307,7 +296,37 @@ def _memory_dependence(
 # -------------------------------------------------------------- emitting
 
 
-def vectorize_loop(loop: tir.ForOp) -> None:
+@dataclass
+class LLVMScalars:
+    """Scalars with their llvm type (index as i64), for the llvm ops of the
+    vector code: one cast per value in the whole pass (a constant for an
+    integer constant), placed right after the value's definition so that it
+    dominates every use; convert-to-llvm folds the casts away."""
+
+    lowered: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+
+    def of(self, value: SSAValue) -> SSAValue:
+        t = llvm_type(value.type)
+        if t == value.type:
+            return value
+        if value not in self.lowered:
+            owner = value.owner
+            if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+                data = IntegerAttr(owner.value.value.data, cast(IntegerType, t), truncate_bits=True)
+                lowered: Operation = llvm.ConstantOp(data, t)
+            else:
+                lowered = UnrealizedConversionCastOp.get([value], [t])
+            where = (
+                InsertPoint.after(owner)
+                if isinstance(owner, Operation)
+                else InsertPoint.at_start(owner)
+            )
+            Rewriter.insert_op(lowered, where)
+            self.lowered[value] = lowered.results[0]
+        return self.lowered[value]
+
+
+def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None) -> None:
     """Replaces a vectorized loop by vector code, or makes it serial (see
     the module docstring). An extent of 0 or 1 is unrolled."""
     if loop.extent <= 1:
@@ -318,7 +337,7 @@ def vectorize_loop(loop: tir.ForOp) -> None:
         _report_scalar_fallback(loop, analysis)
         loop.kind = StringAttr("serial")
         return
-    _VectorCode(analysis).emit_loop()
+    _VectorCode(analysis, scalars or LLVMScalars()).emit_loop()
 
 
 def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
@@ -331,7 +350,7 @@ def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
         remarks.Remark(
             "missed",
             remarks.VECTORIZE_MISSED,
-            "convert-tir-to-llvm",
+            PASS,
             f"loop '{name}' in @{function_name} not vectorized: {reason}",
             function_name,
             name,
@@ -434,7 +453,7 @@ class _VectorCode:
     and stores are emitted where they stand (keeping the order of memory
     accesses), other varying ops are widened when something uses them."""
 
-    def __init__(self, analysis: LoopAnalysis) -> None:
+    def __init__(self, analysis: LoopAnalysis, scalars: LLVMScalars) -> None:
         self.analysis = analysis
         self.loop = analysis.loop
         self.lanes = self.loop.extent
@@ -443,6 +462,8 @@ class _VectorCode:
         self.vectors: dict[SSAValue, SSAValue] = {}
         self.lane_values: dict[tuple[SSAValue, int], SSAValue] = {}
         self.lane_indices: dict[int, SSAValue] = {}
+        self.scalars = scalars
+        self.first_iteration: SSAValue | None = None
         self.widening = False
 
     def emit_loop(self) -> None:
@@ -480,10 +501,7 @@ class _VectorCode:
             first = self.emit.create(llvm.TruncOp, [first], i32)
         # No lane fails: cttz gives the lane count, out of the vector; lane 0 then.
         lane = self.emit.select(all_pass, self.lane_index(0), first, i32)
-        values = self.vector(op.value)
-        vector_type = cast(VectorType[Attribute], values.type)
-        name = f"{PLACEHOLDER_PREFIX}extractelement.{_vector_suffix(vector_type)}"
-        value = self.emit.value_intrinsic(name, [values, lane], vector_type.get_element_type())
+        value = self.emit.op(ExtractElementOp(self.vector(op.value), lane))
         self.rewriter.insert(tir.AssertOp(all_pass, op.message.data, value))
 
     # ------------------------------------------------------------ values
@@ -562,6 +580,15 @@ class _VectorCode:
             self.lane_values[(result, lane)] = lane_result
         return copy.results
 
+    def llvm_lane_zero(self, index: SSAValue) -> SSAValue:
+        """An index in lane 0 as an i64, for the llvm ops of an address (the
+        induction variable's first value as an i64 constant at once)."""
+        if index is not self.loop.induction_variable:
+            return self.to_llvm_scalar(self.lane(index, 0))
+        if self.first_iteration is None:
+            self.first_iteration = self.emit.int_const(self.loop.lower.value.data, i64)
+        return self.first_iteration
+
     def lane_index(self, lane: int) -> SSAValue:
         """The i32 constant `lane` (for insertelement / extractelement)."""
         if lane not in self.lane_indices:
@@ -569,12 +596,8 @@ class _VectorCode:
         return self.lane_indices[lane]
 
     def to_llvm_scalar(self, value: SSAValue) -> SSAValue:
-        """`value` with its llvm type (index as i64): a cast that
-        convert-tir-to-llvm folds away."""
-        t = llvm_type(value.type)
-        if t == value.type:
-            return value
-        return self.emit.op(UnrealizedConversionCastOp.get([value], [t]))
+        """`value` with its llvm type (index as i64): see LLVMScalars."""
+        return self.scalars.of(value)
 
     def from_llvm_scalar(self, value: SSAValue, t: Attribute) -> SSAValue:
         """An llvm-typed scalar seen as type `t` (i64 as index)."""
@@ -617,12 +640,8 @@ class _VectorCode:
         return vector
 
     def extract(self, vector: SSAValue, lane: int) -> SSAValue:
-        """One lane of a vector (an `extractelement` placeholder)."""
-        vector_type = cast(VectorType[Attribute], vector.type)
-        name = f"{PLACEHOLDER_PREFIX}extractelement.{_vector_suffix(vector_type)}"
-        return self.emit.value_intrinsic(
-            name, [vector, self.lane_index(lane)], vector_type.get_element_type()
-        )
+        """One lane of a vector."""
+        return self.emit.op(ExtractElementOp(vector, self.lane_index(lane)))
 
     # ------------------------------------------------------------ memory
 
@@ -712,8 +731,8 @@ class _VectorCode:
         self, op: memref.LoadOp | memref.StoreOp, vector_type: VectorType[Attribute]
     ) -> SSAValue:
         """The address of lane 0's element, as a pointer to a vector."""
-        lane_zero = [self.lane(index, 0) for index in op.indices]
-        address, _, _ = _element_pointer(self.emit, op, op.memref, lane_zero)
+        lane_zero = [self.llvm_lane_zero(index) for index in op.indices]
+        address, _, _ = element_pointer(self.emit, op, op.memref, lane_zero)
         # llvmlite types an alloca's pointer by its element and refuses to
         # store a vector through it: a GEP by 0 over the vector type retypes it.
         return self.emit.op(llvm.GEPOp(address, [0], vector_type))
@@ -795,7 +814,7 @@ def _widen_multiply_add(code: _VectorCode, op: Operation) -> SSAValue | None:
 
 def _widen_arithmetic(code: _VectorCode, op: Operation) -> SSAValue | None:
     """Ops with an llvm twin (addi -> add, mulf -> fmul, ...) and negf."""
-    twin = _SAME_BINARY.get(type(op))
+    twin = SAME_BINARY.get(type(op))
     if twin is not None:
         return code.emit.create(twin, code.operands(op), code.result_type(op))
     if isinstance(op, arith.NegfOp):
@@ -804,8 +823,8 @@ def _widen_arithmetic(code: _VectorCode, op: Operation) -> SSAValue | None:
 
 
 def _widen_compare_and_select(code: _VectorCode, op: Operation) -> SSAValue | None:
-    """cmpi -> icmp; cmpf and a select on varying conditions -> placeholders;
-    a select on a uniform condition -> llvm.select."""
+    """cmpi -> icmp; cmpf and a select on varying conditions -> the
+    `llvm_ext` vector ops; a select on a uniform condition -> llvm.select."""
     match op:
         case arith.CmpiOp():
             lhs, rhs = code.operands(op)
@@ -814,16 +833,13 @@ def _widen_compare_and_select(code: _VectorCode, op: Operation) -> SSAValue | No
             predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
             if predicate in ("false", "true"):
                 return code.constant_vector([int(predicate == "true")] * code.lanes, i1)
-            operand_type = code.vector_type(op.lhs.type)
-            name = f"{PLACEHOLDER_PREFIX}fcmp.{predicate}.{_vector_suffix(operand_type)}"
-            return code.emit.value_intrinsic(name, code.operands(op), code.result_type(op))
+            lhs, rhs = code.operands(op)
+            return code.emit.op(VectorFCmpOp(predicate, lhs, rhs))
         case arith.SelectOp():
             lhs, rhs = code.vector(op.lhs), code.vector(op.rhs)
             if not code.analysis.varies(op.cond):
                 return code.emit.op(llvm.SelectOp(op.cond, lhs, rhs))
-            name = f"{PLACEHOLDER_PREFIX}select.{_vector_suffix(code.result_type(op))}"
-            condition = code.vector(op.cond)
-            return code.emit.value_intrinsic(name, [condition, lhs, rhs], code.result_type(op))
+            return code.emit.op(VectorSelectOp(code.vector(op.cond), lhs, rhs))
         case _:
             return None
 

@@ -1,7 +1,8 @@
-"""Parallel loops for convert-tir-to-llvm: each `tir.for` of kind "parallel"
-is outlined into its own function and run by libgomp's thread pool.
+"""tir-lower-parallel: each `tir.for` of kind "parallel" is outlined into its
+own function and run by libgomp's thread pool; the first stage of
+convert-tir-to-llvm.
 
-Before the loops are lowered, a parallel loop in `@f`
+A parallel loop in `@f`
 
     tir.for %i = L to U step S {name = "i", kind = "parallel"} { body }
 
@@ -28,7 +29,7 @@ threads per process, reused by every loop of every model.
 
 The outlined function is ordinary tir-level IR (a `func.func` taking the
 context as a `memref<Nxi64>`, scf/arith/memref ops, a few llvm ops on the
-slots), so the rest of convert-tir-to-llvm lowers it with everything else.
+slots), so the later stages of convert-tir-to-llvm lower it with everything else.
 The slots are i64 rather than each value's own type because xDSL's LLVM IR
 translation types a GEP's result by its element type and llvmlite refuses
 to store a value of another type through it.
@@ -48,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -66,6 +68,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -76,9 +79,8 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
 from xtc.dialects.tir import AssertOp, ForOp
-from xtc.lowering.convert_tir_to_llvm import LoweringError, llvm_type
+from xtc.lowering.llvm_emit import LOWERING, PTR, LoweringError, llvm_type
 
-PTR = llvm.LLVMPointerType()
 NUM_THREADS_GLOBAL = "xtc_num_threads"
 """The i32 global holding the team size parallel loops ask for (0: default);
 runtime/llvm_jit.py names it too (the runtime imports no lowering)."""
@@ -163,7 +165,7 @@ def _check_passable(value: SSAValue, user: Operation) -> None:
     """Refuses a value that does not fit an 8-byte slot."""
     if not isinstance(value.type, _PASSABLE):
         raise LoweringError(
-            f"convert-tir-to-llvm: '{user.name}' in a parallel loop uses a value of type "
+            f"{LOWERING}: '{user.name}' in a parallel loop uses a value of type "
             f"{value.type} from outside the loop, which cannot be passed to its threads",
             user,
         )
@@ -452,7 +454,7 @@ def _enclosing_function(op: Operation) -> func.FuncOp:
     while parent is not None and not isinstance(parent, func.FuncOp):
         parent = parent.parent_op()
     if parent is None:
-        raise LoweringError("convert-tir-to-llvm: a parallel loop is not inside a function", op)
+        raise LoweringError(f"{LOWERING}: a parallel loop is not inside a function", op)
     return parent
 
 
@@ -486,6 +488,25 @@ class OutlineParallelLoop(RewritePattern):
             rewriter.insert(declaration, InsertPoint.at_end(self.module.body.block))
 
 
-def outline_parallel_loops(module: ModuleOp) -> None:
-    """Outlines every parallel loop of the module, outer ones first."""
-    PatternRewriteWalker(OutlineParallelLoop(module)).rewrite_module(module)
+@dataclass(frozen=True)
+class TirLowerParallel(ModulePass):
+    """Outlines every `parallel` loop, outer ones first, into a function
+    `@<func>_parallel_<n>` that libgomp's `GOMP_parallel` runs on a team of
+    `@xtc_num_threads` threads (see the module docstring).
+
+    Expects: tir-level functions (`func.func`) over static memrefs; the
+    values a parallel loop's body uses from outside are memrefs, integers,
+    index or floats.
+
+    Produces: no `parallel` loop. In its place, a stack context of i64 slots
+    and an `llvm.call @GOMP_parallel`; the outlined `func.func private`
+    reads the context and runs its thread's chunk as an `scf.for`. The
+    module declares `GOMP_parallel`, `omp_get_thread_num`,
+    `omp_get_num_threads` and the global `@xtc_num_threads` (and the fault
+    record functions when the loop holds a `tir.assert`).
+    """
+
+    name = "tir-lower-parallel"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(OutlineParallelLoop(op)).rewrite_module(op)

@@ -1,0 +1,82 @@
+// RUN: xtc-opt %s -p convert-to-llvm --split-input-file --diagnostics-to-output | filecheck %s
+// RUN: xtc-opt %s -p convert-to-llvm --split-input-file --diagnostics-to-output | xtc-opt --split-input-file --diagnostics-to-output -t llvm-ir | filecheck %s --check-prefix=IR
+
+// A function with blocks and branches (after convert-tir-to-cf): memref
+// arguments are pointers (with their size as llvm.dereferenceable), index
+// is i64, a load or store is a GEP with the strides folded, arith and cf
+// are their llvm twins.
+// CHECK-LABEL: llvm.func @double_rows(%x: !llvm.ptr {llvm.dereferenceable = 32 : i64}, %y: !llvm.ptr {graph.output = 0 : i64, llvm.dereferenceable = 32 : i64}) {
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    llvm.br ^[[HEADER:[a-z0-9]+]](%[[ZERO]] : i64)
+// CHECK-NEXT:  ^[[HEADER]](%i: i64):
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "slt" %i, %[[TWO]] : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY:[a-z0-9]+]], ^[[EXIT:[a-z0-9]+]]
+// CHECK-NEXT:  ^[[BODY]]:
+// CHECK-NEXT:    %[[STRIDE:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[ROW:.*]] = llvm.mul %i, %[[STRIDE]] : i64
+// CHECK-NEXT:    %[[AT:.*]] = llvm.add %[[ROW]], %[[ZERO]] : i64
+// CHECK-NEXT:    %[[IN:.*]] = llvm.getelementptr inbounds %x[%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %v = llvm.load %[[IN]] {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    %d = llvm.fadd %v, %v : f32
+// CHECK:         llvm.store %d, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK:         llvm.br ^[[HEADER]](%{{.*}} : i64)
+// CHECK-NEXT:  ^[[EXIT]]:
+// CHECK-NEXT:    llvm.return
+
+// IR-LABEL: define void @"double_rows"(ptr dereferenceable(32) %".1", ptr dereferenceable(32) %".2")
+// IR:         phi i64
+// IR:         fadd float
+func.func @double_rows(%x: memref<2x4xf32>, %y: memref<2x4xf32> {graph.output = 0 : i64}) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 2 : index
+  %2 = arith.constant 1 : index
+  cf.br ^bb1(%0 : index)
+^bb1(%i: index):
+  %3 = arith.cmpi slt, %i, %1 : index
+  cf.cond_br %3, ^bb2, ^bb3
+^bb2:
+  %v = memref.load %x[%i, %0] : memref<2x4xf32>
+  %d = arith.addf %v, %v : f32
+  memref.store %d, %y[%i, %0] : memref<2x4xf32>
+  %4 = arith.addi %i, %2 : index
+  cf.br ^bb1(%4 : index)
+^bb3:
+  func.return
+}
+
+// -----
+
+// Vector code from tir-lower-vectorized keeps its llvm and llvm_ext ops;
+// the memref it addresses becomes its pointer.
+// CHECK-LABEL: llvm.func @first_negative(
+// CHECK:         %[[V:.*]] = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK:         %[[NEG:.*]] = llvm_ext.vector_fcmp "olt" %[[V]], %{{.*}} : vector<4xf32> -> vector<4xi1>
+// CHECK:         %[[FIRST:.*]] = llvm_ext.extractelement %[[NEG]][%{{.*}} : i32] : vector<4xi1> -> i1
+// CHECK:         llvm.return %[[FIRST]] : i1
+
+// IR-LABEL: define i1 @"first_negative"(
+// IR:         fcmp olt <4 x float>
+// IR:         extractelement <4 x i1>
+func.func @first_negative(%x: memref<4xf32>) -> i1 {
+  %0 = builtin.unrealized_conversion_cast %x : memref<4xf32> to !llvm.ptr
+  %v = llvm.load %0 {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+  %zero = llvm.mlir.constant(dense<0.000000e+00> : vector<4xf32>) : vector<4xf32>
+  %negative = llvm_ext.vector_fcmp "olt" %v, %zero : vector<4xf32> -> vector<4xi1>
+  %lane = llvm.mlir.constant(0 : i32) : i32
+  %first = llvm_ext.extractelement %negative[%lane : i32] : vector<4xi1> -> i1
+  func.return %first : i1
+}
+
+// -----
+
+// A loop left as tir.for (convert-tir-to-cf not run) is an error.
+// CHECK: convert-tir-to-llvm: 'tir.for' has no lowering to the llvm dialect
+func.func @loop(%x: memref<4xf32>) {
+  tir.for %i = 0 to 4 step 1 {name = "i", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<4xf32>
+    memref.store %v, %x[%i] : memref<4xf32>
+  }
+  func.return
+}

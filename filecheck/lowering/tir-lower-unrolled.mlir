@@ -1,0 +1,57 @@
+// RUN: xtc-opt %s -p tir-lower-unrolled --split-input-file | filecheck %s
+
+// An unrolled loop becomes one copy of its body per iteration, the
+// induction variable a constant in each (lower + k * step).
+// CHECK-LABEL: func.func @triple(
+// CHECK-NOT:     tir.for
+// CHECK:         %[[I0:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[V0:.*]] = memref.load %x[%[[I0]]] : memref<8xf32>
+// CHECK-NEXT:    memref.store %[[V0]], %y[%[[I0]]] : memref<8xf32>
+// CHECK-NEXT:    %[[I1:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[V1:.*]] = memref.load %x[%[[I1]]] : memref<8xf32>
+// CHECK-NEXT:    memref.store %[[V1]], %y[%[[I1]]] : memref<8xf32>
+// CHECK-NEXT:    %[[I2:.*]] = arith.constant 5 : index
+// CHECK-NEXT:    %[[V2:.*]] = memref.load %x[%[[I2]]] : memref<8xf32>
+// CHECK-NEXT:    memref.store %[[V2]], %y[%[[I2]]] : memref<8xf32>
+// CHECK-NEXT:    func.return
+func.func @triple(%x: memref<8xf32>, %y: memref<8xf32>) {
+  tir.for %i = 1 to 7 step 2 {name = "i", kind = "unrolled"} {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Inner loops go first: an unrolled loop around a vectorized one becomes
+// copies of the vectorized loop (each widened later by
+// tir-lower-vectorized); an unrolled loop inside a serial one is unrolled
+// in place; other loops stay.
+// CHECK-LABEL: func.func @nest(
+// CHECK:         %[[R0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    tir.for %j = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+// CHECK-NEXT:      memref.load %x[%[[R0]], %j]
+// CHECK:         %[[R1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    tir.for %j{{.*}} = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+// CHECK:         tir.for %k = 0 to 2 step 1 {name = "k", kind = "serial"} {
+// CHECK-NEXT:      %[[L0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      memref.load %x[%k, %[[L0]]]
+// CHECK:           %[[L3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:      memref.load %x[%k, %[[L3]]]
+// CHECK-NOT:     kind = "unrolled"
+func.func @nest(%x: memref<2x4xf32>, %y: memref<2x4xf32>) {
+  tir.for %r = 0 to 2 step 1 {name = "r", kind = "unrolled"} {
+    tir.for %j = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+      %v = memref.load %x[%r, %j] : memref<2x4xf32>
+      memref.store %v, %y[%r, %j] : memref<2x4xf32>
+    }
+  }
+  tir.for %k = 0 to 2 step 1 {name = "k", kind = "serial"} {
+    tir.for %l = 0 to 4 step 1 {name = "l", kind = "unrolled"} {
+      %v = memref.load %x[%k, %l] : memref<2x4xf32>
+      memref.store %v, %y[%k, %l] : memref<2x4xf32>
+    }
+  }
+  func.return
+}

@@ -1,0 +1,77 @@
+// RUN: xtc-opt %s -p tir-lower-vectorized --split-input-file | filecheck %s
+// RUN: xtc-opt %s -p tir-lower-vectorized --split-input-file | xtc-opt --split-input-file | filecheck %s
+
+// A vectorized loop of 16 iterations becomes straight-line code over
+// vector<16xf32>: a load at stride 1 is one vector load, the uniform %s is
+// splatted, `v * s + w` (the product used only there) is one fmuladd, and
+// the store at stride 1 is one vector store.
+// CHECK-LABEL: func.func @axpy(
+// CHECK:         %s = memref.load %a[%zero] : memref<1xf32>
+// CHECK-NOT:     tir.for
+// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %w = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[ONE:.*]] = llvm.insertelement %s, %{{.*}} : vector<16xf32>
+// CHECK-NEXT:    %[[S:.*]] = llvm.shufflevector %[[ONE]], %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<16xf32>
+// CHECK-NEXT:    %r = llvm.call_intrinsic "llvm.fmuladd.v16f32"(%v, %[[S]], %w) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.store %r, %{{.*}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-NEXT:    func.return
+func.func @axpy(%x: memref<16xf32>, %y: memref<16xf32>, %a: memref<1xf32>) {
+  %zero = arith.constant 0 : index
+  %s = memref.load %a[%zero] : memref<1xf32>
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %w = memref.load %y[%i] : memref<16xf32>
+    %p = arith.mulf %v, %s : f32
+    %r = arith.addf %p, %w : f32
+    memref.store %r, %y[%i] : memref<16xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The vector ops xDSL's llvm dialect lacks are llvm_ext ops: a float compare
+// and a select on a vector of conditions; a store at stride 2 takes each
+// lane out (extractelement) and stores it on its own, as a memref.store
+// that convert-to-llvm lowers.
+// CHECK-LABEL: func.func @relu_strided(
+// CHECK:         %v = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<4xf32>) : vector<4xf32>
+// CHECK-NEXT:    %negative = llvm_ext.vector_fcmp "olt" %v, %[[ZERO]] : vector<4xf32> -> vector<4xi1>
+// CHECK-NEXT:    %r = llvm_ext.vector_select %negative, %[[ZERO]], %v : vector<4xi1>, vector<4xf32>
+// CHECK:         %[[LANE0:.*]] = llvm_ext.extractelement %r[%{{.*}} : i32] : vector<4xf32> -> f32
+// CHECK-NEXT:    memref.store %[[LANE0]], %y[%{{.*}}] : memref<8xf32>
+// CHECK-COUNT-3: llvm_ext.extractelement %r[
+// CHECK-NOT:     tir.for
+func.func @relu_strided(%x: memref<4xf32>, %y: memref<8xf32>) {
+  tir.for %c = 0 to 4 step 1 {name = "c", kind = "vectorized"} {
+    %v = memref.load %x[%c] : memref<4xf32>
+    %z = arith.constant 0.000000e+00 : f32
+    %negative = arith.cmpf olt, %v, %z : f32
+    %r = arith.select %negative, %z, %v : f32
+    %two = arith.constant 2 : index
+    %at = arith.muli %c, %two : index
+    memref.store %r, %y[%at] : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A loop the lowering cannot widen (every lane adds into the same element)
+// stays a loop, made serial (xtc-opt --remarks says why: see
+// filecheck/tools/remarks-vectorize-missed.mlir).
+// CHECK-LABEL: func.func @sum(
+// CHECK-NEXT:    %zero = arith.constant 0 : index
+// CHECK-NEXT:    tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {
+// CHECK-NOT:     llvm.
+func.func @sum(%x: memref<8xf32>, %acc: memref<1xf32>) {
+  %zero = arith.constant 0 : index
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %a = memref.load %acc[%zero] : memref<1xf32>
+    %s = arith.addf %a, %v : f32
+    memref.store %s, %acc[%zero] : memref<1xf32>
+  }
+  func.return
+}

@@ -1,0 +1,339 @@
+"""What the stages of convert-tir-to-llvm share to emit `llvm` ops: the
+llvm type of a tir-level type, the error they raise, an `Emitter` that
+inserts llvm ops, the C functions and strings the code needs (`Externals`),
+and the address of a buffer element.
+
+A memref value is bridged while the lowering runs: producers become a
+pointer followed by `builtin.unrealized_conversion_cast` back to the memref
+type, so consumers still see the shape and strides they need and take the
+pointer from the cast (`pointer_of`); convert-to-llvm folds the casts away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import cast
+
+from xdsl.dialects import arith, builtin, func, llvm
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i8,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from xtc.analysis import types as analysis_types
+
+PTR = llvm.LLVMPointerType()
+LOWERING = "convert-tir-to-llvm"
+"""The name errors of every stage start with: the lowering a user runs."""
+TEXT_PREFIX = "xtc_text_"
+"""Constant strings of the lowered code (fault messages) are `@xtc_text_<n>`."""
+
+
+class LoweringError(DiagnosticException):
+    """The input has something convert-tir-to-llvm cannot lower; `op` is the
+    offending operation when there is one (for a located diagnostic)."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def fail(op: Operation, message: str) -> LoweringError:
+    return LoweringError(f"{LOWERING}: '{op.name}' {message}", op)
+
+
+# ----------------------------------------------------------------- types
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    """The llvm-level type of a tir-level type: index is i64, integers are
+    signless, memrefs are pointers; floats stay."""
+    match t:
+        case IndexType():
+            return i64
+        case IntegerType():
+            return IntegerType(t.bitwidth) if t.signedness.data != Signedness.SIGNLESS else t
+        case MemRefType():
+            return PTR
+        case _:
+            return t
+
+
+def is_lowered_type(t: Attribute) -> bool:
+    return llvm_type(t) == t
+
+
+def int_width(t: Attribute) -> int:
+    lowered = llvm_type(t)
+    assert isinstance(lowered, IntegerType), lowered
+    return lowered.bitwidth
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of this type takes in a buffer (xtc.analysis.types);
+    a lowering error for a type with no layout."""
+    try:
+        return analysis_types.element_bytes(t)
+    except analysis_types.ElementSizeError as e:
+        raise LoweringError(f"{LOWERING}: {e}") from None
+
+
+def static_memref(op: Operation, t: Attribute) -> MemRefType[Attribute]:
+    if not isinstance(t, MemRefType):
+        raise fail(op, f"expects a memref, got {t}")
+    memref_type = cast(MemRefType[Attribute], t)
+    shape = memref_type.get_shape()
+    strides = memref_type.get_strides()
+    if any(d < 0 for d in shape) or strides is None or any(s is None for s in strides):
+        raise fail(op, f"needs a static shape and strides, got {memref_type}")
+    if memref_type.get_offset() is None:
+        raise fail(op, f"needs a static offset, got {memref_type}")
+    element_bytes(memref_type.get_element_type())
+    return memref_type
+
+
+def buffer_bytes(op: Operation, t: Attribute) -> int:
+    memref_type = static_memref(op, t)
+    return prod(memref_type.get_shape()) * element_bytes(memref_type.get_element_type())
+
+
+def float_suffix(t: Attribute) -> str:
+    match t:
+        case Float16Type():
+            return "f16"
+        case Float32Type():
+            return "f32"
+        case Float64Type():
+            return "f64"
+        case _:
+            raise LoweringError(f"{LOWERING}: {t} is not f16, f32 or f64")
+
+
+def suffix(t: Attribute) -> str:
+    """The type suffix of an overloaded intrinsic's name (`llvm.tanh.f32`)."""
+    lowered = llvm_type(t)
+    if isinstance(lowered, IntegerType):
+        return f"i{lowered.bitwidth}"
+    return float_suffix(lowered)
+
+
+# ---------------------------------------------------------------- emitting
+
+
+@dataclass
+class Externals:
+    """C functions the lowered code calls (malloc, free, libm) and the
+    constant strings it points to (fault messages): declared, and defined,
+    in the module once the walk is done."""
+
+    signatures: dict[str, llvm.LLVMFunctionType] = field(
+        default_factory=dict[str, llvm.LLVMFunctionType]
+    )
+    texts: dict[str, str] = field(default_factory=dict[str, str])
+    """Each string's global, by content."""
+
+    def need(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
+        self.signatures[name] = llvm.LLVMFunctionType(inputs, output)
+
+    def text(self, content: str) -> str:
+        """The name of a constant global holding `content` as a C string
+        (UTF-8, NUL-terminated); equal strings share one."""
+        if content not in self.texts:
+            self.texts[content] = f"{TEXT_PREFIX}{len(self.texts)}"
+        return self.texts[content]
+
+    def declare_in(self, module: ModuleOp) -> None:
+        defined = {
+            op.sym_name.data
+            for op in module.ops
+            if isinstance(op, llvm.FuncOp | func.FuncOp | llvm.GlobalOp)
+        }
+        for name, signature in sorted(self.signatures.items()):
+            if name not in defined:
+                module.body.block.add_op(
+                    llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external"))
+                )
+        for content, name in self.texts.items():
+            if name in defined:
+                raise LoweringError(f"{LOWERING}: @{name} is already defined")
+            data = content.encode() + b"\0"
+            value = DenseIntOrFPElementsAttr(TensorType(i8, [len(data)]), BytesAttr(data))
+            module.body.block.add_op(
+                llvm.GlobalOp(
+                    llvm.LLVMArrayType(len(data), i8), name, "internal", constant=True, value=value
+                )
+            )
+
+
+class Emitter:
+    """Inserts llvm ops before the op being lowered; every method returns the
+    new value."""
+
+    def __init__(self, rewriter: PatternRewriter, externals: Externals) -> None:
+        self.rewriter = rewriter
+        self.externals = externals
+
+    def op(self, op: Operation) -> SSAValue:
+        self.rewriter.insert(op)
+        return op.results[0]
+
+    def create(
+        self, op_type: type[IRDLOperation], operands: Sequence[SSAValue], result: Attribute
+    ) -> SSAValue:
+        """An op whose result type is given, not taken from its operands (those
+        may still have their tir-level type while the walk runs)."""
+        return self.op(op_type.create(operands=list(operands), result_types=[result]))
+
+    def int_const(self, value: int, t: Attribute) -> SSAValue:
+        t = cast(IntegerType, llvm_type(t))
+        return self.op(llvm.ConstantOp(IntegerAttr(value, t, truncate_bits=True), t))
+
+    def float_const(self, value: float, t: Attribute) -> SSAValue:
+        return self.op(llvm.ConstantOp(FloatAttr(value, cast(AnyFloat, t)), t))
+
+    def icmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        index = arith.CMPI_COMPARISON_OPERATIONS.index(predicate)
+        return self.op(llvm.ICmpOp(lhs, rhs, IntegerAttr(index, i64)))
+
+    def select(self, cond: SSAValue, then: SSAValue, other: SSAValue, t: Attribute) -> SSAValue:
+        return self.op(
+            llvm.SelectOp.create(operands=[cond, then, other], result_types=[llvm_type(t)])
+        )
+
+    def intrinsic(
+        self, name: str, args: Sequence[SSAValue], result: Attribute | None
+    ) -> SSAValue | None:
+        op = llvm.CallIntrinsicOp(name, args, [llvm_type(result)] if result is not None else [])
+        self.rewriter.insert(op)
+        return op.ress
+
+    def value_intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
+        value = self.intrinsic(name, args, result)
+        assert value is not None
+        return value
+
+    def call(
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        inputs: Sequence[Attribute],
+        result: Attribute | None,
+    ) -> llvm.CallOp:
+        self.externals.need(name, inputs, result)
+        call = llvm.CallOp(name, *args, return_type=result)
+        self.rewriter.insert(call)
+        return call
+
+
+def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
+    """The pointer behind a memref value (see the module docstring)."""
+    if isinstance(value.type, llvm.LLVMPointerType):
+        return value
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and isinstance(
+        owner.inputs[0].type, llvm.LLVMPointerType
+    ):
+        return owner.inputs[0]
+    return emit.op(UnrealizedConversionCastOp.get([value], [PTR]))
+
+
+def as_memref(pointer: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
+    return UnrealizedConversionCastOp.get([pointer], [t])
+
+
+SAME_BINARY: dict[type[Operation], type[IRDLOperation]] = {
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
+    arith.ShLIOp: llvm.ShlOp,
+    arith.ShRUIOp: llvm.LShrOp,
+    arith.ShRSIOp: llvm.AShrOp,
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+
+
+def typed_intrinsic(emit: Emitter, name: str, args: Sequence[SSAValue], t: Attribute) -> SSAValue:
+    """`llvm.<name>.<type>(args)` of result type `t` (a scalar)."""
+    return emit.value_intrinsic(f"llvm.{name}.{suffix(t)}", args, t)
+
+
+def fused_multiply_add(emit: Emitter, operands: Sequence[SSAValue], t: Attribute) -> SSAValue:
+    """a * b + c rounded once (`llvm.fma`); on f16 computed in f32 and
+    rounded back to f16. `t` is a float type or a vector of one."""
+    element = t.get_element_type() if isinstance(t, VectorType) else t
+    if not isinstance(element, Float16Type):
+        return emit.value_intrinsic(f"llvm.fma.{type_suffix(t)}", operands, t)
+    wide = _with_element(t, builtin.f32)
+    extended = [emit.create(llvm.FPExtOp, [x], wide) for x in operands]
+    product = emit.value_intrinsic(f"llvm.fma.{type_suffix(wide)}", extended, wide)
+    return emit.create(llvm.FPTruncOp, [product], t)
+
+
+def type_suffix(t: Attribute) -> str:
+    """An overloaded intrinsic's type suffix for a scalar or vector: f32, v16f16."""
+    if isinstance(t, VectorType):
+        vector = cast(VectorType[Attribute], t)
+        return f"v{vector.get_shape()[0]}{suffix(vector.get_element_type())}"
+    return suffix(t)
+
+
+def _with_element(t: Attribute, element: Attribute) -> Attribute:
+    """`t` with its element type replaced (a scalar type is its own element)."""
+    if isinstance(t, VectorType):
+        return VectorType(element, cast(VectorType[Attribute], t).get_shape())
+    return element
+
+
+def element_pointer(
+    emit: Emitter, op: Operation, memref_value: SSAValue, indices: Sequence[SSAValue]
+) -> tuple[SSAValue, Attribute, int]:
+    """The address of memref[indices] (static strides and offset folded in)
+    with the element's llvm type and alignment."""
+    memref_type = static_memref(op, memref_value.type)
+    element = llvm_type(memref_type.get_element_type())
+    base = pointer_of(memref_value, emit)
+    strides = cast(Sequence[int], memref_type.get_strides())
+    offset = memref_type.get_offset() or 0
+    linear: SSAValue | None = emit.int_const(offset, i64) if offset else None
+    for index, stride in zip(indices, strides, strict=True):
+        term = (
+            index
+            if stride == 1
+            else emit.create(llvm.MulOp, [index, emit.int_const(stride, i64)], i64)
+        )
+        linear = term if linear is None else emit.create(llvm.AddOp, [linear, term], i64)
+    alignment = element_bytes(memref_type.get_element_type())
+    if linear is None:
+        return base, element, alignment
+    address = emit.op(
+        llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[linear], inbounds=True)
+    )
+    return address, element, alignment
