@@ -29,7 +29,7 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
-    from xtc.tools.compiler import compile_model
+    from xtc.driver.compiler import compile_model
 
     return compile_model(model, target, input_shapes, opt_level, tuning_records)
 

@@ -22,13 +22,13 @@ from xdsl.ir import Attribute
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
-from xtc.interp.testing import random_inputs
+from xtc.testing.graph_op import random_inputs
 from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_reorder import TirReorder
 from xtc.passes.tir_split import TirSplit
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline, parse_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline, parse_pipeline
+from xtc.driver.textual_ir import parse_module
 
 TO_TIR = "convert-graph-to-te,convert-te-to-tir"
 SCHEDULE_SETTINGS = settings(

@@ -188,7 +188,7 @@ def get_convert_tir_to_llvm() -> type[ModulePass]:
 
 
 def get_llvm_ir_target() -> type[Target]:
-    from xtc.runtime.llvm_ir import LLVMIRTarget
+    from xtc.runtime.targets import LLVMIRTarget
 
     return LLVMIRTarget
 
