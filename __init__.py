@@ -4,7 +4,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import importlib
 from typing import TYPE_CHECKING
+
+from xtc import plugin_hooks
 
 if TYPE_CHECKING:
     import os
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
     from xtc.plugins import OpPlugin
     from xtc.runtime.model import CompiledModel
     from xtc.tune.tuning import TuningSummary
+
+
+plugin_hooks.set_provider(lambda: importlib.import_module("xtc.plugins"))
 
 
 def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
