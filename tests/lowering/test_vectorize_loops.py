@@ -25,9 +25,9 @@ from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp
 from xtc.lowering.tir_lower_vectorized import analyze_loop
 from xtc.runtime.llvm_ir import llvm_ir
 from xtc.runtime.llvm_jit import CpuTarget, aligned_copy, assembly_for, compile_module
-from xtc.tools.compiler import compile_model
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.compiler import compile_model
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 RNG = np.random.default_rng(11)
 NUMPY = {
