@@ -370,7 +370,7 @@ func.func @micro_kernel(%A: memref<4x32xf32>, %B: memref<32x16xf32>, %C: memref<
 // `fcmp` and `select` in LLVM IR), then one scalar store per lane.
 // CHECK-LABEL: llvm.func @relu_nchw(
 // CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
-// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
+// CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
 // CHECK-NEXT:    %negative = llvm_ext.vector_fcmp "olt" %v, %[[ZERO]] : vector<8xf32> -> vector<8xi1>
 // CHECK-NEXT:    %r = llvm_ext.vector_select %negative, %[[ZERO]], %v : vector<8xi1>, vector<8xf32>
 // CHECK:         %[[LANE0:.*]] = llvm_ext.extractelement %r[%{{.*}} : i32] : vector<8xf32> -> f32
