@@ -28,10 +28,8 @@ from typing import IO, cast
 import llvmlite.ir as ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.context import Context
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    Builtin,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     IntegerType,
@@ -42,6 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from xtc.analysis.types import ElementSizeError, element_bytes
+from xtc.dialects.resource_blobs import blob_storage
 from xtc.runtime.faults import with_fault_support
 
 
@@ -183,13 +182,11 @@ def global_bytes(op: llvm.GlobalOp) -> bytes:
 
 
 def _resource_bytes(key: str) -> bytes:
-    """A dense_resource blob's bytes (MLIR's blob format: a little-endian u32
-    alignment, then the data, hex-encoded)."""
-    storage = Builtin.get_interface(OpAsmDialectInterface)
-    blob = storage.lookup(key) if storage is not None else None
-    if not blob:
+    """A dense_resource blob's bytes (the stored object, not a copy)."""
+    data = blob_storage().data(key)
+    if data is None:
         raise LLVMIRError(f"dense_resource<{key}> has no data")
-    return bytes.fromhex(blob[2:])[4:]
+    return data
 
 
 def _element_size(t: Attribute) -> int:
