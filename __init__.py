@@ -4,7 +4,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import importlib
 from typing import TYPE_CHECKING
+
+from xtc import plugin_hooks
 
 if TYPE_CHECKING:
     import os
@@ -18,6 +21,9 @@ if TYPE_CHECKING:
     from xtc.tune.tuning import TuningSummary
 
 
+plugin_hooks.set_provider(lambda: importlib.import_module("xtc.plugins"))
+
+
 def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     model: onnx.ModelProto | str | os.PathLike[str],
     target: str = "llvm",
@@ -29,7 +35,7 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
-    from xtc.tools.compiler import compile_model
+    from xtc.driver.compiler import compile_model
 
     return compile_model(model, target, input_shapes, opt_level, tuning_records)
 

@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import ParseError
 
 from xtc.dialects.graph.constant import ConstantOp, array_view, attr_from_array
 from xtc.dialects.resource_blobs import blob_storage, referenced_blobs
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 
 def blob_key(attr: object) -> str:

@@ -15,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import xtc
 from xtc.dialects.resource_blobs import blob_storage
+from xtc.driver.compiler import compile_model
 from xtc.runtime.timing import Timer
-from xtc.tools.compiler import compile_model
 
 FEATURES = 2048
 WEIGHT_BYTES = FEATURES * FEATURES * 4  # 16 MiB

@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from xdsl.utils.exceptions import DiagnosticException
 
     from xtc.dialects.resource_blobs import BlobScope
+    from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
-    from xtc.tune.records import Record, TuningRecords
 
 TARGETS = ("llvm",)
 GRAPH_PASSES = (
@@ -208,12 +208,12 @@ def _compile_graph(
 ) -> CompiledModel:
     """compile_graph, freeing the weights of `blobs` that passes replace."""
     from xtc import interp
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import module_to_text
     from xtc.remarks import collect_remarks, count_by_category
+    from xtc.runtime.archive import sha256_of, write_manifest
     from xtc.runtime.artifact import open_model as open_compiled
-    from xtc.runtime.artifact import sha256_of, write_manifest
     from xtc.runtime.library import build_library
-    from xtc.tools.pipelines import apply_pipeline
-    from xtc.tools.textual_ir import module_to_text
 
     if not imported:
         _check_request(target, opt_level, tuning_records, dump_stages)
@@ -423,8 +423,8 @@ def schedule_kernels(
     its kernel any more is a CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.pipelines import apply_pipeline
     from xtc.ops.schedules import kernel_schedule
-    from xtc.tools.pipelines import apply_pipeline
 
     applied: list[str] = []
     for kernel in list(module.ops):
@@ -492,7 +492,7 @@ def _report_refused_step(function: str, step: str, error: DiagnosticException) -
 
 
 def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None:
-    from xtc.tune.records import RecordsError, TuningRecords
+    from xtc.driver.records import RecordsError, TuningRecords
 
     if path is None:
         return None
@@ -503,8 +503,8 @@ def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None
 
 
 def _record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
-    from xtc.tune.records import RecordsError
-    from xtc.tune.task import workload_key
+    from xtc.driver.records import RecordsError
+    from xtc.driver.workload import workload_key
 
     if records is None or not kernel.body.blocks:
         return None
@@ -530,8 +530,8 @@ def _tuned_kernel(
     """The kernel alone in a module with the record's schedule applied."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.pipelines import apply_pipeline
     from xtc.ops.space import ConfigError
-    from xtc.tools.pipelines import apply_pipeline
 
     source = records.source if records is not None else "tuning records"
     name = kernel.sym_name.data

@@ -24,7 +24,7 @@ def make_context() -> Context:
     """A context with xDSL's dialects, every xtc dialect and those of working
     plugins (xdsl.universe and xtc.ops), loaded lazily; blobs are read into
     xtc's blob storage (dialects/resource_blobs.py)."""
-    from xtc.tools.universe import all_dialects
+    from xtc.driver.universe import all_dialects
 
     blob_storage()
     ctx = Context()
