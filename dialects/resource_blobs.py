@@ -16,7 +16,7 @@ replace (a pass that re-lays out every weight) frees the old ones through a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -109,7 +109,7 @@ class BlobStorage(OpAsmDialectInterface):
         return "0x" + header.hex().upper() + data.hex().upper()
 
     @contextmanager
-    def scope(self) -> Iterator[BlobScope]:
+    def scope(self) -> Generator[BlobScope]:
         """A scope owning the blobs stored while it is open; at its end they
         are released (the modules that used them must be done with them)."""
         scope = BlobScope(self)

@@ -102,9 +102,9 @@ def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
 def _bytes_of(array: np.ndarray) -> bytes:
     """The array's data in C order: the bytes object it views, when it is
     a whole one in that order, else a copy."""
-    base = array.base
+    base: object = array.base
     while isinstance(base, np.ndarray):
-        base = base.base
+        base = cast(object, base.base)
     if (
         isinstance(base, bytes)
         and array.flags.c_contiguous
