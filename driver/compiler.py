@@ -31,6 +31,7 @@ from xtc.runtime.timing import NO_TIMER, Timer
 if TYPE_CHECKING:
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.dialects.resource_blobs import BlobScope
     from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
@@ -118,27 +119,30 @@ def compile_model(
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
     in compile_graph)."""
+    from xtc.dialects.resource_blobs import blob_storage
     from xtc.frontend.onnx import import_model
 
     _check_request(target, opt_level, tuning_records, dump_stages)
     if progress is not None:
         progress("import", 0, _steps(opt_level))
-    with timer.scope("import"):
-        module = import_model(model, input_shapes)
-    return compile_graph(
-        module,
-        target,
-        opt_level,
-        name=_model_name(model),
-        progress=progress,
-        dump=dump,
-        dump_stages=dump_stages,
-        imported=True,
-        tuning_records=tuning_records,
-        timer=timer,
-        verify_each=verify_each,
-        on_remark=on_remark,
-    )
+    with blob_storage().scope() as blobs:
+        with timer.scope("import"):
+            module = import_model(model, input_shapes)
+        return compile_graph(
+            module,
+            target,
+            opt_level,
+            name=_model_name(model),
+            progress=progress,
+            dump=dump,
+            dump_stages=dump_stages,
+            imported=True,
+            tuning_records=tuning_records,
+            timer=timer,
+            verify_each=verify_each,
+            on_remark=on_remark,
+            blobs=blobs,
+        )
 
 
 def _steps(opt_level: int) -> int:
@@ -159,6 +163,7 @@ def compile_graph(
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
+    blobs: BlobScope | None = None,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -170,7 +175,47 @@ def compile_graph(
     time of each pass and stage (`xtc compile --timing`). Each fallback
     taken (a loop left scalar, a schedule step refused) is a remark
     (xtc/remarks.py): the manifest counts them by category, and `on_remark`
-    gets each (`xtc compile --remarks`)."""
+    gets each (`xtc compile --remarks`). A weight that a pass replaces is
+    freed after the pass when the compile made it: when `blobs` (the scope
+    of compile_model, which imported `module`) or a scope of its own holds
+    it; a caller's weights are never freed."""
+    from xtc.dialects.resource_blobs import blob_storage
+
+    with blob_storage().scope() as own:
+        return _compile_graph(
+            module,
+            target,
+            opt_level,
+            name=name,
+            progress=progress,
+            dump=dump,
+            dump_stages=dump_stages,
+            imported=imported,
+            tuning_records=tuning_records,
+            timer=timer,
+            verify_each=verify_each,
+            on_remark=on_remark,
+            blobs=blobs or own,
+        )
+
+
+def _compile_graph(
+    module: ModuleOp,
+    target: str,
+    opt_level: int,
+    *,
+    name: str,
+    progress: Progress | None,
+    dump: Dump | None,
+    dump_stages: Sequence[str],
+    imported: bool,
+    tuning_records: str | os.PathLike[str] | None,
+    timer: Timer,
+    verify_each: bool | None,
+    on_remark: RemarkSink | None,
+    blobs: BlobScope,
+) -> CompiledModel:
+    """compile_graph, freeing the weights of `blobs` that passes replace."""
     from xtc import interp
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import module_to_text
@@ -199,6 +244,7 @@ def compile_graph(
             report(name_of_pass, done, steps)
             with timer.scope(name_of_pass):
                 apply_pipeline(module, name_of_pass, verify=verify_each)
+            blobs.release_unreferenced(module)
             replay.append(name_of_pass)
             if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
                 with timer.scope("schedule-kernels"):

@@ -17,12 +17,16 @@ from xdsl.printer import Printer
 from xdsl.utils.lexer import Input, Location
 from xdsl.utils.mlir_lexer import MLIRLexer
 
+from xtc.dialects.resource_blobs import blob_storage
+
 
 def make_context() -> Context:
     """A context with xDSL's dialects, every xtc dialect and those of working
-    plugins (xdsl.universe and xtc.ops), loaded lazily."""
+    plugins (xdsl.universe and xtc.ops), loaded lazily; blobs are read into
+    xtc's blob storage (dialects/resource_blobs.py)."""
     from xtc.driver.universe import all_dialects
 
+    blob_storage()
     ctx = Context()
     for name, factory in all_dialects().items():
         ctx.register_dialect(name, factory)

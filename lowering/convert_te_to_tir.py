@@ -44,7 +44,7 @@ from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.hints import isa
 
-from xtc.dialects.graph.constant import ConstantOp, array_from_attr
+from xtc.dialects.graph.constant import ConstantOp, blob_data
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
 from xtc.dialects.tir import OUTPUT_ATTR, ForOp
 
@@ -143,14 +143,12 @@ def _constant(builder: Builder, value: float | int, t: Attribute) -> SSAValue:
 
 def _inline_dense(attr: DenseIntOrFPElementsAttr | DenseResourceAttr) -> DenseIntOrFPElementsAttr:
     """The constant as an inline dense attribute: xDSL 0.74's memref.global
-    takes no dense_resource."""
+    takes no dense_resource. A blob's bytes are shared, not copied (a blob
+    already holds i1 as one byte each, as dense<> does)."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         return attr
-    array = array_from_attr(attr)
-    data = array.astype("uint8") if array.dtype == bool else array
-    return DenseIntOrFPElementsAttr(
-        cast(TensorType[IntegerType], attr.type), BytesAttr(data.tobytes())
-    )
+    data = blob_data(attr, checked=True)
+    return DenseIntOrFPElementsAttr(cast(TensorType[IntegerType], attr.type), BytesAttr(data))
 
 
 @dataclass

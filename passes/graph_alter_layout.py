@@ -51,9 +51,10 @@ from xtc.dialects.graph.nn import Conv2dOp, DenseOp, MatmulOp
 
 
 def blocked_weight(weight: np.ndarray, block: int) -> np.ndarray:
-    """An O×C×KH×KW weight as O/block×C×KH×KW×block (layout OIHW<block>o)."""
+    """An O×C×KH×KW weight as O/block×C×KH×KW×block (layout OIHW<block>o):
+    a view (ConstantOp.from_array copies it once, in that order)."""
     o, c, kh, kw = weight.shape
-    return weight.reshape(o // block, block, c, kh, kw).transpose(0, 2, 3, 4, 1).copy()
+    return weight.reshape(o // block, block, c, kh, kw).transpose(0, 2, 3, 4, 1)
 
 
 def block_sizes(block: int) -> list[int]:
@@ -108,12 +109,12 @@ class ConvWeightsOutputChannelsInnermost(RewritePattern):
         groups = get_int(props, "groups")
         strides = get_ints(props, "strides")
         dilation = get_ints(props, "dilation")
-        array = weight.to_array()
+        array = weight.view()
         block = grouped_block(array.shape, groups, self.block, strides[1] * dilation[1])
         if block is None and groups > 1:
             return
         if block is None:
-            layout, array = "IHWO", array.transpose(1, 2, 3, 0).copy()
+            layout, array = "IHWO", array.transpose(1, 2, 3, 0)
         else:
             layout, array = f"OIHW{block}o", blocked_weight(array, block)
         laid_out = ConstantOp.from_array(array, f"weight_{layout.lower()}")
@@ -131,7 +132,7 @@ class DenseAsMatmulWithTransposedWeight(RewritePattern):
         weight = op.weight.owner
         if not isinstance(weight, ConstantOp):
             return
-        transposed = ConstantOp.from_array(weight.to_array().T.copy(), "weight_kn")
+        transposed = ConstantOp.from_array(weight.view().T, "weight_kn")
         matmul = MatmulOp.build_inferred([op.input, transposed.output], {})
         rewriter.replace(op, [transposed, matmul])
 

@@ -124,43 +124,42 @@ def build_library(
     if not in_place:
         module = module.clone()
     n_inputs, n_outputs = _rename_model_function(module, entry)
-    blob = _move_weights_out(module)
-    has_thread_count = _hide_thread_count(module)
-    with timer.scope("translate"):
-        ir_module = translate_module(module, declared=blob.names)
-        text = with_fault_support(ir_module, thread_local=True, always=True)
-        text += _entry_points(n_inputs, n_outputs, has_thread_count)
-    machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
-    with timer.scope("parse"):
-        ref = llvm_binding.parse_assembly(text)
-        ref.triple = machine.triple
-        ref.data_layout = str(machine.target_data)
-        ref.verify()
-        link_float_builtins(ref)
-    with timer.scope("optimize"):
-        optimize_at(ref, opt_level, machine)
     directory.mkdir(parents=True, exist_ok=True)
-    with timer.scope("codegen"):
-        (directory / "model.o").write_bytes(machine.emit_object(ref))
-        if keep_assembly:
-            (directory / "model.s").write_text(machine.emit_assembly(ref))
-    (directory / "weights.bin").write_bytes(blob.data)
-    (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
     path = directory / LIBRARY_NAME
     try:
+        blob = _move_weights_out(module, directory / "weights.bin")
+        has_thread_count = _hide_thread_count(module)
+        with timer.scope("translate"):
+            ir_module = translate_module(module, declared=blob.names)
+            text = with_fault_support(ir_module, thread_local=True, always=True)
+            text += _entry_points(n_inputs, n_outputs, has_thread_count)
+        machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
+        with timer.scope("parse"):
+            ref = llvm_binding.parse_assembly(text)
+            ref.triple = machine.triple
+            ref.data_layout = str(machine.target_data)
+            ref.verify()
+            link_float_builtins(ref)
+        with timer.scope("optimize"):
+            optimize_at(ref, opt_level, machine)
+        with timer.scope("codegen"):
+            (directory / "model.o").write_bytes(machine.emit_object(ref))
+            if keep_assembly:
+                (directory / "model.s").write_text(machine.emit_assembly(ref))
+        (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
         with timer.scope("link"):
             link_shared(linker, [directory / "model.o", directory / "weights.s"], path, openmp)
     except ToolchainError as e:
         raise LibraryError(str(e)) from None
     finally:
         for scratch in ("model.o", "weights.bin", "weights.s"):
-            (directory / scratch).unlink()
+            (directory / scratch).unlink(missing_ok=True)
     return LibraryInfo(
         path,
         machine.triple,
         host_cpu(),
         host_features(),
-        len(blob.data),
+        blob.size,
         str(ref),
         linker,
         openmp,
@@ -194,39 +193,41 @@ def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
 
 @dataclass
 class _Blob:
-    data: bytes
+    size: int
     names: tuple[str, ...]
     offsets: tuple[int, ...]
     sizes: tuple[int, ...]
 
 
-def _move_weights_out(module: ModuleOp) -> _Blob:
+def _move_weights_out(module: ModuleOp, path: Path) -> _Blob:
     """Every global holding data is renamed `xtc_weight_<i>` and its bytes
-    appended (64-aligned) to the blob; its definition becomes a declaration."""
+    written (64-aligned) to the blob file at `path`, one weight at a time
+    (never joined in memory); its definition becomes a declaration."""
     renames: dict[str, str] = {}
-    chunks: list[bytes] = []
     offsets: list[int] = []
+    sizes: list[int] = []
     size = 0
-    for op in module.ops:
-        if not isinstance(op, llvm.GlobalOp) or op.value is None:
-            continue
-        raw = global_bytes(op)
-        if not raw:
-            continue
-        new_name = f"xtc_weight_{len(renames)}"
-        renames[op.sym_name.data] = new_name
-        op.sym_name = StringAttr(new_name)
-        op.properties.pop("value", None)
-        padding = -size % WEIGHT_ALIGNMENT
-        chunks.append(bytes(padding))
-        offsets.append(size + padding)
-        chunks.append(raw)
-        size += padding + len(raw)
+    with path.open("wb") as blob:
+        for op in module.ops:
+            if not isinstance(op, llvm.GlobalOp) or op.value is None:
+                continue
+            raw = global_bytes(op)
+            if not raw:
+                continue
+            new_name = f"xtc_weight_{len(renames)}"
+            renames[op.sym_name.data] = new_name
+            op.sym_name = StringAttr(new_name)
+            op.properties.pop("value", None)
+            padding = -size % WEIGHT_ALIGNMENT
+            blob.write(bytes(padding))
+            blob.write(raw)
+            offsets.append(size + padding)
+            sizes.append(len(raw))
+            size += padding + len(raw)
     for op in module.walk():
         if isinstance(op, llvm.AddressOfOp) and op.global_name.root_reference.data in renames:
             op.global_name = SymbolRefAttr(renames[op.global_name.root_reference.data])
-    sizes = [len(c) for c in chunks[1::2]]
-    return _Blob(b"".join(chunks), tuple(renames.values()), tuple(offsets), tuple(sizes))
+    return _Blob(size, tuple(renames.values()), tuple(offsets), tuple(sizes))
 
 
 def _hide_thread_count(module: ModuleOp) -> bool:

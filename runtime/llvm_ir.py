@@ -26,10 +26,8 @@ from typing import cast
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as llvm_convert
 from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    Builtin,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     IntegerType,
@@ -40,6 +38,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects import llvm_ext
+from xtc.dialects.resource_blobs import blob_storage
 from xtc.runtime.faults import with_fault_support
 
 
@@ -205,13 +204,11 @@ def global_bytes(op: llvm.GlobalOp) -> bytes:
 
 
 def _resource_bytes(key: str) -> bytes:
-    """A dense_resource blob's bytes (MLIR's blob format: a little-endian u32
-    alignment, then the data, hex-encoded)."""
-    storage = Builtin.get_interface(OpAsmDialectInterface)
-    blob = storage.lookup(key) if storage is not None else None
-    if not blob:
+    """A dense_resource blob's bytes (the stored object, not a copy)."""
+    data = blob_storage().data(key)
+    if data is None:
         raise LLVMIRError(f"dense_resource<{key}> has no data")
-    return bytes.fromhex(blob[2:])[4:]
+    return data
 
 
 def _element_size(t: Attribute) -> int:

@@ -4,8 +4,10 @@ that hold constant tensors.
 Large tensors (weights) are `dense_resource<name>` blobs, kept in the file's
 `{-# dialect_resources ... #-}` section in MLIR's blob format (a little-endian
 u32 alignment, then the raw bytes, hex-encoded); small ones are inline
-`dense<...>`. Both print and parse as MLIR does. The graph dialect reads
-numpy here because constant data is part of the IR.
+`dense<...>`. Both print and parse as MLIR does. In memory a blob is one
+`bytes` object (dialects/resource_blobs.py), which an array made from the
+bytes it views is stored as, without a copy. The graph dialect reads numpy
+here because constant data is part of the IR.
 """
 
 from __future__ import annotations
@@ -14,11 +16,9 @@ from collections.abc import Sequence
 from typing import ClassVar, cast
 
 import numpy as np
-from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     AnyTensorTypeConstr,
     BFloat16Type,
-    Builtin,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike
 
 from xtc.dialects.graph.base import GraphOp, OpPattern, Props, ShapeError, type_str
+from xtc.dialects.resource_blobs import blob_storage
 
 INLINE_LIMIT = 16
 """Constants with at most this many elements are printed inline as `dense<>`."""
@@ -76,16 +77,12 @@ def element_type_of(dtype: np.dtype[np.generic] | type) -> Attribute:
     raise ShapeError(f"numpy dtype {dt} has no tensor element type")
 
 
-def _blob_storage() -> OpAsmDialectInterface:
-    interface = Builtin.get_interface(OpAsmDialectInterface)
-    assert interface is not None
-    return interface
-
-
 def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
     """A constant attribute holding `array`: inline when small, else a blob
-    registered under a unique key derived from `name`."""
-    array = np.asarray(array).copy(order="C")
+    registered under a unique key derived from `name`. A blob is the very
+    bytes object `array` views when it views a whole one (an ONNX tensor's
+    raw data), else one copy of its data."""
+    array = np.asarray(array)
     element_type = element_type_of(array.dtype)
     tensor_type = TensorType(element_type, list(array.shape))
     if array.size <= INLINE_LIMIT:
@@ -98,21 +95,45 @@ def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
         # integer value: such data goes to a blob, which is exact.
         if "0x" not in str(inline):
             return inline
-    storage = _blob_storage()
-    alignment = max(array.dtype.itemsize, 1).to_bytes(4, "little")
-    blob = "0x" + (alignment + array.tobytes()).hex().upper()
-    key = _sanitize(name)
-    # The same data under the same name reuses its key, so building the same
-    # module twice in one process prints the same text; other data gets a
-    # fresh key (`name_0`, `name_1`, ...).
-    if storage.lookup(key) != blob:
-        key = storage.declare_resource(key)
-        storage.parse_resource(key, blob)
+    key = blob_storage().store(_sanitize(name), _bytes_of(array), max(array.dtype.itemsize, 1))
     return DenseResourceAttr.from_params(key, tensor_type)
+
+
+def _bytes_of(array: np.ndarray) -> bytes:
+    """The array's data in C order: the bytes object it views, when it is
+    a whole one in that order, else a copy."""
+    base: object = array.base
+    while isinstance(base, np.ndarray):
+        base = cast(object, base.base)
+    if (
+        isinstance(base, bytes)
+        and array.flags.c_contiguous
+        and array.dtype.isnative
+        and array.nbytes == len(base)
+    ):
+        return base
+    return array.tobytes()
+
+
+def blob_data(attr: DenseResourceAttr, checked: bool = False) -> bytes:
+    """The bytes a dense_resource holds (shared, not copied); `checked`:
+    refused unless they are exactly the tensor's."""
+    data = blob_storage().data(attr.resource_handle.data)
+    if data is None:
+        raise ShapeError(f"dense_resource<{attr.resource_handle.data}> has no data in the file")
+    if checked:
+        _check_blob_size("", attr)
+    return data
 
 
 def array_from_attr(attr: Attribute) -> np.ndarray:
     """The numpy array a constant attribute holds (a fresh, writable copy)."""
+    return np.array(array_view(attr))
+
+
+def array_view(attr: Attribute) -> np.ndarray:
+    """The numpy array a constant attribute holds, read-only, viewing the
+    attribute's bytes (no copy, but for bool and splat constants)."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         tensor_type = cast(TensorType[Attribute], attr.type)
         dtype = numpy_dtype(tensor_type.get_element_type())
@@ -120,41 +141,43 @@ def array_from_attr(attr: Attribute) -> np.ndarray:
         raw = np.frombuffer(attr.data.data, dtype=_storage_dtype(dtype))
         values = raw.astype(dtype) if dtype == np.bool_ else raw
         if values.size == 1 and int(np.prod(shape)) != 1:
-            return np.full(shape, values[0], dtype=dtype)
-        return values.reshape(shape).copy()
+            values = np.full(shape, values[0], dtype=dtype)
+        return _read_only(values.reshape(shape))
     if isinstance(attr, DenseResourceAttr):
         tensor_type = cast(TensorType[Attribute], attr.type)
         dtype = numpy_dtype(tensor_type.get_element_type())
         shape = tuple(tensor_type.get_shape())
-        key = attr.resource_handle.data
-        blob = _blob_storage().lookup(key)
-        if not blob:
-            raise ShapeError(f"dense_resource<{key}> has no data in the file")
-        raw = bytes.fromhex(blob[2:])[4:]
-        values = np.frombuffer(raw, dtype=_storage_dtype(dtype))
+        values = np.frombuffer(blob_data(attr), dtype=_storage_dtype(dtype))
         if values.size != int(np.prod(shape)):
             raise ShapeError(
-                f"dense_resource<{key}> holds {values.size} elements, "
+                f"dense_resource<{attr.resource_handle.data}> holds {values.size} elements, "
                 f"{type_str(tensor_type)} needs {int(np.prod(shape))}"
             )
-        return values.astype(dtype).reshape(shape).copy()
+        values = values.astype(dtype) if dtype == np.bool_ else values
+        return _read_only(values.reshape(shape))
     raise ShapeError(f"{attr} is not a constant tensor attribute")
 
 
 def _check_blob_size(op_name: str, attr: DenseResourceAttr) -> None:
     """A blob that is present must hold exactly the tensor's bytes."""
-    blob = _blob_storage().lookup(attr.resource_handle.data)
-    if not blob:
+    data = blob_storage().data(attr.resource_handle.data)
+    if data is None:
         return
     tensor_type = cast(TensorType[Attribute], attr.type)
     itemsize = _storage_dtype(numpy_dtype(tensor_type.get_element_type())).itemsize
     expected = itemsize * int(np.prod(tensor_type.get_shape()))
-    actual = (len(blob) - 2) // 2 - 4
+    actual = len(data)
     if actual != expected:
+        where = f"{op_name}: " if op_name else ""
         raise ShapeError(
-            f"{op_name}: dense_resource<{attr.resource_handle.data}> holds {actual} bytes, "
+            f"{where}dense_resource<{attr.resource_handle.data}> holds {actual} bytes, "
             f"{type_str(tensor_type)} needs {expected}"
         )
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def _storage_dtype(dtype: np.dtype[np.generic]) -> np.dtype[np.generic]:
@@ -196,6 +219,10 @@ class ConstantOp(GraphOp):
 
     def to_array(self) -> np.ndarray:
         return array_from_attr(self.value)
+
+    def view(self) -> np.ndarray:
+        """The value, read-only, without a copy (see array_view)."""
+        return array_view(self.value)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

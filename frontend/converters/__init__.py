@@ -93,7 +93,7 @@ class Importer:
         op = ConstantOp.from_array(array, name)
         op.location = NameLoc(StringAttr(location), NoneAttr())
         self.block.add_op(op)
-        self.constants[op.output] = array
+        self.constants[op.output] = op.view()  # the op's own data, not a second copy
         op.output.name_hint = ssa_name(name)
         return op.output
 

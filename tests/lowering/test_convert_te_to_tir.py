@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     DictionaryAttr,
     IntegerType,
     MemRefType,
@@ -31,10 +33,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from xtc import interp
 from xtc.dialects.graph.constant import ConstantOp
+from xtc.dialects.resource_blobs import blob_storage
 from xtc.dialects.tir import ForOp
-from xtc.ops.te_builder import KernelBuilder, exp, maximum, select
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module
+from xtc.ops.te_builder import KernelBuilder, exp, maximum, select
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 RNG = np.random.default_rng(0)
@@ -380,3 +383,21 @@ def test_regions_inside_a_compute_body_are_lowered_too() -> None:
     x = normal(5)
     (y,) = run_both(parse_module(CLAMPED_SHIFT), [x])
     np.testing.assert_array_equal(y, np.concatenate([[-1.0], x[:-1]]).astype(np.float32))
+
+
+def test_a_blob_global_holds_the_blob_itself_not_a_copy() -> None:
+    """Weights stay one buffer: the global's dense<> data is the very bytes
+    object the graph-level blob holds."""
+    module = mlp_model(normal(3, 6), normal(6))
+    blobs = {
+        op.value.resource_handle.data: blob_storage().data(op.value.resource_handle.data)
+        for op in module.walk()
+        if isinstance(op, ConstantOp) and isinstance(op.value, DenseResourceAttr)
+    }
+    assert len(blobs) == 2
+    lowered = apply_pipeline(module, "convert-te-to-tir")
+    globals_ = {g.sym_name.data: g for g in lowered.ops if isinstance(g, memref.GlobalOp)}
+    for key, data in blobs.items():
+        value = globals_[key].initial_value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        assert data is not None and value.data.data is data
