@@ -157,6 +157,12 @@ def get_tir_cache_write() -> type[ModulePass]:
     return TirCacheWrite
 
 
+def get_tir_rfactor() -> type[ModulePass]:
+    from xtc.passes.tir_rfactor import TirRfactor
+
+    return TirRfactor
+
+
 def get_tir_cache_read() -> type[ModulePass]:
     from xtc.passes.tir_cache_read import TirCacheRead
 
@@ -263,6 +269,7 @@ XTC_PASSES = {
     "tir-vectorize": get_tir_vectorize,
     "tir-cache-write": get_tir_cache_write,
     "tir-cache-read": get_tir_cache_read,
+    "tir-rfactor": get_tir_rfactor,
     "tir-compute-at": get_tir_compute_at,
     "tir-compute-inline": get_tir_compute_inline,
     "tir-parallel": get_tir_parallel,

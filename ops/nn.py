@@ -593,8 +593,8 @@ def global_avg_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> li
 
 
 def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor:
-    """m = max over the axis, s = Σ exp(x - m), then exp(x - m) / s or
-    (x - m) - log(s)."""
+    """m = max over the axis, s = Σ exp(x - m), then exp(x - m) · (1 / s)
+    (one division per row, as onnxruntime) or (x - m) - log(s)."""
     axis = get_int(op_props(op), "axis") % x.rank
     element_type = x.element_type
     acc = accumulator_type(element_type)
@@ -605,16 +605,17 @@ def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor
         return convert(x[_insert(outer, axis, r)], acc)
 
     peak = k.compute(reduced, acc, lambda *o: k.reduce("max", extent, lambda r: value(o, r)))
-    total = k.compute(
-        reduced,
-        acc,
-        lambda *o: k.reduce("sum", extent, lambda r: exp(value(o, r) - peak[o])),
-    )
+
+    def row_total(*o: Expr) -> Expr:
+        total = k.reduce("sum", extent, lambda r: exp(value(o, r) - peak[o]))
+        return log(total) if take_log else 1.0 / total
+
+    scale = k.compute(reduced, acc, row_total)
 
     def element(*indices: Expr) -> Expr:
         outer = [*indices[:axis], *indices[axis + 1 :]]
         shifted = convert(x[indices], acc) - peak[outer]
-        result = shifted - log(total[outer]) if take_log else exp(shifted) / total[outer]
+        result = shifted - scale[outer] if take_log else exp(shifted) * scale[outer]
         return convert(result, element_type)
 
     return k.compute(x.shape, element_type, element)

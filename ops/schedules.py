@@ -15,7 +15,9 @@ Every top-level loop nest of the kernel gets one recipe:
   the output row). Its columns are split in blocks of two 16-lane vectors
   (or one vector of 16, 8 or 4 lanes, whichever divides; a loop that none
   divides is vectors of its largest divisor from 5 to 16 lanes: a 7-wide
-  row one vector of 7, a 27-wide pooled row three of 9); the next spatial
+  row one vector of 7, a 27-wide pooled row three of 9; so is a loop whose
+  largest such divisor holds twice the lanes of the widest width that
+  divides: a 28-wide row two vectors of 14, not seven of 4); the next spatial
   loop is register-blocked by up to 12 rows for two vectors, 14 for one
   (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
   block's second vector an outer loop; a tail is peeled when nothing
@@ -31,6 +33,12 @@ Every top-level loop nest of the kernel gets one recipe:
   than re-reading the weights per row; otherwise the reduction prefetches
   that activation 32 steps ahead (`tir-prefetch`), the next channel
   planes being a stride no hardware prefetcher follows;
+- a reduction that reads a row along its innermost reduction loop (softmax's
+  maximum and sum, layer norm's mean and variance, global pooling) keeps
+  its rows in parallel and splits that loop into partial accumulators
+  (`tir-rfactor`: 64 of them, or fewer to keep two iterations, or one
+  vector of the row's largest divisor up to 16 lanes), vectorized, then
+  combined pairwise in vector steps;
 - an elementwise nest stored along its innermost loop has that loop split
   by the widest vector width dividing it and vectorized (with
   tir-expand-math in the pipeline, exp and erf vectorize too);
@@ -58,9 +66,14 @@ from xtc.analysis.loops import constant_int
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.ops.space import Config, Knob, KnobValue, Space, prefixed
+from xtc.passes.tir_rfactor import halving_stages
 
 VECTOR_WIDTHS = (16, 8, 4)
 """Lanes of f32 tried, widest first (16 = one AVX-512 register)."""
+REDUCTION_WIDTHS = (64, 32, 16, 8, 4)
+"""Partial accumulators tried for a row reduction, most first: 64 are four
+AVX-512 registers, four independent chains (BERT's 12x128x128 softmax:
+0.043 ms against 0.049 with 16), the widest that leaves two iterations."""
 BLOCK_FACTORS = (14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 """Register-block sizes tried for the blocked loop, largest dividing first
 (AVX-512 has 32 vector registers: 14 accumulators leave room for the
@@ -206,6 +219,76 @@ class ElementwiseTemplate(NestTemplate):
                 f"tir-vectorize{{func={self.func} loop={name}_i}}",
             ]
             outer.append((f"{name}_o", innermost.extent // width))
+        return steps + self.parallel(outer, config)
+
+
+class RowReductionTemplate(NestTemplate):
+    """A reduction along a contiguous row (softmax's max and sum, layer
+    norm's mean and variance, global pooling): its innermost reduction loop
+    split by a vector width (0: left scalar), the inner part given partial
+    accumulators (`tir-rfactor`) and vectorized, the partials combined
+    after the row."""
+
+    kind = "row_reduction"
+
+    def __init__(self, func: str, nest: Nest, reduction: ForOp, widths: tuple[int, ...]) -> None:
+        super().__init__(func, nest)
+        self.reduction = reduction
+        self.widths = widths
+
+    @staticmethod
+    def find(nest: Nest) -> tuple[ForOp, tuple[int, ...]] | None:
+        """(the innermost reduction loop, the partial counts it may take) when
+        the reduction loops form one chain and the innermost reads a row
+        along its variable; None otherwise. The counts divide the loop,
+        each leaving two iterations or taking it whole (one vector),
+        else the loop is one vector of its largest divisor from 5 to 16
+        lanes (a 13x13 global pool's 13-wide rows)."""
+        loops = [op for op in nest.spatial[-1].body.walk() if isinstance(op, ForOp)]
+        pairs = zip(loops, loops[1:], strict=False)
+        if not loops or any(inner.parent_op() is not outer for outer, inner in pairs):
+            return None
+        reduction = loops[-1]
+        if not any(
+            isinstance(op, memref.LoadOp)
+            and op.indices
+            and op.indices[-1] is reduction.induction_variable
+            for op in reduction.body.walk()
+        ):
+            return None
+        extent = reduction.extent
+        widths = tuple(w for w in REDUCTION_WIDTHS if extent % w == 0 and extent >= 2 * w)
+        widths += tuple(w for w in VECTOR_WIDTHS if extent == w)
+        lanes = _whole_vector(extent) if not widths else None
+        widths += (lanes,) if lanes is not None else ()
+        return (reduction, widths) if widths else None
+
+    def knobs(self) -> tuple[Knob, ...]:
+        lanes = Knob("reduction_lanes", (*self.widths, 0), "partial sums of the row (0: scalar)")
+        return (lanes, *super().knobs())
+
+    def default(self) -> Config:
+        return {"reduction_lanes": self.widths[0], **super().default()}
+
+    def recipe(self, config: Mapping[str, KnobValue]) -> list[str]:
+        func, r = self.func, _name(self.reduction)
+        lanes = int(config["reduction_lanes"])
+        steps: list[str] = []
+        if lanes:
+            if self.reduction.extent != lanes:
+                steps.append(f"tir-split{{func={func} loop={r} factor={lanes}}}")
+                r = f"{r}_i"
+            steps += [
+                f"tir-rfactor{{func={func} loop={r}}}",
+                f"tir-vectorize{{func={func} loop={r}}}",
+                f"tir-vectorize{{func={func} loop={r}_init}}",
+            ]
+            steps += [
+                f"tir-vectorize{{func={func} loop={r}_wb{count}}}"
+                for count in halving_stages(lanes)
+                if count > 1
+            ]
+        outer = [(_name(loop), loop.extent) for loop in self.nest.spatial]
         return steps + self.parallel(outer, config)
 
 
@@ -422,8 +505,12 @@ def nest_template(func: str, nest: Nest) -> NestTemplate:
     """The template of a top-level nest: a micro-kernel for a reduction nest
     it fits, a vector loop for an elementwise nest, else a parallel loop."""
     if nest.accumulator is not None and nest.store is not None:
-        if _reads_along_reduction(nest) and not _calls_math(nest):
-            return NestTemplate(func, nest)
+        if _reads_along_reduction(nest):
+            row = RowReductionTemplate.find(nest)
+            if row is not None:
+                return RowReductionTemplate(func, nest, *row)
+            if not _calls_math(nest):
+                return NestTemplate(func, nest)
         found = _vector_loop(nest)
         columns = _column_split(found[0].extent, found[1]) if found is not None else None
         if found is not None and columns is not None:
@@ -550,12 +637,26 @@ def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
             return blocked, VECTOR_WIDTHS[0]
         return (blocked, blocked) if blocked in VECTOR_WIDTHS else None
     width = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
-    if width is None:
+    lanes = _whole_vector(extent)
+    if lanes is not None and (width is None or _whole_vector_pays(width, lanes)):
         # A row no width divides (7, 13 or 27 wide) is vectors of its largest
         # divisor up to 16 lanes (7, 13 or 9): LLVM pads each to a register.
-        lanes = _whole_vector(extent)
-        return None if lanes is None else (lanes, lanes)
+        # So is one that only a narrow width divides (28 wide: 14 lanes, not 4).
+        return lanes, lanes
+    if width is None:
+        return None
     return (2 * width, width) if extent % (2 * width) == 0 else (width, width)
+
+
+WHOLE_VECTOR_GAIN = 2
+"""How many times the lanes of the widest dividing width a row's largest
+divisor up to 16 must hold to be the vector instead (a 28-wide pooled row:
+14 lanes, not 4: GoogLeNet's 3x3 s1 max pool 0.045 ms against 0.087; a
+56-wide depthwise conv row keeps 8, which measured faster than 14)."""
+
+
+def _whole_vector_pays(width: int, lanes: int) -> bool:
+    return lanes >= WHOLE_VECTOR_GAIN * width
 
 
 def _whole_vector(extent: int) -> int | None:
@@ -570,7 +671,8 @@ def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
     """Every `split:lanes:vectors` the vector loop may take: a blocked
     weight's block (b/16 vectors of 16, in the tile or one an outer loop),
     else one or two vectors of each width dividing the extent, else vectors
-    of `_whole_vector` lanes."""
+    and vectors of `_whole_vector` lanes where no width divides or where
+    they hold WHOLE_VECTOR_GAIN times the widest's lanes."""
     found: list[str] = []
     if blocked is not None:
         split, width = cast(tuple[int, int], _column_split(extent, blocked))
@@ -583,8 +685,9 @@ def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
             found += [f"{2 * width}:{width}:2", f"{2 * width}:{width}:1"]
         if extent % width == 0:
             found.append(f"{width}:{width}:1")
-    lanes = _whole_vector(extent) if not found else None
-    if lanes is not None:
+    widest = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
+    lanes = _whole_vector(extent)
+    if lanes is not None and (widest is None or _whole_vector_pays(widest, lanes)):
         found.append(f"{lanes}:{lanes}:1")
     return tuple(found)
 

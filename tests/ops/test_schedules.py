@@ -471,17 +471,38 @@ def _model_recipes(model: object) -> dict[str, list[list[str]]]:
 
 def test_row_sums_and_maxima_run_along_the_row() -> None:
     """A reduction reading its rows along the reduction loop (a layer
-    norm's mean and variance, a softmax's maximum) is not vectorized
-    across the rows (one gathered element per lane): the rows run in
-    parallel, each summed along its contiguous row. A softmax's sum of
-    exponentials keeps the vectors across the rows: its vector exp pays
-    for the gathers."""
+    norm's mean and variance, a softmax's maximum and sum of exponentials)
+    is not vectorized across the rows (one gathered element per lane): the
+    rows run in parallel, each row's loop split into partial accumulators
+    (tir-rfactor) that are vector lanes, then combined pairwise."""
     mean, variance, _ = _model_recipes(_layer_norm_model(32, 48))["layer_norm_0"]
-    assert mean == ["tir-parallel{func=layer_norm_0 loop=i0}"]
-    assert variance == ["tir-parallel{func=layer_norm_0 loop=i0_1}"]
+    assert mean == [
+        "tir-split{func=layer_norm_0 loop=r0 factor=16}",
+        "tir-rfactor{func=layer_norm_0 loop=r0_i}",
+        "tir-vectorize{func=layer_norm_0 loop=r0_i}",
+        "tir-vectorize{func=layer_norm_0 loop=r0_i_init}",
+        "tir-vectorize{func=layer_norm_0 loop=r0_i_wb8}",
+        "tir-vectorize{func=layer_norm_0 loop=r0_i_wb4}",
+        "tir-vectorize{func=layer_norm_0 loop=r0_i_wb2}",
+        "tir-parallel{func=layer_norm_0 loop=i0}",
+    ]
+    assert variance[-1] == "tir-parallel{func=layer_norm_0 loop=i0_1}"
+    assert "tir-rfactor{func=layer_norm_0 loop=r0_1_i}" in variance
     maximum, exponentials, _ = _model_recipes(_row_model("Softmax", [2, 16, 32], []))["softmax_0"]
-    assert maximum == ["tir-parallel{func=softmax_0 loop=i1}"]
-    assert {"tir-cache-write", "tir-vectorize"} <= {s.split("{")[0] for s in exponentials}
+    assert maximum[:2] == [
+        "tir-split{func=softmax_0 loop=r0 factor=16}",
+        "tir-rfactor{func=softmax_0 loop=r0_i}",
+    ]
+    assert maximum[-1] == "tir-parallel{func=softmax_0 loop=i1}"
+    assert "tir-rfactor{func=softmax_0 loop=r0_1_i}" in exponentials
+    assert not any(step.startswith("tir-cache-write") for step in exponentials)
+    # 7-wide rows: one vector of 7 partials, combined in order
+    maximum, _, _ = _model_recipes(_row_model("Softmax", [3, 5, 7], []))["softmax_0"]
+    assert maximum[:3] == [
+        "tir-rfactor{func=softmax_0 loop=r0}",
+        "tir-vectorize{func=softmax_0 loop=r0}",
+        "tir-vectorize{func=softmax_0 loop=r0_init}",
+    ]
 
 
 @pytest.mark.parametrize(

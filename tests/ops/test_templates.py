@@ -24,6 +24,7 @@ from xtc.ops.schedules import (
     ElementwiseTemplate,
     MicroKernelTemplate,
     NestTemplate,
+    RowReductionTemplate,
     VectorBlocksTemplate,
     kernel_schedule,
 )
@@ -118,6 +119,16 @@ func.func @main(%x: {t}) -> {t} {{
 """
 
 
+def softmax_text(rows: int, columns: int) -> str:
+    t = f"tensor<{rows}x{columns}xf32>"
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %y = graph.softmax %x {{axis = -1 : i64}} : ({t}) -> {t}
+  func.return %y : {t}
+}}
+"""
+
+
 NATIVE_KERNELS = {
     "conv-blocked": conv_text(16, 32, 14, "OIHW8o"),
     "conv-1x1": conv_text(32, 16, 12, "OIHW", kernel=1),
@@ -126,12 +137,14 @@ NATIVE_KERNELS = {
     "matrix-vector": matmul_text(1, 32, 64),
     "depthwise": depthwise_text(8, 14),
     "elementwise": elementwise_text(6, 64),
+    "softmax": softmax_text(6, 96),
 }
 TINY_KERNELS = {
     "conv": conv_text(4, 16, 4, "OIHW8o"),
     "conv-grouped": conv_text(4, 16, 4, "OIHW8o", groups=2),
     "matmul": matmul_text(4, 8, 32),
     "depthwise": depthwise_text(4, 6),
+    "softmax": softmax_text(3, 40),
 }
 
 
@@ -218,12 +231,22 @@ def test_each_kind_of_nest_gets_its_template() -> None:
     assert kinds["matmul"] == [MicroKernelTemplate]
     assert kinds["matrix-vector"] == [VectorBlocksTemplate]
     assert kinds["elementwise"] == [ElementwiseTemplate]
-    # a reduction without a vector loop: the parallel loop only
-    pool = "func.func @main(%x: tensor<1x3x5x7xf32>) -> tensor<1x3x1x1xf32> {\n" + (
-        "  %y = graph.global_avg_pool2d %x : (tensor<1x3x5x7xf32>) -> tensor<1x3x1x1xf32>\n"
-        "  func.return %y : tensor<1x3x1x1xf32>\n}\n"
-    )
-    assert [type(t) for t in kernel_schedule(the_kernel(pool)[1]).templates] == [NestTemplate]
+    # the maximum and the sum along each row, then the normalization
+    softmax = [RowReductionTemplate, RowReductionTemplate, ElementwiseTemplate]
+    assert kinds["softmax"] == softmax
+
+    def global_pool(width: int) -> list[type]:
+        x = f"tensor<1x3x5x{width}xf32>"
+        pool = f"func.func @main(%x: {x}) -> tensor<1x3x1x1xf32> {{\n" + (
+            f"  %y = graph.global_avg_pool2d %x : ({x}) -> tensor<1x3x1x1xf32>\n"
+            "  func.return %y : tensor<1x3x1x1xf32>\n}\n"
+        )
+        return [type(t) for t in kernel_schedule(the_kernel(pool)[1]).templates]
+
+    # 7-wide rows: one vector of 7 partial sums
+    assert global_pool(7) == [RowReductionTemplate]
+    # 3-wide rows are too short for a vector: the parallel loop only
+    assert global_pool(3) == [NestTemplate]
 
 
 def test_default_configs_are_points_of_their_spaces() -> None:
