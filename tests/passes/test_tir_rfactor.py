@@ -14,10 +14,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 import xtc
 from xtc import interp
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.passes.tir_loops import ScheduleError
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
 
 COMBINERS = {
     "addf": (np.sum, 0.5),
