@@ -154,6 +154,9 @@ class _Checker:
 
     def check(self) -> None:
         self.check_kind()
+        self.check_iterations()
+
+    def check_iterations(self) -> None:
         self.check_nesting()
         written = self.check_operations()
         for accesses in written.values():
@@ -241,6 +244,15 @@ class _Checker:
             "reads outside that slice",
             accesses.stores[0],
         )
+
+
+def check_independent_iterations(loop: ForOp, refuse: Refuser) -> None:
+    """Refuses (with `refuse`) a loop whose iterations may not run at once
+    by the rule of the module docstring, whatever its kind: a parallel
+    loop around or inside it, a call inside it, a write other than a store
+    into a buffer from outside it, or two iterations that may touch one
+    element. tir-bind checks the loops it binds to a GPU axis with it."""
+    _Checker(loop, refuse).check_iterations()
 
 
 # ---------------------------------------------------------------- the pass
