@@ -145,6 +145,12 @@ def get_tir_parallel() -> type[ModulePass]:
     return TirParallel
 
 
+def get_tir_bind() -> type[ModulePass]:
+    from xtc.passes.tir_bind import TirBind
+
+    return TirBind
+
+
 def get_tir_cache_write() -> type[ModulePass]:
     from xtc.passes.tir_cache_write import TirCacheWrite
 
@@ -187,6 +193,18 @@ def get_convert_tir_to_llvm() -> type[ModulePass]:
     return ConvertTirToLLVM
 
 
+def get_convert_tir_to_gpu() -> type[ModulePass]:
+    from xtc.lowering.convert_tir_to_gpu import ConvertTirToGPU
+
+    return ConvertTirToGPU
+
+
+def get_ptx_target() -> type[Target]:
+    from xtc.runtime.targets import PTXTarget
+
+    return PTXTarget
+
+
 def get_llvm_ir_target() -> type[Target]:
     from xtc.runtime.targets import LLVMIRTarget
 
@@ -206,6 +224,7 @@ XTC_PASSES = {
     "convert-graph-to-te": get_convert_graph_to_te,
     "convert-te-to-tir": get_convert_te_to_tir,
     "convert-tir-to-llvm": get_convert_tir_to_llvm,
+    "convert-tir-to-gpu": get_convert_tir_to_gpu,
     "tir-plan-memory": get_tir_plan_memory,
     "tir-expand-math": get_tir_expand_math,
     "tir-split": get_tir_split,
@@ -220,9 +239,10 @@ XTC_PASSES = {
     "tir-compute-at": get_tir_compute_at,
     "tir-compute-inline": get_tir_compute_inline,
     "tir-parallel": get_tir_parallel,
+    "tir-bind": get_tir_bind,
 }
 
-XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}
+XTC_TARGETS = {"llvm-ir": get_llvm_ir_target, "ptx": get_ptx_target}
 
 XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)
 
