@@ -205,6 +205,12 @@ def get_ptx_target() -> type[Target]:
     return PTXTarget
 
 
+def get_nvvm_ir_target() -> type[Target]:
+    from xtc.runtime.targets import NVVMIRTarget
+
+    return NVVMIRTarget
+
+
 def get_llvm_ir_target() -> type[Target]:
     from xtc.runtime.targets import LLVMIRTarget
 
@@ -242,7 +248,11 @@ XTC_PASSES = {
     "tir-bind": get_tir_bind,
 }
 
-XTC_TARGETS = {"llvm-ir": get_llvm_ir_target, "ptx": get_ptx_target}
+XTC_TARGETS = {
+    "llvm-ir": get_llvm_ir_target,
+    "ptx": get_ptx_target,
+    "nvvm-ir": get_nvvm_ir_target,
+}
 
 XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)
 
