@@ -84,7 +84,7 @@ class LowerIdToSpecialRegister(RewritePattern):
         assert read.ress is not None
         wide = llvm.ZExtOp(read.ress, i64)
         index = UnrealizedConversionCastOp.get([wide.res], [IndexType()])
-        rewriter.replace_op(op, [read, wide, index])
+        rewriter.replace(op, [read, wide, index])
 
 
 class LowerBarrier(RewritePattern):
@@ -92,7 +92,7 @@ class LowerBarrier(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: gpu.BarrierOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], []))
+        rewriter.replace(op, llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], []))
 
 
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:

@@ -148,9 +148,9 @@ def _replace_loop_by_id(loop: ForOp, rewriter: PatternRewriter) -> None:
         shifted = arith.AddiOp(value, offset.result)
         new_ops += [offset, shifted]
         value = shifted.result
-    rewriter.insert_op(new_ops, InsertPoint.before(loop))
+    rewriter.insert(new_ops, InsertPoint.before(loop))
     rewriter.inline_block(loop.body.block, InsertPoint.before(loop), [value])
-    rewriter.erase_op(loop)
+    rewriter.erase(loop)
 
 
 def _host_launcher(function: func.FuncOp, grid: list[int], block: list[int]) -> func.FuncOp:
@@ -209,8 +209,8 @@ class FunctionToKernel(RewritePattern):
             _replace_loop_by_id(loop, rewriter)
         returned = kernel.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
-        rewriter.replace_op(returned, gpu.ReturnOp([]))
-        rewriter.replace_op(op, host)
+        rewriter.replace(returned, gpu.ReturnOp([]))
+        rewriter.replace(op, host)
 
 
 @dataclass(frozen=True)
@@ -250,7 +250,9 @@ class ConvertTirToGPU(ModulePass):
             return
         first = op.body.block.first_op
         assert first is not None, "a kernel's host function is in the module"
-        op.body.block.insert_op_before(
-            gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(kernels)), first
+        # gpu.ModuleOp's __init__ types its name as a SymbolRefAttr; the op holds a StringAttr.
+        kernel_module = gpu.ModuleOp.create(
+            properties={"sym_name": StringAttr(KERNEL_MODULE)}, regions=[Region(kernels)]
         )
+        op.body.block.insert_op_before(kernel_module, first)
         op.attributes["gpu.container_module"] = UnitAttr()
