@@ -151,6 +151,12 @@ def get_tir_bind() -> type[ModulePass]:
     return TirBind
 
 
+def get_cuda_default_schedule() -> type[ModulePass]:
+    from xtc.passes.cuda_default_schedule import CudaDefaultSchedule
+
+    return CudaDefaultSchedule
+
+
 def get_tir_cache_write() -> type[ModulePass]:
     from xtc.passes.tir_cache_write import TirCacheWrite
 
@@ -246,6 +252,7 @@ XTC_PASSES = {
     "tir-compute-inline": get_tir_compute_inline,
     "tir-parallel": get_tir_parallel,
     "tir-bind": get_tir_bind,
+    "cuda-default-schedule": get_cuda_default_schedule,
 }
 
 XTC_TARGETS = {

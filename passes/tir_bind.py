@@ -10,9 +10,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.pattern_rewriter import PatternRewriter
 
 from xtc.dialects.tir import GPU_AXES, ForOp
+from xtc.passes.independent_iterations import check_independent_iterations
 from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import loop_name, loops_in, set_kind
-from xtc.passes.tir_parallel import check_independent_iterations
 
 MAX_THREADS_PER_BLOCK = 1024
 """CUDA's limit on the threads of one block (the product of the
@@ -54,7 +54,7 @@ class TirBind(SchedulePass):
     Expects: tir-level functions; in `func` (or, when `func` is empty, in
     every function that has one) a serial or parallel loop named `loop`
     whose iterations are independent by tir-parallel's rule
-    (xtc.passes.tir_parallel: no parallel loop around or inside it, no
+    (xtc.passes.independent_iterations: no parallel loop around or inside it, no
     call inside it, each iteration writing its own slice of every buffer
     from outside it), and no other loop of the function bound to `axis`.
 
