@@ -231,7 +231,8 @@ class ConvertTirToGPU(ModulePass):
     block sizes the bound extents, 1 along unbound axes), so callers are
     unchanged. The module gets the `gpu.container_module` attribute.
     Functions without bound loops are left as they are. A module without
-    bound loops is unchanged.
+    bound loops is unchanged. The interpreter runs the result, one thread
+    after another (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
 
     Refuses (naming the function and pointing at the op): a bound loop
     that is not among the outermost, a body with other ops than the bound
