@@ -48,14 +48,19 @@ from xdsl.utils.exceptions import VerifyException
 OUTPUT_ATTR = "graph.output"
 """Argument attribute marking a function's output buffer: its result index."""
 
-LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", "thread_binding")
+GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+"""The kinds of a loop bound to a GPU axis (tir-bind): its iterations are
+the blocks of the grid, or the threads of a block, along that axis."""
+
+LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", *GPU_AXES)
 
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """`for (i = lower; i < upper; i += step)` over its body, which takes the
     induction variable (index). `kind` says how it runs: serial, parallel
-    (across threads), vectorized, unrolled or bound to a GPU thread axis."""
+    (across threads), vectorized, unrolled or bound to a GPU axis (one of
+    GPU_AXES: `kind = "threadIdx.x"`)."""
 
     name = "tir.for"
 

@@ -394,6 +394,11 @@ def _check_request(
     tuning_records: str | os.PathLike[str] | None,
     dump_stages: Sequence[str],
 ) -> None:
+    if target == "cuda":
+        raise CompileError(
+            "target 'cuda' builds PTX only, with no runtime to load it yet: "
+            "use xtc.driver.cuda.compile_cuda (xtc compile --target cuda)"
+        )
     if target not in TARGETS:
         raise CompileError(
             f"unknown target {target!r}: xtc compiles for {', '.join(TARGETS)} (this CPU)"

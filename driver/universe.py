@@ -151,6 +151,18 @@ def get_tir_parallel() -> type[ModulePass]:
     return TirParallel
 
 
+def get_tir_bind() -> type[ModulePass]:
+    from xtc.passes.tir_bind import TirBind
+
+    return TirBind
+
+
+def get_cuda_default_schedule() -> type[ModulePass]:
+    from xtc.passes.cuda_default_schedule import CudaDefaultSchedule
+
+    return CudaDefaultSchedule
+
+
 def get_tir_cache_write() -> type[ModulePass]:
     from xtc.passes.tir_cache_write import TirCacheWrite
 
@@ -227,6 +239,22 @@ def get_convert_to_llvm() -> type[ModulePass]:
     from xtc.lowering.convert_to_llvm import ConvertToLLVM
 
     return ConvertToLLVM
+def get_convert_tir_to_gpu() -> type[ModulePass]:
+    from xtc.lowering.convert_tir_to_gpu import ConvertTirToGPU
+
+    return ConvertTirToGPU
+
+
+def get_ptx_target() -> type[Target]:
+    from xtc.runtime.targets import PTXTarget
+
+    return PTXTarget
+
+
+def get_nvvm_ir_target() -> type[Target]:
+    from xtc.runtime.targets import NVVMIRTarget
+
+    return NVVMIRTarget
 
 
 def get_llvm_ir_target() -> type[Target]:
@@ -258,6 +286,7 @@ XTC_PASSES = {
     "tir-lower-vectorized": get_tir_lower_vectorized,
     "convert-tir-to-cf": get_convert_tir_to_cf,
     "convert-to-llvm": get_convert_to_llvm,
+    "convert-tir-to-gpu": get_convert_tir_to_gpu,
     "tir-plan-memory": get_tir_plan_memory,
     "tir-expand-math": get_tir_expand_math,
     "tir-split": get_tir_split,
@@ -273,9 +302,15 @@ XTC_PASSES = {
     "tir-compute-at": get_tir_compute_at,
     "tir-compute-inline": get_tir_compute_inline,
     "tir-parallel": get_tir_parallel,
+    "tir-bind": get_tir_bind,
+    "cuda-default-schedule": get_cuda_default_schedule,
 }
 
-XTC_TARGETS = {"llvm-ir": get_llvm_ir_target}
+XTC_TARGETS = {
+    "llvm-ir": get_llvm_ir_target,
+    "ptx": get_ptx_target,
+    "nvvm-ir": get_nvvm_ir_target,
+}
 
 XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)
 

@@ -34,6 +34,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     from xdsl.interpreters.func import FuncFunctions
     from xdsl.interpreters.scf import ScfFunctions
 
+    from xtc.interp.gpu import GpuFunctions
     from xtc.interp.graph import GRAPH_FUNCTIONS
     from xtc.interp.scalar import ScalarFunctions
     from xtc.interp.te import TeFunctions
@@ -45,7 +46,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     interpreter.register_implementations(FuncFunctions())
     for functions in (*GRAPH_FUNCTIONS, *plugin_interpreter_functions()):
         interpreter.register_implementations(functions())
-    for functions in (ScalarFunctions, TeFunctions, TirFunctions, ScfFunctions):
+    for functions in (ScalarFunctions, TeFunctions, TirFunctions, GpuFunctions, ScfFunctions):
         interpreter.register_implementations(functions())
     return interpreter
 

@@ -23,7 +23,7 @@ from xtc.analysis.loops import (
     loads_of,
     region_read,
 )
-from xtc.dialects.tir import ForOp
+from xtc.dialects.tir import GPU_AXES, ForOp
 from xtc.passes.loop_rewrites import (
     MAX_LOCAL_BYTES,
     allocate_local,
@@ -46,7 +46,7 @@ from xtc.passes.tir_loops import (
 
 SUFFIX = "_at"
 """Appended to the name of each loop of the moved producer."""
-SHARED_UNSAFE_KINDS = ("parallel", "thread_binding")
+SHARED_UNSAFE_KINDS = ("parallel", *GPU_AXES)
 """Loop kinds whose iterations run at once: they would race on one buffer."""
 
 

@@ -1,4 +1,5 @@
-"""The targets `xtc-opt -t NAME` prints an llvm-level module as."""
+"""The targets `xtc-opt -t NAME` prints a module as: an llvm-level one as
+LLVM IR, the GPU kernels of a gpu-level one as PTX or as LLVM IR for NVPTX."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from xdsl.utils.target import Target
 
 from xtc.runtime.llvm_ir import llvm_ir
 from xtc.runtime.llvm_jit import optimized_llvm_ir
+from xtc.runtime.ptx import DEFAULT_ARCH, check_arch, nvvm_ir, ptx
 
 
 @dataclass(frozen=True)
@@ -27,3 +29,31 @@ class LLVMIRTarget(Target):
             output.write(optimized_llvm_ir(module))
         else:
             output.write(llvm_ir(module))
+
+
+@dataclass(frozen=True)
+class PTXTarget(Target):
+    """`xtc-opt -t ptx`: the PTX of the kernels of a module after
+    convert-tir-to-gpu, for `arch` (`ptx{arch=sm_90}`; default sm_80)."""
+
+    name = "ptx"
+
+    arch: str = DEFAULT_ARCH
+
+    def __post_init__(self) -> None:
+        check_arch(self.arch)
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(ptx(module, self.arch))
+
+
+@dataclass(frozen=True)
+class NVVMIRTarget(Target):
+    """`xtc-opt -t nvvm-ir`: the LLVM IR (NVPTX, NVVM intrinsics, kernels in
+    the ptx_kernel calling convention) of the kernels of a module after
+    convert-tir-to-gpu, before optimization."""
+
+    name = "nvvm-ir"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(nvvm_ir(module))

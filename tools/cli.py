@@ -2,6 +2,7 @@
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
                 [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [-o model.tar]
+    xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline] [-o model.ptx]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
@@ -65,6 +66,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from xtc.runtime.timing import NO_TIMER, Timer
 
     _refuse_textual_ir(args.model, "an ONNX model")
+    if args.target == "cuda":
+        return compile_for_cuda(args)
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
@@ -113,6 +116,40 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(f"xtc: wrote {path}", file=sys.stderr)
     for note in _toolchain_notes(manifest.get("toolchain")):
         print(f"xtc: note: {note}", file=sys.stderr)
+    return 0
+
+
+CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks")
+
+
+def compile_for_cuda(args: argparse.Namespace) -> int:
+    """`xtc compile --target cuda`: the PTX of the model's kernels (no
+    host library or runtime yet)."""
+    from xtc.driver.compiler import CompileError
+    from xtc.driver.cuda import compile_cuda, cuda_pipeline
+    from xtc.frontend.onnx import parse_input_shapes
+
+    given = [o for o in CPU_ONLY_OPTIONS if getattr(args, o)]
+    if given:
+        option = "--" + given[0].replace("_", "-")
+        raise CompileError(f"{option} is not supported with --target cuda yet")
+    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    output = Path(args.output or Path(args.model).with_suffix(".ptx").name)
+    started = time.perf_counter()
+    text = compile_cuda(args.model, shapes, args.opt_level, args.arch)
+    output.write_text(text)
+    if args.print_pipeline:
+        print(cuda_pipeline(args.opt_level))
+    kernels = text.count(".entry ")
+    print(
+        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
+        f"({kernels} kernels, PTX for {args.arch})",
+        file=sys.stderr,
+    )
+    print(
+        "xtc: note: PTX only: no host library or CUDA runtime yet, so the model cannot run",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -364,7 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compiler = commands.add_parser("compile", help="compile an ONNX model to model.tar")
     compiler.add_argument("model", help="the .onnx file")
-    compiler.add_argument("--target", default="llvm", help="what to compile for (llvm: this CPU)")
+    compiler.add_argument(
+        "--target",
+        default="llvm",
+        help="what to compile for (llvm: this CPU; cuda: PTX of the kernels, no runtime yet)",
+    )
+    compiler.add_argument(
+        "--arch", default="sm_80", help="the CUDA architecture for --target cuda (default sm_80)"
+    )
     compiler.add_argument(
         "--input-shapes",
         metavar="SHAPES",
@@ -408,7 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="print on stderr each fallback the compile took: a loop left scalar, "
         "a schedule step refused (like clang -Rpass-missed)",
     )
-    compiler.add_argument("-o", "--output", help="the artifact (default: MODEL.tar here)")
+    compiler.add_argument(
+        "-o", "--output", help="the artifact (default: MODEL.tar here; MODEL.ptx for cuda)"
+    )
 
     runner = commands.add_parser("run", help="run a compiled model.tar")
     runner.add_argument("artifact", help="the model.tar that xtc compile wrote")

@@ -298,7 +298,8 @@ def test_benchmark_statistics(resnet: tuple[onnx.ModelProto, xtc.CompiledModel])
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"target": "cuda"}, "unknown target 'cuda'"),
+        ({"target": "rocm"}, "unknown target 'rocm'"),
+        ({"target": "cuda"}, "target 'cuda' builds PTX only"),
         ({"opt_level": 4}, "opt_level must be 0, 1, 2 or 3"),
         ({"tuning_records": "/nonexistent/records.json"}, "no such file"),
     ],

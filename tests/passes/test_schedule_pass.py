@@ -26,9 +26,9 @@ from xtc.tools.xtc_opt import main as xtc_opt
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULE_PASSES = (
     "tir-split tir-reorder tir-tile tir-fuse tir-unroll tir-vectorize tir-parallel "
-    "tir-cache-read tir-cache-write tir-compute-at tir-compute-inline tir-prefetch"
+    "tir-cache-read tir-cache-write tir-compute-at tir-compute-inline tir-prefetch tir-bind"
 ).split()
-SHARED_MODULES = {"tir_loops", "schedule_pass", "loop_rewrites"}
+SHARED_MODULES = {"tir_loops", "schedule_pass", "loop_rewrites", "independent_iterations"}
 """The modules of passes/ that hold no pass, which schedule passes may import."""
 
 TWO_FUNCTIONS = """\

@@ -163,7 +163,7 @@ def test_run_print_top_and_time(artifact: Path, capsys: pytest.CaptureFixture[st
         (["run", "{artifact}", "--inputs", "{dir}/wrong.npz"], "'image' is not an input"),
         (["compile", "{dir}/missing.onnx"], "missing.onnx"),
         (["compile", "{artifact}"], "not an ONNX model"),
-        (["compile", "{dir}/resnet.onnx", "--target", "cuda"], "unknown target 'cuda'"),
+        (["compile", "{dir}/resnet.onnx", "--target", "rocm"], "unknown target 'rocm'"),
         (["compile", "{dir}/resnet.onnx", "--dump-ir", "bytecode"], "unknown IR stage bytecode"),
         (["compile", "{dir}/resnet.onnx", "-o", "{dir}/no/such/dir/m.tar"], "cannot write"),
     ],

@@ -1,7 +1,7 @@
 // RUN: xtc-opt %s --split-input-file --verify-diagnostics
 
 func.func @unknown_kind() {
-  // expected-error @+1 {{'tir.for' kind "sideways" is not one of "serial", "parallel", "vectorized", "unrolled", "thread_binding"}}
+  // expected-error @+1 {{'tir.for' kind "sideways" is not one of "serial", "parallel", "vectorized", "unrolled", "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"}}
   tir.for %i = 0 to 4 step 1 {name = "i", kind = "sideways"} {
   }
   func.return

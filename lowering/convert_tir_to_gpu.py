@@ -1,0 +1,259 @@
+"""convert-tir-to-gpu: tir functions whose outermost loops are bound to GPU
+axes (tir-bind) become kernels of xDSL's `gpu` dialect, launched by a host
+function of the same name.
+
+    func.func @relu_0(%x: memref<4x256xf32>, %y: memref<4x256xf32>) {
+      tir.for %i0 = 0 to 4 step 1 {name = "i0", kind = "blockIdx.x"} {
+        tir.for %i1 = 0 to 256 step 1 {name = "i1", kind = "threadIdx.x"} {
+          BODY(%i0, %i1)
+    }}}
+
+becomes
+
+    gpu.module @xtc_kernels {
+      gpu.func @relu_0(%x: memref<4x256xf32>, %y: memref<4x256xf32>) kernel {
+        %i0 = gpu.block_id x
+        %i1 = gpu.thread_id x
+        BODY(%i0, %i1)
+        gpu.return
+    }}
+    func.func @relu_0(%x: memref<4x256xf32>, %y: memref<4x256xf32>) {
+      gpu.launch_func @xtc_kernels::@relu_0 blocks in (4, 1, 1) threads in (256, 1, 1)
+          args(%x : memref<4x256xf32>, %y : memref<4x256xf32>)
+      func.return
+    }
+
+so that callers (`@main`) are unchanged. A bound loop with a lower bound
+or a step other than 0 and 1 gets `lower + id * step`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from xtc.dialects.tir import GPU_AXES, ForOp
+from xtc.passes.tir_bind import is_bound
+from xtc.passes.tir_loops import is_pure_scalar, loop_name, loops_in
+
+KERNEL_MODULE = "xtc_kernels"
+"""The `gpu.module` holding every kernel."""
+
+
+class GPULoweringError(DiagnosticException):
+    """A function convert-tir-to-gpu cannot make a kernel; `op` is the
+    offending operation (for a located diagnostic)."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(f"convert-tir-to-gpu: {message}")
+        self.op = op
+
+
+def _dimension(axis: str) -> gpu.DimensionAttr:
+    return gpu.DimensionAttr(gpu.DimensionEnum(axis.split(".")[1]))
+
+
+def _has_bound_loop(function: func.FuncOp) -> bool:
+    return any(is_bound(loop) for loop in loops_in(function))
+
+
+def _bound_chain(function: func.FuncOp) -> list[ForOp]:
+    """The function's outermost loops, each the only loop of its parent's
+    body, down to the last bound one; refuses a body with anything else
+    than pure scalar ops around them, and a bound loop elsewhere."""
+    name = function.sym_name.data
+    chain: list[ForOp] = []
+    block = function.body.block
+    while True:
+        loops = [op for op in block.ops if isinstance(op, ForOp)]
+        others = [op for op in block.ops if not isinstance(op, ForOp | func.ReturnOp)]
+        if len(loops) != 1 or not is_bound(loops[0]):
+            break
+        for op in others:
+            if not is_pure_scalar(op):
+                raise GPULoweringError(
+                    f"@{name}: '{op.name}' is outside the bound loops; a kernel function "
+                    "holds its bound loop nest only",
+                    op,
+                )
+        chain.append(loops[0])
+        block = loops[0].body.block
+    if not chain:
+        first = next(loop for loop in loops_in(function) if is_bound(loop))
+        raise GPULoweringError(
+            f"@{name}: loop '{loop_name(first)}' is bound to {first.kind.data} but the "
+            "function's body is not one bound loop (bind the outermost loop)",
+            first,
+        )
+    for loop in loops_in(chain[-1]):
+        if loop is not chain[-1] and is_bound(loop):
+            raise GPULoweringError(
+                f"@{name}: loop '{loop_name(loop)}' is bound to {loop.kind.data} below a "
+                "loop that is not: bound loops must be the outermost",
+                loop,
+            )
+        if loop.kind.data == "parallel":
+            raise GPULoweringError(
+                f"@{name}: loop '{loop_name(loop)}' is parallel inside a kernel; its threads "
+                "come from bound loops (tir-bind)",
+                loop,
+            )
+    return chain
+
+
+def launch_sizes(chain: list[ForOp]) -> tuple[list[int], list[int]]:
+    """The grid and block sizes (x, y, z) the bound loops ask for."""
+    extents = {loop.kind.data: loop.extent for loop in chain}
+    grid = [extents.get(axis, 1) for axis in GPU_AXES[:3]]
+    block = [extents.get(axis, 1) for axis in GPU_AXES[3:]]
+    return grid, block
+
+
+def _replace_loop_by_id(loop: ForOp, rewriter: PatternRewriter) -> None:
+    """The loop's body inlined where it stands, its variable the block or
+    thread id (times the step, plus the lower bound)."""
+    axis = loop.kind.data
+    dimension = _dimension(axis)
+    id_op = gpu.ThreadIdOp(dimension) if axis.startswith("thread") else gpu.BlockIdOp(dimension)
+    new_ops: list[Operation] = [id_op]
+    value: SSAValue = id_op.result
+    step, lower = loop.step.value.data, loop.lower.value.data
+    if step != 1:
+        factor = arith.ConstantOp(IntegerAttr(step, IndexType()))
+        scaled = arith.MuliOp(value, factor.result)
+        new_ops += [factor, scaled]
+        value = scaled.result
+    if lower != 0:
+        offset = arith.ConstantOp(IntegerAttr(lower, IndexType()))
+        shifted = arith.AddiOp(value, offset.result)
+        new_ops += [offset, shifted]
+        value = shifted.result
+    rewriter.insert(new_ops, InsertPoint.before(loop))
+    rewriter.inline_block(loop.body.block, InsertPoint.before(loop), [value])
+    rewriter.erase(loop)
+
+
+def _host_launcher(function: func.FuncOp, grid: list[int], block: list[int]) -> func.FuncOp:
+    """A function of `function`'s name and signature that launches its kernel."""
+    inputs = function.function_type.inputs.data
+    body = Block(arg_types=inputs)
+    for new, old in zip(body.args, function.args, strict=True):
+        new.name_hint = old.name_hint
+    constants = {n: arith.ConstantOp(IntegerAttr(n, IndexType())) for n in sorted({*grid, *block})}
+    kernel = SymbolRefAttr(KERNEL_MODULE, [function.sym_name.data])
+    launch = gpu.LaunchFuncOp(
+        kernel,
+        [constants[n] for n in grid],
+        [constants[n] for n in block],
+        kernelOperands=list(body.args),
+    )
+    body.add_ops([*constants.values(), launch, func.ReturnOp()])
+    host = func.FuncOp(
+        function.sym_name.data,
+        function.function_type,
+        Region(body),
+        function.sym_visibility,
+        arg_attrs=function.arg_attrs,
+    )
+    return host
+
+
+@dataclass(frozen=True)
+class FunctionToKernel(RewritePattern):
+    """A function with bound loops -> a kernel in `kernels` and a host
+    function of its name launching it."""
+
+    kernels: Block
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        if not op.body.blocks or not _has_bound_loop(op):
+            return
+        if op.function_type.outputs.data:
+            raise GPULoweringError(f"@{op.sym_name.data}: a kernel returns nothing", op)
+        chain = _bound_chain(op)
+        grid, block = launch_sizes(chain)
+        host = _host_launcher(op, grid, block)
+        kernel = gpu.FuncOp(
+            op.sym_name.data,
+            op.function_type,
+            rewriter.move_region_contents_to_new_regions(op.body),
+            kernel=True,
+            known_block_size=block,
+            known_grid_size=grid,
+        )
+        if op.arg_attrs is not None:
+            kernel.attributes["arg_attrs"] = op.arg_attrs
+        self.kernels.add_op(kernel)
+        for loop in chain:
+            _replace_loop_by_id(loop, rewriter)
+        returned = kernel.body.block.last_op
+        assert isinstance(returned, func.ReturnOp)
+        rewriter.replace(returned, gpu.ReturnOp([]))
+        rewriter.replace(op, host)
+
+
+@dataclass(frozen=True)
+class ConvertTirToGPU(ModulePass):
+    """Makes each tir function whose outermost loops are bound to GPU axes
+    a kernel of xDSL's `gpu` dialect.
+
+    Expects: tir-level functions (convert-te-to-tir, schedules); in each
+    function to run on the GPU, a body that is one loop bound by tir-bind,
+    holding (with pure scalar ops) one bound loop, and so on down to the
+    last bound loop, which may hold anything tir has but parallel and
+    bound loops.
+
+    Produces: a `gpu.module @xtc_kernels` holding, per such function, a
+    `gpu.func` kernel of its name and signature whose bound loops are
+    `gpu.block_id` / `gpu.thread_id` (times the step, plus the lower
+    bound); the function itself launches it (`gpu.launch_func`, grid and
+    block sizes the bound extents, 1 along unbound axes), so callers are
+    unchanged. The module gets the `gpu.container_module` attribute.
+    Functions without bound loops are left as they are. A module without
+    bound loops is unchanged. The interpreter runs the result, one thread
+    after another (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
+
+    Refuses (naming the function and pointing at the op): a bound loop
+    that is not among the outermost, a body with other ops than the bound
+    nest and pure scalar ops, a parallel loop inside a kernel, a function
+    with results.
+    """
+
+    name = "convert-tir-to-gpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = Block()
+        PatternRewriteWalker(
+            FunctionToKernel(kernels), apply_recursively=False, walk_regions_first=False
+        ).rewrite_module(op)
+        if not kernels.ops:
+            return
+        first = op.body.block.first_op
+        assert first is not None, "a kernel's host function is in the module"
+        # gpu.ModuleOp's __init__ types its name as a SymbolRefAttr; the op holds a StringAttr.
+        kernel_module = gpu.ModuleOp.create(
+            properties={"sym_name": StringAttr(KERNEL_MODULE)}, regions=[Region(kernels)]
+        )
+        op.body.block.insert_op_before(kernel_module, first)
+        op.attributes["gpu.container_module"] = UnitAttr()

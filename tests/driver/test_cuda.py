@@ -1,0 +1,92 @@
+"""`xtc compile --target cuda`, first slice: an ONNX model (Add, Relu,
+Sigmoid) becomes the PTX of its kernels, which ptxas accepts for sm_90
+(skipped without ptxas); the CPU-only options and a bad arch are refused
+in one line (tests/driver/test_compiler.py: `xtc.compile(...,
+target="cuda")` too)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import onnx
+import pytest
+
+from xtc.driver.cuda import compile_cuda, cuda_pipeline
+from xtc.tools.cli import main
+
+
+def add_relu_sigmoid() -> onnx.ModelProto:
+    def tensor(name: str) -> onnx.ValueInfoProto:
+        return onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [4, 3, 50])
+
+    nodes = [
+        onnx.helper.make_node("Add", ["x", "y"], ["s"], name="add"),
+        onnx.helper.make_node("Relu", ["s"], ["r"], name="relu"),
+        onnx.helper.make_node("Sigmoid", ["s"], ["g"], name="sigmoid"),
+    ]
+    graph = onnx.helper.make_graph(
+        nodes, "ars", [tensor("x"), tensor("y")], [tensor("r"), tensor("g")]
+    )
+    return onnx.helper.make_model(graph)
+
+
+def xtc_cli(*argv: str | Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as stop:
+        main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return int(stop.value.code or 0), out, err
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_the_model_becomes_ptx(opt_level: int) -> None:
+    text = compile_cuda(add_relu_sigmoid(), opt_level=opt_level)
+    assert ".target sm_80" in text
+    assert text.count(".visible .entry ") >= 2  # fused at -O3, one per node at -O0
+    assert "%tid.x" in text and "%ctaid.x" in text
+    assert cuda_pipeline(opt_level).endswith("cuda-default-schedule,convert-tir-to-gpu")
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="CUDA's ptxas is not on PATH")
+def test_the_command_line_writes_ptx_that_ptxas_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    onnx.save(add_relu_sigmoid(), tmp_path / "ars.onnx")
+    output = tmp_path / "ars.ptx"
+    status, out, err = xtc_cli(
+        "compile", tmp_path / "ars.onnx", "--target", "cuda", "--arch", "sm_90",
+        "--print-pipeline", "-o", output, capsys=capsys,
+    )  # fmt: skip
+    assert status == 0, err
+    assert out.strip() == cuda_pipeline(3)
+    assert "PTX for sm_90" in err and "no host library or CUDA runtime yet" in err
+    ptxas = shutil.which("ptxas")
+    assert ptxas is not None
+    result = subprocess.run(
+        [ptxas, "-arch=sm_90", str(output), "-o", str(tmp_path / "ars.cubin")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_cpu_only_options_and_bad_arch_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    onnx.save(add_relu_sigmoid(), tmp_path / "ars.onnx")
+    model = tmp_path / "ars.onnx"
+    status, _, err = xtc_cli(
+        "compile", model, "--target", "cuda", "--dump-ir", "tir", capsys=capsys
+    )
+    assert (status, err) == (1, "xtc: error: --dump-ir is not supported with --target cuda yet\n")
+    status, _, err = xtc_cli(
+        "compile", model, "--target", "cuda", "--arch", "sm80", "-o", tmp_path / "m.ptx",
+        capsys=capsys,
+    )  # fmt: skip
+    assert status == 1
+    assert err == (
+        "xtc: error: arch 'sm80' is not a CUDA architecture like sm_80 or sm_90 (sm_50 up)\n"
+    )
+    assert not (tmp_path / "m.ptx").exists()
