@@ -52,6 +52,7 @@ from xdsl.rewriter import InsertPoint
 
 from xtc.dialects import llvm_ext, tir
 from xtc.lowering.llvm_emit import (
+    MATH_INTRINSICS,
     PTR,
     SAME_BINARY,
     Emitter,
@@ -534,37 +535,6 @@ class LowerUnrealizedCast(LoweringPattern):
             rewriter.replace(op, [], [op.inputs[0]])
 
 
-# math: ops with an LLVM intrinsic, libm calls. Every intrinsic is called
-# under its typed name (`llvm.floor.f32`): xDSL's llvm ops for these (FFloorOp,
-# ...) declare one untyped `llvm.floor`, so a module using floor on f32 and on
-# f64 would declare it twice with two types.
-_MATH_INTRINSICS: dict[type[Operation], str] = {
-    math.AbsFOp: "fabs",
-    math.CeilOp: "ceil",
-    math.FloorOp: "floor",
-    math.SqrtOp: "sqrt",
-    math.ExpOp: "exp",
-    math.Exp2Op: "exp2",
-    math.LogOp: "log",
-    math.Log2Op: "log2",
-    math.Log10Op: "log10",
-    math.SinOp: "sin",
-    math.CosOp: "cos",
-    math.CopySignOp: "copysign",
-    math.PowFOp: "pow",
-    math.TruncOp: "trunc",
-    math.RoundOp: "round",
-    math.RoundEvenOp: "roundeven",
-    math.TanOp: "tan",
-    math.TanhOp: "tanh",
-    math.SinhOp: "sinh",
-    math.CoshOp: "cosh",
-    math.AsinOp: "asin",
-    math.AcosOp: "acos",
-    math.AtanOp: "atan",
-    math.Atan2Op: "atan2",
-}
-
 _MATH_LIBM: dict[type[Operation], str] = {
     math.ErfOp: "erf",
     math.CbrtOp: "cbrt",
@@ -584,14 +554,14 @@ class LowerMath(LoweringPattern):
     onnxruntime does; LLVM would widen it to f64 and round through a
     compiler-rt helper)."""
 
-    op_types = (*_MATH_INTRINSICS, *_MATH_LIBM, math.FmaOp, math.RsqrtOp, math.FPowIOp)
+    op_types = (*MATH_INTRINSICS, *_MATH_LIBM, math.FmaOp, math.RsqrtOp, math.FPowIOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         kind = type(op)
         emit = self.emitter(rewriter)
-        if kind in _MATH_INTRINSICS:
+        if kind in MATH_INTRINSICS:
             t = op.results[0].type
-            result = typed_intrinsic(emit, _MATH_INTRINSICS[kind], list(op.operands), t)
+            result = typed_intrinsic(emit, MATH_INTRINSICS[kind], list(op.operands), t)
         elif kind in _MATH_LIBM:
             result = _libm_call(emit, _MATH_LIBM[kind], op.operands[0])
         elif isinstance(op, math.FmaOp):

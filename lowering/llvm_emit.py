@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import cast
 
-from xdsl.dialects import arith, builtin, func, llvm
+from xdsl.dialects import arith, builtin, func, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     BytesAttr,
@@ -337,3 +337,35 @@ def element_pointer(
         llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[linear], inbounds=True)
     )
     return address, element, alignment
+
+
+# math: ops with an LLVM intrinsic, libm calls. Every intrinsic is called
+# under its typed name (`llvm.floor.f32`): xDSL's llvm ops for these (FFloorOp,
+# ...) declare one untyped `llvm.floor`, so a module using floor on f32 and on
+# f64 would declare it twice with two types.
+MATH_INTRINSICS: dict[type[Operation], str] = {
+    math.AbsFOp: "fabs",
+    math.CeilOp: "ceil",
+    math.FloorOp: "floor",
+    math.SqrtOp: "sqrt",
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.CopySignOp: "copysign",
+    math.PowFOp: "pow",
+    math.TruncOp: "trunc",
+    math.RoundOp: "round",
+    math.RoundEvenOp: "roundeven",
+    math.TanOp: "tan",
+    math.TanhOp: "tanh",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinOp: "asin",
+    math.AcosOp: "acos",
+    math.AtanOp: "atan",
+    math.Atan2Op: "atan2",
+}

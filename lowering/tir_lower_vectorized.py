@@ -96,6 +96,7 @@ from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
 from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp, VectorSelectOp
 from xtc.lowering.llvm_emit import (
+    MATH_INTRINSICS,
     SAME_BINARY,
     Emitter,
     Externals,
@@ -385,30 +386,8 @@ def _vector_suffix(t: VectorType[Attribute]) -> str:
 
 # ops that are one overloaded LLVM intrinsic over all their operands
 _INTRINSICS: dict[type[Operation], str] = {
-    math.AbsFOp: "fabs",
-    math.CeilOp: "ceil",
-    math.FloorOp: "floor",
-    math.SqrtOp: "sqrt",
-    math.ExpOp: "exp",
-    math.Exp2Op: "exp2",
-    math.LogOp: "log",
-    math.Log2Op: "log2",
-    math.Log10Op: "log10",
-    math.SinOp: "sin",
-    math.CosOp: "cos",
-    math.TanOp: "tan",
-    math.TanhOp: "tanh",
-    math.SinhOp: "sinh",
-    math.CoshOp: "cosh",
-    math.AsinOp: "asin",
-    math.AcosOp: "acos",
-    math.AtanOp: "atan",
-    math.Atan2Op: "atan2",
-    math.CopySignOp: "copysign",
-    math.PowFOp: "pow",
-    math.TruncOp: "trunc",
-    math.RoundOp: "round",
-    math.RoundEvenOp: "roundeven",
+    **MATH_INTRINSICS,
+    math.CtPopOp: "ctpop",
     arith.MaxnumfOp: "maxnum",
     arith.MinnumfOp: "minnum",
     arith.MaximumfOp: "maximum",
@@ -417,7 +396,6 @@ _INTRINSICS: dict[type[Operation], str] = {
     arith.MinSIOp: "smin",
     arith.MaxUIOp: "umax",
     arith.MinUIOp: "umin",
-    math.CtPopOp: "ctpop",
 }
 
 # integer intrinsics that take a trailing `i1 false` (not poison at 0 / INT_MIN)
