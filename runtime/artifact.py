@@ -24,8 +24,9 @@ import io
 import json
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -145,14 +146,20 @@ def export_artifact(model: CompiledModel, path: Path) -> Path:
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     try:
-        with tarfile.open(partial, "w") as archive:
-            for name in MEMBERS:
-                archive.add(model.directory / name, arcname=name, recursive=False)
+        with partial.open("wb") as f:
+            write_archive(model, f)
         partial.replace(path)
     except OSError as e:
         partial.unlink(missing_ok=True)
         raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
     return path
+
+
+def write_archive(model: CompiledModel, target: BinaryIO) -> None:
+    """Writes `model`'s artifact (a tar archive) into the open file `target`."""
+    with tarfile.open(fileobj=target, mode="w") as archive:
+        for name in MEMBERS:
+            archive.add(model.directory / name, arcname=name, recursive=False)
 
 
 def load_artifact(path: str | Path) -> CompiledModel:
@@ -161,10 +168,23 @@ def load_artifact(path: str | Path) -> CompiledModel:
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"{path}: no such file")
+    with path.open("rb") as source:
+        return read_archive(source, path)
+
+
+def read_archive(
+    source: BinaryIO, where: str | Path, edit: Callable[[dict[str, Any]], None] | None = None
+) -> CompiledModel:
+    """The model in the artifact that the open file `source` holds from its
+    current position (`where` names it in messages), checked and loaded;
+    `edit(manifest)` may change the manifest first (it is written back)."""
     owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
     directory = Path(owner.name)
     try:
-        manifest = _extract(path, directory)
+        manifest = _extract(source, Path(where), directory)
+        if edit is not None:
+            edit(manifest)
+            write_manifest(directory, manifest)
         return open_model(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
@@ -222,9 +242,9 @@ def _toolchain_hint(manifest: dict[str, Any]) -> str:
     )
 
 
-def _extract(path: Path, directory: Path) -> dict[str, Any]:
+def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
     try:
-        with tarfile.open(path, "r:") as archive:
+        with tarfile.open(fileobj=source, mode="r:") as archive:
             members = {m.name: m for m in archive.getmembers()}
             if MANIFEST_NAME not in members:
                 raise ArtifactError(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
+    from xtc.runtime.compile_cache import CompileCache
     from xtc.tune.records import Record, TuningRecords
 
 TARGETS = ("llvm",)
@@ -105,18 +106,34 @@ def compile_model(
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
+    cache: bool = True,
 ) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
-    in compile_graph)."""
+    in compile_graph). With `cache`, a model compiled before with the same
+    request (model_cache_key) is loaded from the compile cache
+    (runtime/compile_cache.py) without being imported or lowered (its
+    manifest then says "compile_cache": "hit"), and a model compiled is
+    stored there; a compile that dumps IR or reports remarks compiles."""
     from xtc.frontend.onnx import import_model
+    from xtc.runtime.compile_cache import CompileCache
 
     _check_request(target, opt_level, tuning_records, dump_stages)
+    store = CompileCache.default() if cache and not dump_stages and on_remark is None else None
+    key = None
+    if store is not None:
+        with timer.scope("compile cache lookup"):
+            key = model_cache_key(model, input_shapes, target, opt_level, tuning_records)
+            cached = _cached_model(store, key) if key is not None else None
+        if cached is not None:
+            if progress is not None:
+                progress("done", _steps(opt_level), _steps(opt_level))
+            return cached
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with timer.scope("import"):
         module = import_model(model, input_shapes)
-    return compile_graph(
+    compiled = compile_graph(
         module,
         target,
         opt_level,
@@ -130,6 +147,122 @@ def compile_model(
         verify_each=verify_each,
         on_remark=on_remark,
     )
+    if store is not None and key is not None:
+        with timer.scope("compile cache store"):
+            _store_model(store, key, compiled)
+    return compiled
+
+
+MODELS = "models"
+"""The compile cache's kind of whole-model entries (artifacts)."""
+CACHE_HIT = "hit"
+
+
+def model_cache_key(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    target: str,
+    opt_level: int,
+    tuning_records: str | os.PathLike[str] | None,
+) -> str | None:
+    """Everything a compiled model depends on, as one JSON string: the
+    model's bytes (and its external data), the input shapes, the target and
+    this CPU, the opt level, the tuning records' bytes, the linker, xtc's
+    version and sources, and the op plugins' sources. None when the model
+    or the records cannot be read (the compile then says why)."""
+    import json
+    import shutil
+
+    import llvmlite.binding as llvm_binding
+
+    from xtc.runtime.compile_cache import file_digest, xtc_source_digest
+    from xtc.runtime.llvm_jit import host_cpu, host_features
+    from xtc.runtime.toolchain import TOOLCHAIN_VARIABLE
+
+    try:
+        model_digest = _model_digest(model)
+        records = None if tuning_records is None else file_digest(Path(tuning_records))
+    except OSError:
+        return None
+    parts = {
+        "xtc": __version__,
+        "sources": xtc_source_digest(),
+        "plugins": _plugins_digest(),
+        "model": model_digest,
+        "input_shapes": {k: list(v) for k, v in sorted((input_shapes or {}).items())},
+        "target": [target, llvm_binding.get_process_triple(), host_cpu(), host_features()],
+        "opt_level": opt_level,
+        "tuning_records": records,
+        "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc")],
+    }
+    return json.dumps(parts, sort_keys=True)
+
+
+def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
+    """The sha256 of the model's bytes, and of each external data file
+    it names (a model without any says no `location`: no need to parse it)."""
+    import hashlib
+
+    from onnx.external_data_helper import ExternalDataInfo, _get_all_tensors, uses_external_data
+
+    from xtc.runtime.compile_cache import file_digest
+
+    if isinstance(model, onnx.ModelProto):
+        return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
+    path = Path(model)
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw)
+    if b"location" in raw:
+        parsed = onnx.load_model_from_string(raw)
+        for tensor in _get_all_tensors(parsed):
+            if uses_external_data(tensor):
+                data = path.parent / ExternalDataInfo(tensor).location
+                digest.update(file_digest(data).encode() if data.is_file() else b"missing")
+    return digest.hexdigest()
+
+
+def _plugins_digest() -> str:
+    """The sha256 of the registered op plugins' module sources."""
+    import hashlib
+    import sys
+
+    from xtc.plugins import load_op_plugins
+
+    digest = hashlib.sha256()
+    for plugin in load_op_plugins():
+        for name in plugin.modules:
+            source = getattr(sys.modules.get(name), "__file__", None)
+            digest.update(name.encode() + b"\0")
+            if source is not None and Path(source).is_file():
+                digest.update(hashlib.sha256(Path(source).read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _cached_model(store: CompileCache, key: str) -> CompiledModel | None:
+    """The model stored under `key`, loaded; None when there is none, or
+    when it does not load (corrupt: it is removed and rebuilt)."""
+    from xtc.runtime.artifact import ArtifactError, read_archive
+
+    entry = store.open(MODELS, key)
+    if entry is None:
+        return None
+
+    def mark_hit(manifest: dict[str, Any]) -> None:
+        manifest["compile_cache"] = CACHE_HIT
+
+    with entry:
+        try:
+            return read_archive(entry, store.path_of(MODELS, key), mark_hit)
+        except ArtifactError:
+            pass
+    store.path_of(MODELS, key).unlink(missing_ok=True)
+    return None
+
+
+def _store_model(store: CompileCache, key: str, model: CompiledModel) -> None:
+    from xtc.runtime.artifact import write_archive
+
+    store.put_written(MODELS, key, lambda f: write_archive(model, f))
 
 
 def _steps(opt_level: int) -> int:
