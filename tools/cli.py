@@ -2,7 +2,7 @@
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
                 [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [--no-cache]
-                [-o model.tar]
+                [-j N] [-o model.tar]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
@@ -94,6 +94,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         verify_each=True if args.verify_each else None,
         on_remark=remarks.append if args.remarks else None,
         cache=not args.no_cache,
+        jobs=args.jobs,
     )
     if bar:
         bar.close()
@@ -416,6 +417,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help="compile even when the compile cache holds the model, and store nothing there",
+    )
+    compiler.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="compile the kernels in N worker processes (default: XTC_COMPILE_JOBS, else the "
+        "CPU count; 1: in this process)",
     )
     compiler.add_argument("-o", "--output", help="the artifact (default: MODEL.tar here)")
 

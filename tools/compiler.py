@@ -107,6 +107,7 @@ def compile_model(
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
     cache: bool = True,
+    jobs: int | None = None,
 ) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
@@ -114,11 +115,19 @@ def compile_model(
     request (model_cache_key) is loaded from the compile cache
     (runtime/compile_cache.py) without being imported or lowered (its
     manifest then says "compile_cache": "hit"), and a model compiled is
-    stored there; a compile that dumps IR or reports remarks compiles."""
+    stored there; a compile that dumps IR or reports remarks compiles. Its
+    kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
+    else the CPU count; 1: in this process), each kernel's object also
+    cached (compile_graph)."""
     from xtc.frontend.onnx import import_model
     from xtc.runtime.compile_cache import CompileCache
+    from xtc.tools.kernel_units import JobsError, compile_jobs
 
     _check_request(target, opt_level, tuning_records, dump_stages)
+    try:
+        workers = compile_jobs(jobs)
+    except JobsError as e:
+        raise CompileError(str(e)) from None
     store = CompileCache.default() if cache and not dump_stages and on_remark is None else None
     key = None
     if store is not None:
@@ -146,6 +155,8 @@ def compile_model(
         timer=timer,
         verify_each=verify_each,
         on_remark=on_remark,
+        jobs=workers,
+        cache=cache,
     )
     if store is not None and key is not None:
         with timer.scope("compile cache store"):
@@ -283,6 +294,8 @@ def compile_graph(
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
+    jobs: int = 1,
+    cache: bool = False,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -294,12 +307,18 @@ def compile_graph(
     time of each pass and stage (`xtc compile --timing`). Each fallback
     taken (a loop left scalar, a schedule step refused) is a remark
     (xtc/remarks.py): the manifest counts them by category, and `on_remark`
-    gets each (`xtc compile --remarks`)."""
+    gets each (`xtc compile --remarks`). With `jobs` above 1 or `cache`,
+    the kernels are compiled apart (tools/kernel_units.py): by `jobs`
+    worker processes, their objects taken from and stored in the compile
+    cache with `cache`; the manifest's "kernel_units" counts them (unless
+    the LLVM IR or assembly is dumped: that is of one module)."""
     from xtc import interp
     from xtc.remarks import collect_remarks, count_by_category
     from xtc.runtime.artifact import open_model as open_compiled
     from xtc.runtime.artifact import sha256_of, write_manifest
-    from xtc.runtime.library import build_library
+    from xtc.runtime.compile_cache import CompileCache
+    from xtc.runtime.library import KernelObject, build_library
+    from xtc.tools.kernel_units import PendingUnits, kernel_workers, split_kernel_units, start_units
     from xtc.tools.pipelines import apply_pipeline
     from xtc.tools.textual_ir import module_to_text
 
@@ -318,83 +337,104 @@ def compile_graph(
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
-    with collect_remarks() as remarks:
-        for done, name_of_pass in enumerate(passes, start=1):
-            report(name_of_pass, done, steps)
-            with timer.scope(name_of_pass):
-                apply_pipeline(module, name_of_pass, verify=verify_each)
-            replay.append(name_of_pass)
-            if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
-                with timer.scope("schedule-kernels"):
-                    replay += schedule_kernels(
-                        module, entry, records, tuned, verify_each=verify_each, timer=timer
-                    )
-            if name_of_pass == "tir-plan-memory":
-                arena = _arena_sizes(module, entry)
-            stage = dump_points.get(name_of_pass)
-            if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
-                with timer.scope(f"verify {stage or 'llvm'}"):
-                    _verify_stage(module, stage or "llvm")
-            if stage in dump_stages and dump is not None:
-                dump(stage, module_to_text(module))
-    if opt_level == 0 and "graph" in dump_stages and dump is not None:
-        dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
-    report("llvm", steps - 1, steps)
-    owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
-    directory = Path(owner.name)
-    try:
-        started = time.perf_counter()
-        with timer.scope("llvm"):
-            info = build_library(
-                module,
-                directory,
-                opt_level,
-                keep_assembly="asm" in dump_stages,
-                entry=entry,
-                in_place=True,
-                timer=timer,
-            )
-        if dump is not None and "llvm" in dump_stages:
-            dump("llvm", info.optimized_ir)
-        if dump is not None and "asm" in dump_stages:
-            dump("asm", (directory / "model.s").read_text())
-            (directory / "model.s").unlink()
-        manifest: dict[str, Any] = {
-            "format": "xtc-model",
-            "format_version": 1,
-            "name": name,
-            "xtc_version": __version__,
-            "inputs": [s.to_json() for s in inputs],
-            "outputs": [s.to_json() for s in outputs],
-            "target": {
-                "name": target,
-                "triple": info.triple,
-                "cpu": info.cpu,
-                "features": info.features,
-            },
-            "opt_level": opt_level,
-            "pipeline": ",".join(replay),
-            "arena_bytes": arena.get("arena_bytes", 0),
-            "unplanned_bytes": arena.get("unplanned_bytes", 0),
-            "weights_bytes": info.weights_bytes,
-            "library": info.path.name,
-            "library_sha256": sha256_of(info.path),
-            "toolchain": info.toolchain(),
-            "llvm_seconds": round(time.perf_counter() - started, 3),
-            "remarks": count_by_category(remarks),
-        }
-        if records is not None:
-            manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
-        write_manifest(directory, manifest)
-        if on_remark is not None:
-            for remark in remarks:
-                on_remark(remark)
-        report("done", steps, steps)
-        with timer.scope("load"):
-            return open_compiled(directory, manifest, owner)
-    except BaseException:
-        owner.cleanup()
-        raise
+    split = (jobs > 1 or cache) and not {"llvm", "asm"} & set(dump_stages)
+    store = CompileCache.default() if cache else None
+    pending: PendingUnits | None = None
+
+    def kernels() -> list[KernelObject]:
+        assert pending is not None
+        with timer.scope("kernel objects"):
+            return pending.objects(timer, remarks)
+
+    with kernel_workers(jobs if split else 1) as workers:
+        with collect_remarks() as remarks:
+            for done, name_of_pass in enumerate(passes, start=1):
+                report(name_of_pass, done, steps)
+                if name_of_pass == LOWERINGS[-1] and split:
+                    with timer.scope("split kernels"):
+                        units = split_kernel_units(module, entry)
+                        pending = start_units(units, opt_level, workers, store)
+                with timer.scope(name_of_pass):
+                    apply_pipeline(module, name_of_pass, verify=verify_each)
+                replay.append(name_of_pass)
+                if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
+                    with timer.scope("schedule-kernels"):
+                        replay += schedule_kernels(
+                            module, entry, records, tuned, verify_each=verify_each, timer=timer
+                        )
+                if name_of_pass == "tir-plan-memory":
+                    arena = _arena_sizes(module, entry)
+                stage = dump_points.get(name_of_pass)
+                if not verify_each and (stage is not None or name_of_pass == LOWERINGS[-1]):
+                    with timer.scope(f"verify {stage or 'llvm'}"):
+                        _verify_stage(module, stage or "llvm")
+                if stage in dump_stages and dump is not None:
+                    dump(stage, module_to_text(module))
+        if opt_level == 0 and "graph" in dump_stages and dump is not None:
+            dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
+        report("llvm", steps - 1, steps)
+        owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
+        directory = Path(owner.name)
+        try:
+            started = time.perf_counter()
+            with timer.scope("llvm"):
+                info = build_library(
+                    module,
+                    directory,
+                    opt_level,
+                    keep_assembly="asm" in dump_stages,
+                    entry=entry,
+                    in_place=True,
+                    timer=timer,
+                    kernels=kernels if split else None,
+                )
+            if dump is not None and "llvm" in dump_stages:
+                dump("llvm", info.optimized_ir)
+            if dump is not None and "asm" in dump_stages:
+                dump("asm", (directory / "model.s").read_text())
+                (directory / "model.s").unlink()
+            manifest: dict[str, Any] = {
+                "format": "xtc-model",
+                "format_version": 1,
+                "name": name,
+                "xtc_version": __version__,
+                "inputs": [s.to_json() for s in inputs],
+                "outputs": [s.to_json() for s in outputs],
+                "target": {
+                    "name": target,
+                    "triple": info.triple,
+                    "cpu": info.cpu,
+                    "features": info.features,
+                },
+                "opt_level": opt_level,
+                "pipeline": ",".join(replay),
+                "arena_bytes": arena.get("arena_bytes", 0),
+                "unplanned_bytes": arena.get("unplanned_bytes", 0),
+                "weights_bytes": info.weights_bytes,
+                "library": info.path.name,
+                "library_sha256": sha256_of(info.path),
+                "toolchain": info.toolchain(),
+                "llvm_seconds": round(time.perf_counter() - started, 3),
+                "remarks": count_by_category(remarks),
+            }
+            if pending is not None:
+                manifest["kernel_units"] = {
+                    "units": len(pending.units),
+                    "from_cache": pending.hits,
+                    "jobs": jobs,
+                }
+            if records is not None:
+                manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
+            write_manifest(directory, manifest)
+            if on_remark is not None:
+                for remark in remarks:
+                    on_remark(remark)
+            report("done", steps, steps)
+            with timer.scope("load"):
+                return open_compiled(directory, manifest, owner)
+        except BaseException:
+            owner.cleanup()
+            raise
 
 
 VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"
