@@ -546,7 +546,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         print(f"entries  {info.entries}")
         print(f"size     {_mib(info.size_bytes)}")
         for kind, (count, size) in sorted(info.kinds.items()):
-            print(f"  {kind:<7}{count} ({_mib(size)})")
+            print(f"  {kind:<8}{count} ({_mib(size)})")
     return 0
 
 

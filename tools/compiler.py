@@ -119,7 +119,6 @@ def compile_model(
     kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
     else the CPU count; 1: in this process), each kernel's object also
     cached (compile_graph)."""
-    from xtc.frontend.onnx import import_model
     from xtc.runtime.compile_cache import CompileCache
     from xtc.tools.kernel_units import JobsError, compile_jobs
 
@@ -138,6 +137,8 @@ def compile_model(
             if progress is not None:
                 progress("done", _steps(opt_level), _steps(opt_level))
             return cached
+    from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
+
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with timer.scope("import"):
@@ -233,19 +234,33 @@ def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
 
 
 def _plugins_digest() -> str:
-    """The sha256 of the registered op plugins' module sources."""
+    """The sha256 of the op plugins' sources: each entry point's whole
+    package (found, not imported: a hit imports no plugin), and the
+    modules registered in this process (xtc.register_ops)."""
     import hashlib
+    import importlib.util
     import sys
+    from importlib.metadata import entry_points
 
-    from xtc.plugins import load_op_plugins
-
-    digest = hashlib.sha256()
-    for plugin in load_op_plugins():
+    files: set[Path] = set()
+    for plugin in entry_points(group="xtc.ops"):
+        spec = importlib.util.find_spec(plugin.module.split(".")[0])
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                files.update(Path(folder).rglob("*.py"))
+        elif spec.origin:
+            files.add(Path(spec.origin))
+    registry = sys.modules.get("xtc.plugins")
+    for plugin in registry.registered_plugins() if registry is not None else ():
         for name in plugin.modules:
             source = getattr(sys.modules.get(name), "__file__", None)
-            digest.update(name.encode() + b"\0")
-            if source is not None and Path(source).is_file():
-                digest.update(hashlib.sha256(Path(source).read_bytes()).digest())
+            if source is not None:
+                files.add(Path(source))
+    digest = hashlib.sha256()
+    for file in sorted(f for f in files if f.is_file()):
+        digest.update(str(file).encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
     return digest.hexdigest()
 
 

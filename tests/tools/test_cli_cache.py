@@ -7,6 +7,7 @@ gives each test a cache of its own under XDG_CACHE_HOME.)"""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,16 +113,18 @@ def test_cache_info_dir_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[
     status, out, _ = xtc_cli("cache", "dir", capsys=capsys)
     assert status == 0 and out.strip() == str(root)
     status, out, _ = xtc_cli("cache", "info", capsys=capsys)
-    assert status == 0 and "entries  0" in out
+    assert status == 0 and re.search(r"^entries  0$", out, re.MULTILINE)
     onnx.save(small_model(), tmp_path / "m.onnx")
-    xtc.compile(tmp_path / "m.onnx")
+    kernels = xtc.compile(tmp_path / "m.onnx").manifest["kernel_units"]["units"]
     status, out, _ = xtc_cli("cache", "info", capsys=capsys)
-    assert status == 0 and "entries  1" in out and "models 1" in out and "KiB" in out
+    assert status == 0 and re.search(rf"^entries  {kernels + 1}$", out, re.MULTILINE)
+    assert re.search(r"^  models +1 \(\d+\.\d KiB\)$", out, re.MULTILINE), out
+    assert re.search(rf"^  kernels +{kernels} \(", out, re.MULTILINE), out
     status, out, _ = xtc_cli("cache", "clear", capsys=capsys)
-    assert status == 0 and "removed 1 entry" in out
-    assert model_entries() == []
+    assert status == 0 and f"removed {kernels + 1} entries" in out
+    assert model_entries() == [] and CompileCache.default().info().entries == 0
     status, out, _ = xtc_cli("cache", "info", capsys=capsys)
-    assert "entries  0" in out
+    assert re.search(r"^entries  0$", out, re.MULTILINE)
 
 
 def test_cache_on_a_file_is_one_error_line(
