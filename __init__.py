@@ -4,7 +4,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import importlib
 from typing import TYPE_CHECKING
+
+from xtc import plugin_hooks
 
 if TYPE_CHECKING:
     import os
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
     from xtc.plugins import OpPlugin
     from xtc.runtime.model import CompiledModel
     from xtc.tune.tuning import TuningSummary
+
+
+plugin_hooks.set_provider(lambda: importlib.import_module("xtc.plugins"))
 
 
 def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
@@ -32,7 +38,7 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes).
     A model compiled before with the same request comes from the compile
     cache ($XDG_CACHE_HOME/xtc); `cache=False` compiles and stores nothing."""
-    from xtc.tools.compiler import compile_model
+    from xtc.driver.compiler import compile_model
 
     return compile_model(model, target, input_shapes, opt_level, tuning_records, cache=cache)
 

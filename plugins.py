@@ -167,7 +167,7 @@ def load_op_plugins() -> tuple[OpPlugin, ...]:
 
 
 def _skip(plugin: EntryPoint, why: str) -> None:
-    from xtc.tools.universe import PluginWarning
+    from xtc.driver.universe import PluginWarning
 
     warnings.warn(
         f"{ENTRY_POINT_GROUP} plugin {plugin.name!r} ({plugin.value}) is skipped: {why}",
@@ -282,7 +282,7 @@ def _check_names_free(plugin: OpPlugin) -> None:
 
     from xtc.frontend.converters import CONVERTERS, load_builtin_converters
     from xtc.ops import load_builtin_compute_rules
-    from xtc.tools.universe import XTC_UNIVERSE
+    from xtc.driver.universe import XTC_UNIVERSE
 
     load_builtin_converters()
     load_builtin_compute_rules()

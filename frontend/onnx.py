@@ -48,7 +48,7 @@ MIN_OPSET = 7
 
 def _load_converters() -> None:
     """xtc's converters and those of the op plugins (xtc/plugins.py)."""
-    from xtc.plugins import load_op_plugins
+    from xtc.plugin_hooks import load_op_plugins
 
     load_builtin_converters()
     load_op_plugins()

@@ -38,7 +38,7 @@ def make_interpreter(module: ModuleOp) -> Interpreter:
     from xtc.interp.scalar import ScalarFunctions
     from xtc.interp.te import TeFunctions
     from xtc.interp.tir import TirFunctions
-    from xtc.plugins import load_op_plugins, plugin_interpreter_functions
+    from xtc.plugin_hooks import load_op_plugins, plugin_interpreter_functions
 
     load_op_plugins()
     interpreter = Interpreter(module)

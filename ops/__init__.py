@@ -41,7 +41,7 @@ def load_builtin_compute_rules() -> dict[type[GraphOp], ComputeRule]:
 
 def load_compute_rules() -> dict[type[GraphOp], ComputeRule]:
     """Every compute rule: xtc's and those of the op plugins (xtc/plugins.py)."""
-    from xtc.plugins import load_op_plugins
+    from xtc.plugin_hooks import load_op_plugins
 
     load_builtin_compute_rules()
     load_op_plugins()

@@ -6,7 +6,7 @@
     cache.info(); cache.clear()             # `xtc cache info`, `xtc cache clear`
 
 A key is any string that names everything the entry depends on (the
-compiler builds it: tools/compiler.py's `model_cache_key`); an entry is a
+compiler builds it: driver/compiler.py's `model_cache_key`); an entry is a
 file `<root>/<kind>/<sha256 of the key>`. Its first line,
 
     xtc-cache 1 <sha256 of the payload> <payload bytes, 16 digits>

@@ -22,12 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import IO, cast
+from typing import cast
 
 import llvmlite.ir as ir
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -39,7 +37,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException
-from xdsl.utils.target import Target
 
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.runtime.faults import with_fault_support
@@ -204,21 +201,3 @@ def llvm_ir(module: ModuleOp) -> str:
     the fault functions its `tir.assert`s call (runtime/faults.py; as the
     JIT runs them)."""
     return with_fault_support(translate_module(module))
-
-
-@dataclass(frozen=True)
-class LLVMIRTarget(Target):
-    """`xtc-opt -t llvm-ir`: the LLVM IR of a module at the llvm level;
-    `llvm-ir{optimize=true}` prints it after O3 for the host CPU."""
-
-    name = "llvm-ir"
-
-    optimize: bool = False
-
-    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        if self.optimize:
-            from xtc.runtime.llvm_jit import optimized_llvm_ir
-
-            output.write(optimized_llvm_ir(module))
-        else:
-            output.write(llvm_ir(module))

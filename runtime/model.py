@@ -5,7 +5,7 @@ and what it takes and gives (`TensorSpec`s).
     m.benchmark([x], repeat=5, number=10)
     m.export("model.tar")
 
-`xtc.compile` builds one (tools/compiler.py), `xtc.load` reads one back
+`xtc.compile` builds one (driver/compiler.py), `xtc.load` reads one back
 (runtime/artifact.py). Inputs are checked (names, count, shapes, dtypes)
 before native code runs; each run returns new arrays. A run that faults (an
 index out of range, an integer division by zero) raises `InputError` with
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from xtc.runtime.archive import write_archive
 from xtc.runtime.errors import InputError
 from xtc.runtime.llvm_jit import (
     aligned_copy,
@@ -229,9 +230,7 @@ class CompiledModel:
 
     def export(self, path: str | Path) -> Path:
         """Writes the artifact (model.tar: library, manifest, header)."""
-        from xtc.runtime.artifact import export_artifact
-
-        return export_artifact(self, Path(path))
+        return write_archive(self.directory, Path(path))
 
     def _call(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         self._check_status(self.library.xtc_run(_addresses(arrays), _addresses(outputs)))

@@ -21,7 +21,7 @@ from xtc.remarks import (
     report,
 )
 from xtc.tools.cli import main
-from xtc.tools.compiler import compile_model
+from xtc.driver.compiler import compile_model
 
 
 def remark(message: str, category: str = VECTORIZE_MISSED) -> Remark:

@@ -1,1 +1,3 @@
-"""Command-line tools: xtc-opt, xtc, and the universe that registers dialects and passes."""
+"""The command-line tools: `xtc-opt`, `xtc-run`, the `xtc` CLI (compile, run,
+tune, conformance, cache), the conformance runner, the model builders and
+the generated reference. They stand on the driver (driver/)."""

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from xtc.driver.textual_ir import module_to_text
     from xtc.frontend.onnx import import_model, parse_input_shapes
-    from xtc.tools.textual_ir import module_to_text
 
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     text = module_to_text(import_model(args.model, shapes))
@@ -62,9 +62,9 @@ def _refuse_textual_ir(path: str, expected: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from xtc.driver.compiler import compile_model
     from xtc.frontend.onnx import parse_input_shapes
     from xtc.runtime.timing import NO_TIMER, Timer
-    from xtc.tools.compiler import compile_model
 
     _refuse_textual_ir(args.model, "an ONNX model")
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
@@ -560,7 +560,7 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from xtc.tools.universe import report_plugin_warnings_as
+    from xtc.driver.universe import report_plugin_warnings_as
 
     report_plugin_warnings_as("xtc")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -593,14 +593,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "xtc refuses this", each with its message."""
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+    from xtc.driver.compiler import CompileError
+    from xtc.driver.records import RecordsError
     from xtc.frontend.onnx import OnnxImportError
     from xtc.runtime.artifact import ArtifactError
     from xtc.runtime.compile_cache import CacheError
     from xtc.runtime.library import LibraryError
     from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
-    from xtc.tools.compiler import CompileError
-    from xtc.tune.records import RecordsError
     from xtc.tune.tuning import TuneError
 
     return (

@@ -132,7 +132,7 @@ def _runner(module: Any, path: str) -> Any:
     from xtc import interp
 
     if path == "native":
-        from xtc.tools.compiler import compile_graph
+        from xtc.driver.compiler import compile_graph
 
         return compile_graph(module).run
     return lambda inputs: interp.run(module, inputs)

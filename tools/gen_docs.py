@@ -42,8 +42,8 @@ from xdsl.irdl.constraints import (
 )
 
 from xtc.dialects.graph.base import OpPattern, declared_defaults
+from xtc.driver.universe import XTC_DIALECTS, XTC_PASSES
 from xtc.tools.pass_docs import PassDoc, describe_pass
-from xtc.tools.universe import XTC_DIALECTS, XTC_PASSES
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference"

@@ -36,6 +36,8 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from xtc.driver.textual_ir import LocatingParser, module_to_text
+from xtc.driver.universe import XTC_PASSES, all_dialects, multiverse, report_plugin_warnings_as
 from xtc.remarks import Remark, collect_remarks
 from xtc.tools.diagnostics import Diagnostic, check_diagnostics, parse_expectations
 from xtc.tools.pass_docs import (
@@ -44,9 +46,7 @@ from xtc.tools.pass_docs import (
     format_pass_list,
     pass_summaries,
 )
-from xtc.tools.textual_ir import LocatingParser, module_to_text
 from xtc.tools.tool_exit import exit_unexpected, fail
-from xtc.tools.universe import XTC_PASSES, all_dialects, multiverse, report_plugin_warnings_as
 
 
 class UserError(Exception):
@@ -70,7 +70,7 @@ class XtcOptMain(xDSLOptMain):
         self.ctx.get_optional_dialect("builtin")
 
     # Dialects, passes and targets from xtc's multiverse: a broken plugin in
-    # the environment is skipped with a warning, not fatal (tools/universe.py).
+    # the environment is skipped with a warning, not fatal (driver/universe.py).
     def register_all_dialects(self) -> None:
         for name, factory in all_dialects().items():
             self.ctx.register_dialect(name, factory)

@@ -98,7 +98,7 @@ class Entry:
 
 def read_module(path: str) -> ModuleOp:
     """Parses and verifies the IR in `path` (`-`: stdin)."""
-    from xtc.tools.textual_ir import LocatingParser, make_context
+    from xtc.driver.textual_ir import LocatingParser, make_context
     from xtc.tools.xtc_opt import LocatedError, verify_located
 
     name = "<stdin>" if path == "-" else path
@@ -251,7 +251,7 @@ def parse_arg_types(text: str) -> list[Attribute]:
     """`2x3xf32,memref<4xi64>` as memref types (the prefix is optional)."""
     from xdsl.parser import Parser
 
-    from xtc.tools.textual_ir import make_context
+    from xtc.driver.textual_ir import make_context
 
     types: list[Attribute] = []
     for item in (part.strip() for part in text.split(",")):
@@ -358,8 +358,8 @@ def execute(module: ModuleOp, entry: Entry, inputs: list[np.ndarray], native: bo
         return interp.run(module, inputs, function=entry.name)
     if entry.level == "graph":
         return _run_compiled_graph(module, entry, inputs)
-    from xtc.tools.native import run_native
-    from xtc.tools.pipelines import apply_pipeline
+    from xtc.driver.native import run_native
+    from xtc.driver.pipelines import apply_pipeline
 
     if entry.level == "te":
         module = apply_pipeline(module.clone(), "convert-te-to-tir")
@@ -368,7 +368,7 @@ def execute(module: ModuleOp, entry: Entry, inputs: list[np.ndarray], native: bo
 
 def _run_compiled_graph(module: ModuleOp, entry: Entry, inputs: list[np.ndarray]) -> list[Any]:
     from xtc import interp
-    from xtc.tools.compiler import compile_graph
+    from xtc.driver.compiler import compile_graph
 
     model_entry = interp.entry_function(module).sym_name.data
     if entry.name != model_entry:
@@ -515,10 +515,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "this run is refused or faulted", each with its message."""
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+    from xtc.driver.compiler import CompileError
     from xtc.interp import InterpreterError, RunTimeFault
     from xtc.runtime.llvm_jit import ThreadCountError, UnresolvedSymbolError
     from xtc.runtime.model import InputError
-    from xtc.tools.compiler import CompileError
 
     return (
         RunError,
@@ -543,7 +543,7 @@ def _first_line(e: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from xtc.tools.universe import report_plugin_warnings_as
+    from xtc.driver.universe import report_plugin_warnings_as
 
     report_plugin_warnings_as("xtc-run")
     args = build_parser().parse_args(argv)

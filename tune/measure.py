@@ -26,31 +26,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from xtc.driver.records import ErrorKind, MeasureResult
 from xtc.ops.space import Config
 from xtc.tune.task import KERNEL_NAME, Task
-
-
-class ErrorKind(StrEnum):
-    """Why a candidate has no cost."""
-
-    INVALID = "invalid"
-    """A schedule primitive refused one of its steps."""
-    BUILD = "build"
-    """Lowering or compiling failed."""
-    RUN = "run"
-    """The kernel reported an error or its inputs could not be made."""
-    CRASH = "crash"
-    """The worker died (a segfault, an abort)."""
-    TIMEOUT = "timeout"
-    """Building or running took longer than its timeout."""
-    WRONG = "wrong"
-    """Its outputs differ from the default schedule's."""
 
 
 @dataclass(frozen=True)
@@ -86,27 +69,6 @@ class MeasureInput:
 
     def schedule_steps(self) -> tuple[str, ...]:
         return self.steps if self.steps is not None else tuple(self.task.steps(self.config))
-
-
-@dataclass(frozen=True)
-class MeasureResult:
-    """Seconds per call of each repeat, or the error that stopped it."""
-
-    costs: tuple[float, ...] = ()
-    error: ErrorKind | None = None
-    message: str = ""
-    build_s: float = 0.0
-    timestamp: float = field(default_factory=time.time)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and bool(self.costs)
-
-    @property
-    def cost(self) -> float:
-        """The fastest repeat's seconds per call (interference on a shared
-        machine only ever slows a repeat down); infinity for a failure."""
-        return min(self.costs) if self.ok else float("inf")
 
 
 class Runner:
@@ -325,9 +287,9 @@ def build_kernel(kernel_text: str, steps: Sequence[str]) -> Any:
     Raises _Invalid when a primitive refuses a step."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import parse_module
     from xtc.runtime.llvm_jit import compile_module
-    from xtc.tools.pipelines import apply_pipeline
-    from xtc.tools.textual_ir import parse_module
 
     module = parse_module(kernel_text)
     try:

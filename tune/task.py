@@ -14,26 +14,23 @@ kernels of one model, or of two models, are tuned once and share records.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, func, math
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
 from xtc.dialects.tir import ForOp
+from xtc.driver.workload import KERNEL_NAME, kernel_module_text, workload_key
 from xtc.ops.schedules import KernelSchedule, kernel_schedule
 from xtc.ops.space import Config, KnobValue, Space
 
 if TYPE_CHECKING:
     import onnx
-
-KERNEL_NAME = "kernel"
-"""The name every task's kernel has in its own module."""
 
 _FLOAT_OPS: dict[type[Operation], int] = {
     arith.AddfOp: 1,
@@ -46,33 +43,6 @@ _FLOAT_OPS: dict[type[Operation], int] = {
     arith.MinnumfOp: 1,
     math.FmaOp: 2,
 }
-
-
-def normalized_kernel(kernel: FuncOp) -> FuncOp:
-    """A copy of `kernel` named KERNEL_NAME, its SSA values unnamed."""
-    copy = kernel.clone()
-    copy.sym_name = StringAttr(KERNEL_NAME)
-    copy.sym_visibility = None
-    for op in copy.walk():
-        for value in op.results:
-            value.name_hint = None
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    arg.name_hint = None
-    return copy
-
-
-def kernel_module_text(kernel: FuncOp) -> str:
-    """The normalized kernel alone in a module, as IR text."""
-    from xtc.tools.textual_ir import module_to_text
-
-    return module_to_text(ModuleOp([normalized_kernel(kernel)]))
-
-
-def workload_key(kernel: FuncOp) -> str:
-    """The kernel's structural hash (16 hex digits of a sha256)."""
-    return hashlib.sha256(kernel_module_text(kernel).encode()).hexdigest()[:16]
 
 
 def kernel_flops(kernel: FuncOp) -> int:
@@ -144,7 +114,7 @@ def _schedule_of(kernel_text: str) -> KernelSchedule:
 
 def parse_kernel(kernel_text: str) -> FuncOp:
     """The kernel function of a task's module text."""
-    from xtc.tools.textual_ir import parse_module
+    from xtc.driver.textual_ir import parse_module
 
     module = parse_module(kernel_text)
     kernel = module.body.block.first_op
@@ -195,9 +165,9 @@ def tir_model(
     """A model at the tir level, before scheduling (the compile's passes up
     to convert-te-to-tir at -O3), and its entry function's name."""
     from xtc import interp
+    from xtc.driver.compiler import pipeline
+    from xtc.driver.pipelines import apply_pipeline
     from xtc.frontend.onnx import import_model
-    from xtc.tools.compiler import pipeline
-    from xtc.tools.pipelines import apply_pipeline
 
     module = import_model(model, input_shapes)
     entry = interp.entry_function(module).sym_name.data

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from xtc.driver.records import Record, RecordsError, RecordWriter, Target, load_records
 from xtc.ops.space import Config, config_key
 from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions, MeasureResult, Runner
-from xtc.tune.records import Record, RecordsError, RecordWriter, Target, load_records
 from xtc.tune.scheduler import TaskScheduler
 from xtc.tune.task import Task, extract_tasks
 from xtc.tune.tuners import TUNERS

@@ -9,7 +9,7 @@ import pytest
 from xtc import interp
 from xtc.frontend.onnx import import_model
 from xtc.tools.model_builders import bert_encoder, resnet_like
-from xtc.tools.pipelines import apply_pipeline
+from xtc.driver.pipelines import apply_pipeline
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -13,7 +13,7 @@ from xtc import interp
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.frontend.onnx import OnnxImportError, import_model, parse_input_shapes
 from xtc.interp import entry_function, input_names
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 XTC = str(Path(sys.executable).parent / "xtc")
 

@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc import interp
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.textual_ir import parse_module
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 

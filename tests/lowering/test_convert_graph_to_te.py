@@ -35,12 +35,12 @@ from xtc.dialects.graph.elementwise import ReluOp
 from xtc.dialects.te import ComputeOp
 from xtc.dialects.tir import AssertOp
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import assert_pipeline_preserves_outputs, single_op_module
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, single_op_module
 from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
 from xtc.ops import load_compute_rules
 from xtc.tools.model_builders import bert_encoder, resnet_like
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import make_context, module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import make_context, module_to_text, parse_module
 
 MODEL = """
 func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}, %n: tensor<4xi32> {graph.name = "n"})

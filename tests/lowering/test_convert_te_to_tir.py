@@ -33,8 +33,8 @@ from xtc import interp
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.tir import ForOp
 from xtc.ops.te_builder import KernelBuilder, exp, maximum, select
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 RNG = np.random.default_rng(0)

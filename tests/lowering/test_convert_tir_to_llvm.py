@@ -24,8 +24,8 @@ from xtc.runtime.llvm_jit import (
     aligned_empty,
     compile_module,
 )
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 N = 16
 RNG = np.random.default_rng(7)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from xtc import interp
-from xtc.interp.testing import random_inputs
+from xtc.testing.graph_op import random_inputs
 from xtc.runtime.errors import InputError
-from xtc.tools.compiler import compile_graph
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.compiler import compile_graph
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "filecheck" / "dialects" / "graph").glob("ops-*.mlir"))

@@ -24,9 +24,9 @@ from xtc.dialects import tir
 from xtc.lowering.vectorize_loops import analyze_loop
 from xtc.runtime.llvm_ir import LLVMIRError, llvm_ir
 from xtc.runtime.llvm_jit import CpuTarget, aligned_copy, assembly_for, compile_module
-from xtc.tools.compiler import compile_model
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.compiler import compile_model
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 RNG = np.random.default_rng(11)
 NUMPY = {

@@ -27,11 +27,11 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.graph.constant import element_type_of
-from xtc.interp.testing import single_op_module, tensor_type_of
+from xtc.testing.graph_op import single_op_module, tensor_type_of
 from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
 from xtc.ops import load_compute_rules
 from xtc.ops.elementwise import FLOAT_MATH, OTHER_UNARY
-from xtc.tools.textual_ir import make_context
+from xtc.driver.textual_ir import make_context
 
 RULES = load_compute_rules()
 RNG = np.random.default_rng(0)

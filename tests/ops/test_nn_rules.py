@@ -28,7 +28,7 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.te import ComputeOp, ReduceOp
-from xtc.interp.testing import single_op_module, tensor_type_of
+from xtc.testing.graph_op import single_op_module, tensor_type_of
 from xtc.ops import load_compute_rules
 from xtc.ops.te_builder import KernelBuilder
 
@@ -537,7 +537,7 @@ def pipeline_cases() -> list[tuple[type[GraphOp], list[np.ndarray], dict[str, At
 def test_through_the_lowerings(
     op_class: type[GraphOp], arrays: list[np.ndarray], props: dict[str, Attribute]
 ) -> None:
-    from xtc.tools.pipelines import apply_pipeline
+    from xtc.driver.pipelines import apply_pipeline
 
     graph = single_op_module(op_class, [tensor_type_of(a) for a in arrays], props)
     (expected,) = interp.run(graph, arrays)

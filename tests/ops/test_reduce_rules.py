@@ -25,10 +25,10 @@ from xtc.dialects.graph.base import (
     int_attr,
     ints_attr,
 )
-from xtc.interp.testing import single_op_module, tensor_type_of
+from xtc.testing.graph_op import single_op_module, tensor_type_of
 from xtc.lowering.convert_graph_to_te import ConvertGraphToTe
 from xtc.ops import load_compute_rules
-from xtc.tools.textual_ir import make_context
+from xtc.driver.textual_ir import make_context
 
 RULES = load_compute_rules()
 RNG = np.random.default_rng(0)

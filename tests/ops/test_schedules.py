@@ -17,9 +17,9 @@ from xtc import interp
 from xtc.dialects.tir import ForOp
 from xtc.frontend.onnx import import_model
 from xtc.ops.schedules import default_schedule
-from xtc.tools.compiler import compile_graph, schedule_kernels
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.compiler import compile_graph, schedule_kernels
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 
 def matmul_text(m: int, k: int, n: int) -> str:

@@ -29,9 +29,9 @@ from xtc.ops.schedules import (
 )
 from xtc.ops.space import ConfigError, Knob, Space
 from xtc.tools.make_model import MODELS
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.tune.task import tir_model
 
 GOLDEN = Path(__file__).parent / "data" / "default_pipelines.json"
@@ -42,7 +42,7 @@ def test_untuned_schedules_are_the_recorded_ones(model: str) -> None:
     """The default config of every template gives, step for step, the
     schedule the heuristics gave before they became templates (recorded
     in tests/ops/data/default_pipelines.json from the bench models)."""
-    from xtc.tools.compiler import schedule_kernels
+    from xtc.driver.compiler import schedule_kernels
 
     module, entry = tir_model(MODELS[model]())
     assert schedule_kernels(module, entry) == json.loads(GOLDEN.read_text())[model]

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from xtc.dialects.graph.base import GraphOp
-from xtc.interp.testing import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,11 +14,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 from xtc import interp
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import assert_pipeline_preserves_outputs
-from xtc.tools.compiler import compile_graph
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.driver.compiler import compile_graph
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-alter-layout.mlir").read_text()

@@ -19,10 +19,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xtc import interp
 from xtc.dialects.graph import elementwise as ew
-from xtc.interp.testing import assert_pipeline_preserves_outputs, random_inputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, random_inputs
 from xtc.passes.graph_apply_pdl import MAX_SWEEPS, GraphApplyPdl
-from xtc.tools.compiler import compile_graph
-from xtc.tools.textual_ir import make_context, parse_module
+from xtc.driver.compiler import compile_graph
+from xtc.driver.textual_ir import make_context, parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU_RELU = ROOT / "examples" / "pdl" / "relu-relu.mlir"

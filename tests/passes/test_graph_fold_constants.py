@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from xtc.dialects.graph.base import GraphOp
 from xtc.dialects.graph.constant import ConstantOp
-from xtc.interp.testing import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -26,10 +26,10 @@ from xtc.dialects.graph.constant import ConstantOp, element_type_of
 from xtc.dialects.graph.elementwise import AddOp, MulOp
 from xtc.dialects.graph.nn import BiasAddOp, Conv2dOp, DenseOp, MatmulOp
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import assert_pipeline_preserves_outputs
-from xtc.tools.compiler import pipeline
-from xtc.tools.pipelines import apply_pipeline, pipeline_steps
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.driver.compiler import pipeline
+from xtc.driver.pipelines import apply_pipeline, pipeline_steps
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-fold-scale-axis.mlir").read_text()

@@ -34,7 +34,7 @@ from xtc.dialects.graph.base import GraphOp, Props, defined_ops
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import ReluOp, UnaryOp
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import random_inputs
+from xtc.testing.graph_op import random_inputs
 from xtc.passes.graph_fuse_ops import (
     MASTERS,
     PRIMITIVE_ATTR,
@@ -45,8 +45,8 @@ from xtc.passes.graph_fuse_ops import (
     op_pattern,
 )
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like, squeezenet
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 GRAPH_PASSES = "graph-simplify-inference,graph-fold-constants,dce"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from xtc.dialects.graph.elementwise import DropoutOp, IdentityOp
 from xtc.dialects.graph.nn import BatchNormOp, Conv2dOp, DenseOp
-from xtc.interp.testing import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-simplify-inference.mlir").read_text()

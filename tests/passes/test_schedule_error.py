@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from xtc.passes.tir_loops import ScheduleError
 from xtc.passes.tir_split import TirSplit
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 KERNEL = """\
 func.func @relu(%a: memref<6xf32>, %b: memref<6xf32>) {

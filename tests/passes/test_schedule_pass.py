@@ -18,9 +18,9 @@ from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_prefetch import TirPrefetch
 from xtc.passes.tir_reorder import TirReorder
 from xtc.passes.tir_tile import TirTile
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
-from xtc.tools.universe import XTC_PASSES
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
+from xtc.driver.universe import XTC_PASSES
 from xtc.tools.xtc_opt import main as xtc_opt
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,12 +22,12 @@ from xtc import interp
 from xtc.dialects.te import ComputeOp, ReduceOp
 from xtc.dialects.tir import ForOp
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import random_inputs
+from xtc.testing.graph_op import random_inputs
 from xtc.passes.te_inline import MAX_DUPLICATED_OPS
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like, squeezenet
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 GRAPH_PASSES = "graph-simplify-inference,graph-fold-constants,dce"
 TO_TE = "graph-fuse-ops,convert-graph-to-te,te-inline"

@@ -19,14 +19,14 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
-from xtc.interp.testing import matmul_text as matmul
-from xtc.interp.testing import random_inputs
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline, parse_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.ops.schedules import default_schedule
 from xtc.passes.tir_cache_read import TirCacheRead
 from xtc.passes.tir_loops import ScheduleError, loops_by_name, loops_in
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline, parse_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.testing.graph_op import matmul_text as matmul
+from xtc.testing.graph_op import random_inputs
 
 KERNEL = "matmul_0"
 

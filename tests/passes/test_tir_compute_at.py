@@ -19,13 +19,13 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
 from xtc import interp
-from xtc.interp.testing import random_inputs
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline, parse_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.ops.schedules import default_schedule
 from xtc.passes.tir_compute_at import TirComputeAt
 from xtc.passes.tir_loops import ScheduleError, loops_by_name, loops_in
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline, parse_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.testing.graph_op import random_inputs
 
 TO_TIR = "convert-graph-to-te,convert-te-to-tir"
 PADDING_NEST = "i0"

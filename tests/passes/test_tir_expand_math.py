@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
 
 LANES = 16
 

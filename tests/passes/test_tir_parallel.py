@@ -20,16 +20,16 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from xtc import interp
-from xtc.interp.testing import random_inputs
+from xtc.driver.compiler import tensor_specs
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.passes.tir_loops import ScheduleError, loops_in
 from xtc.runtime import llvm_jit, toolchain
-from xtc.runtime.artifact import c_header
+from xtc.runtime.archive import c_header
 from xtc.runtime.library import build_library
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module, uses_libgomp
 from xtc.runtime.model import CompiledModel
-from xtc.tools.compiler import tensor_specs
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.testing.graph_op import random_inputs
 
 ELEMENTWISE = """
 func.func @main(%x: tensor<5x7xf32>, %y: tensor<5x7xf32>) -> tensor<5x7xf32> {

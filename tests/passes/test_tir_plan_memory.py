@@ -17,13 +17,13 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc import interp
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.frontend.onnx import import_model
-from xtc.interp.testing import random_inputs
 from xtc.passes.tir_plan_memory import plan_offsets
+from xtc.testing.graph_op import random_inputs
 from xtc.tools.model_builders import bert_encoder, resnet_like
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
 
 TO_TIR = "graph-simplify-inference,graph-fold-constants,dce,convert-graph-to-te,convert-te-to-tir"
 

@@ -18,12 +18,12 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 import xtc
 from xtc import interp
 from xtc.dialects.tir import PrefetchOp
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.interp import make_interpreter
 from xtc.passes.tir_loops import ScheduleError
 from xtc.runtime.llvm_ir import llvm_ir
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
 
 LINE = 16
 """f32 elements per 64-byte cache line."""

@@ -15,13 +15,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from xtc import interp
-from xtc.interp.testing import matmul_text as matmul
-from xtc.interp.testing import random_inputs
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline, parse_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_tile import TirTile, tiled_order
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline, parse_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.testing.graph_op import matmul_text as matmul
+from xtc.testing.graph_op import random_inputs
 
 KERNEL = "matmul_0"
 TO_TIR = "convert-graph-to-te,convert-te-to-tir"

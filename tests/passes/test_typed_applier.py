@@ -22,10 +22,10 @@ import xtc.lowering.convert_tir_to_llvm as lowering
 from xtc.frontend.onnx import import_model
 from xtc.lowering.convert_tir_to_llvm import Externals, LowerCompare, LowerNegf
 from xtc.passes.typed_applier import TypedPatternApplier, matched_types
-from xtc.tools.compiler import pipeline, schedule_kernels
+from xtc.driver.compiler import pipeline, schedule_kernels
 from xtc.tools.model_builders import resnet_like
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = (ROOT / "filecheck" / "lowering" / "convert-tir-to-llvm.mlir").read_text()

@@ -26,8 +26,8 @@ from onnx import TensorProto, helper
 import xtc
 from xtc import interp
 from xtc.runtime.errors import InputError
-from xtc.tools.native import run_native
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.native import run_native
+from xtc.driver.textual_ir import parse_module
 
 RNG = np.random.default_rng(0)
 ONNX_TYPES = {
@@ -300,8 +300,8 @@ def test_an_unsigned_index_is_never_negative() -> None:
     """A ui64 index of 2^64 - 1 is out of range, not -1 counted from the end
     (the graph IR takes unsigned indices; ONNX does not)."""
     from xtc.dialects.graph import tensor as t
-    from xtc.interp.testing import single_op_module, tensor_type_of
-    from xtc.tools.compiler import compile_graph
+    from xtc.testing.graph_op import single_op_module, tensor_type_of
+    from xtc.driver.compiler import compile_graph
 
     data = np.arange(6, dtype=np.float32).reshape(3, 2)
     good, bad = np.array([2, 0], np.uint64), np.array([0, 2**64 - 1], np.uint64)

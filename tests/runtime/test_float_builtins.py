@@ -22,8 +22,8 @@ from xtc.runtime.llvm_jit import (
     compile_module,
     new_target_machine,
 )
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 RNG = np.random.default_rng(11)
 

@@ -25,8 +25,8 @@ from xtc.runtime.llvm_jit import (
     is_aligned,
     optimized_llvm_ir,
 )
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 XTC_OPT = str(Path(sys.executable).parent / "xtc-opt")
 

@@ -74,10 +74,10 @@ JIT = (
     + r"""
 import numpy as np
 from xtc import interp
-from xtc.interp.testing import random_inputs
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.testing.graph_op import random_inputs
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 
 MATMUL = '''
 func.func @main(%a: tensor<7x5xf32>, %b: tensor<5x6xf32>) -> tensor<7x6xf32> {

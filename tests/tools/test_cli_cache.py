@@ -17,10 +17,10 @@ import onnx
 import pytest
 
 import xtc
+from xtc.driver.compiler import MODELS, compile_model, model_cache_key
 from xtc.runtime.compile_cache import HEADER_BYTES, CompileCache
 from xtc.runtime.timing import Timer
 from xtc.tools.cli import main
-from xtc.tools.compiler import MODELS, compile_model, model_cache_key
 from xtc.tools.model_builders import resnet_like
 
 

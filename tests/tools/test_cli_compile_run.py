@@ -14,7 +14,7 @@ import pytest
 
 import xtc
 from xtc.tools.cli import main
-from xtc.tools.compiler import pipeline
+from xtc.driver.compiler import pipeline
 from xtc.tools.model_builders import resnet_like
 
 

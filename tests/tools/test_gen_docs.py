@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from xtc.tools import gen_docs
-from xtc.tools.universe import XTC_DIALECTS, XTC_PASSES
+from xtc.driver.universe import XTC_DIALECTS, XTC_PASSES
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from xtc.tools.pass_docs import OptionDoc, describe_pass, format_pass_help, option_docstrings
-from xtc.tools.universe import XTC_PASSES, multiverse
+from xtc.driver.universe import XTC_PASSES, multiverse
 
 XTC_OPT = str(Path(sys.executable).parent / "xtc-opt")
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from xtc import interp
-from xtc.tools.native import run_native
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.driver.native import run_native
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
 from xtc.tools.xtc_run import filled, format_values, main
 
 GRAPH = """

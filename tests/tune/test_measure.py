@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from xtc.tools.pipelines import apply_pipeline
-from xtc.tools.textual_ir import parse_module
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
 from xtc.tune.measure import ErrorKind, LocalRunner, MeasureInput, MeasureOptions, MeasureResult
 from xtc.tune.task import Task, kernel_tasks
 

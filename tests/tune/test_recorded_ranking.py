@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xtc.driver.records import Record, load_records
 from xtc.tune.cost_model import CostModel, throughputs_of
 from xtc.tune.evaluate import ranking_quality
 from xtc.tune.features import TaskFeatures
-from xtc.tune.records import Record, load_records
 from xtc.tune.task import Task
 
 DATA = Path(__file__).parent / "data"

@@ -18,9 +18,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
-from xtc.tools.compiler import CompileError
-from xtc.tune.measure import ErrorKind, MeasureResult
-from xtc.tune.records import (
+from xtc.driver.compiler import CompileError
+from xtc.driver.records import (
     Record,
     RecordsError,
     RecordWriter,
@@ -29,6 +28,7 @@ from xtc.tune.records import (
     best_records,
     load_records,
 )
+from xtc.tune.measure import ErrorKind, MeasureResult
 from xtc.tune.task import Task, extract_tasks
 
 

@@ -18,9 +18,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
+from xtc.driver.records import load_records
 from xtc.ops.space import config_key
 from xtc.tune.measure import MeasureInput, MeasureOptions, MeasureResult, Runner
-from xtc.tune.records import load_records
 from xtc.tune.task import extract_tasks
 from xtc.tune.tuning import TuneError, tune_model
 

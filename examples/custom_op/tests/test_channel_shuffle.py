@@ -23,7 +23,7 @@ import xtc  # noqa: E402
 from xtc import interp  # noqa: E402
 from xtc.frontend.onnx import OnnxImportError, import_model  # noqa: E402
 from xtc.plugins import load_op_plugins  # noqa: E402
-from xtc.tools.textual_ir import module_to_text  # noqa: E402
+from xtc.driver.textual_ir import module_to_text  # noqa: E402
 
 RNG = np.random.default_rng(7)
 

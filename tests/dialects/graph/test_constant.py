@@ -14,8 +14,8 @@ from xtc.dialects.graph.constant import (
     array_from_attr,
     attr_from_array,
 )
-from xtc.interp.testing import check_roundtrip
-from xtc.tools.textual_ir import module_to_text, parse_module
+from xtc.testing.graph_op import check_roundtrip
+from xtc.driver.textual_ir import module_to_text, parse_module
 
 DTYPES = [np.float32, np.float64, np.float16, np.int64, np.int32, np.int8, np.uint8, np.bool_]
 

@@ -37,7 +37,7 @@ from xtc.dialects.graph.base import (
     tensor,
 )
 from xtc.interp import RunTimeFault
-from xtc.interp.testing import run_single_op, single_op_module
+from xtc.testing.graph_op import run_single_op, single_op_module
 
 RNG = np.random.default_rng(0)
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)

@@ -30,7 +30,7 @@ from xtc.dialects.graph.base import (
     str_attr,
     tensor,
 )
-from xtc.interp.testing import run_single_op, single_op_module
+from xtc.testing.graph_op import run_single_op, single_op_module
 
 Array = np.ndarray[Any, np.dtype[Any]]
 OPSET = 19

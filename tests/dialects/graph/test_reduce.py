@@ -15,7 +15,7 @@ from onnx.reference import ReferenceEvaluator
 
 from xtc.dialects.graph import reduce as r
 from xtc.dialects.graph.base import GraphOp, ShapeError, bool_attr, int_attr, ints_attr
-from xtc.interp.testing import run_single_op, single_op_module, tensor_type_of
+from xtc.testing.graph_op import run_single_op, single_op_module, tensor_type_of
 
 NUMPY_REDUCTIONS: dict[type[GraphOp], Callable[..., Any]] = {
     r.ReduceSumOp: np.sum,

@@ -16,7 +16,7 @@ from onnx.reference import ReferenceEvaluator
 from xtc.dialects.graph import tensor as t
 from xtc.dialects.graph.base import ShapeError, int_attr, ints_attr, str_attr
 from xtc.interp import RunTimeFault
-from xtc.interp.testing import run_single_op, single_op_module, tensor_type_of
+from xtc.testing.graph_op import run_single_op, single_op_module, tensor_type_of
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)

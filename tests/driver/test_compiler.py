@@ -16,10 +16,10 @@ import xtc.interp
 from xtc.frontend.onnx import import_model
 from xtc.runtime.model import InputError
 from xtc.runtime.timing import Timer
-from xtc.tools.compiler import CompileError, compile_graph, compile_model, pipeline
+from xtc.driver.compiler import CompileError, compile_graph, compile_model, pipeline
 from xtc.tools.model_builders import bert_encoder, resnet_like
-from xtc.tools.pipelines import parse_pipeline, pipeline_steps
-from xtc.tools.textual_ir import module_to_text
+from xtc.driver.pipelines import parse_pipeline, pipeline_steps
+from xtc.driver.textual_ir import module_to_text
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -321,7 +321,7 @@ def _breaking_after(monkeypatch: pytest.MonkeyPatch, broken_pass: str) -> list[t
     from xdsl.dialects.builtin import FunctionType
     from xdsl.dialects.func import FuncOp
 
-    import xtc.tools.pipelines as pipelines
+    import xtc.driver.pipelines as pipelines
 
     original = pipelines.apply_pipeline
     seen: list[tuple[str, bool]] = []

@@ -188,7 +188,7 @@ def get_convert_tir_to_llvm() -> type[ModulePass]:
 
 
 def get_llvm_ir_target() -> type[Target]:
-    from xtc.runtime.llvm_ir import LLVMIRTarget
+    from xtc.runtime.targets import LLVMIRTarget
 
     return LLVMIRTarget
 
@@ -246,7 +246,7 @@ def multiverse() -> Universe:
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
     """multiverse()'s dialects and the registered op plugins' (xtc/plugins.py;
     not cached: `xtc.register_ops` may add some during the process)."""
-    from xtc.plugins import plugin_dialects
+    from xtc.plugin_hooks import plugin_dialects
 
     dialects: dict[str, Callable[[], Dialect]] = dict(multiverse().all_dialects)
     for dialect in plugin_dialects():

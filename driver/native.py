@@ -13,9 +13,9 @@ from xdsl.ir import Attribute
 
 from xtc import interp
 from xtc.dialects.graph.constant import numpy_dtype
+from xtc.driver.pipelines import apply_pipeline
 from xtc.interp.tir import output_arguments
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
-from xtc.tools.pipelines import apply_pipeline
 
 
 def run_native(

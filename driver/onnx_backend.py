@@ -1,10 +1,14 @@
 """xtc as an ONNX backend (`onnx.backend.base.Backend`), so ONNX's own
 backend test runner can drive it:
 
-    import xtc.onnx_backend as backend
-    outputs = backend.run_model(model, [x])
+    import xtc.driver.onnx_backend as backend
+    outputs = backend.run_model(model, [x])                    # compiled, native
+    outputs = backend.run_model(model, [x], device="INTERP")   # the numpy interpreter
 
-Models run on the numpy interpreter (the oracle), not on compiled code.
+Device "CPU" (the default) compiles the model with `xtc.compile` and runs
+the native library; device "INTERP" imports it and runs it on the numpy
+interpreter (the oracle). Both take `input_shapes` as a keyword argument
+of `prepare`, as `xtc.compile` does.
 """
 
 from __future__ import annotations
@@ -18,14 +22,20 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc import interp
+from xtc.driver.compiler import compile_model
 from xtc.frontend.onnx import import_model
+from xtc.runtime.model import CompiledModel
+
+DEVICES = ("CPU", "INTERP")
+"""The devices a model can be prepared for: compiled for this CPU, or interpreted."""
 
 
 class XtcBackendRep(BackendRep):
-    """A model imported once, run many times."""
+    """A model prepared once (compiled, or imported for the interpreter),
+    run many times."""
 
-    def __init__(self, module: ModuleOp, output_names: Sequence[str]) -> None:
-        self.module = module
+    def __init__(self, runnable: CompiledModel | ModuleOp, output_names: Sequence[str]) -> None:
+        self.runnable = runnable
         self.output_names = list(output_names)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -34,7 +44,10 @@ class XtcBackendRep(BackendRep):
         arrays: Sequence[Any] | Mapping[str, Any] = (
             dict(inputs) if isinstance(inputs, Mapping) else list(inputs)
         )
-        outputs = interp.run(self.module, arrays)
+        if isinstance(self.runnable, CompiledModel):
+            outputs = self.runnable.run(arrays)
+        else:
+            outputs = interp.run(self.runnable, arrays)
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
 
@@ -42,9 +55,14 @@ class XtcBackend(Backend):
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> XtcBackendRep:
         if not cls.supports_device(device):
-            raise ValueError(f"xtc runs on the CPU, not on '{device}'")
-        module = import_model(model, kwargs.get("input_shapes"))
-        return XtcBackendRep(module, [o.name for o in model.graph.output])
+            raise ValueError(
+                f"xtc has no device '{device}': it runs on {' or '.join(map(repr, DEVICES))}"
+            )
+        shapes = kwargs.get("input_shapes")
+        output_names = [o.name for o in model.graph.output]
+        if device.upper() == "INTERP":
+            return XtcBackendRep(import_model(model, shapes), output_names)
+        return XtcBackendRep(compile_model(model, input_shapes=shapes), output_names)
 
     @classmethod
     def run_node(
@@ -73,7 +91,7 @@ class XtcBackend(Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return device.upper().startswith("CPU")
+        return device.upper() in DEVICES
 
 
 prepare = XtcBackend.prepare

@@ -19,13 +19,61 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from xtc import __version__
 from xtc.ops.space import Config, config_key
-from xtc.tune.measure import ErrorKind, MeasureResult
-from xtc.tune.task import Task
+
+
+class ErrorKind(StrEnum):
+    """Why a candidate has no cost."""
+
+    INVALID = "invalid"
+    """A schedule primitive refused one of its steps."""
+    BUILD = "build"
+    """Lowering or compiling failed."""
+    RUN = "run"
+    """The kernel reported an error or its inputs could not be made."""
+    CRASH = "crash"
+    """The worker died (a segfault, an abort)."""
+    TIMEOUT = "timeout"
+    """Building or running took longer than its timeout."""
+    WRONG = "wrong"
+    """Its outputs differ from the default schedule's."""
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """Seconds per call of each repeat, or the error that stopped it."""
+
+    costs: tuple[float, ...] = ()
+    error: ErrorKind | None = None
+    message: str = ""
+    build_s: float = 0.0
+    timestamp: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.costs)
+
+    @property
+    def cost(self) -> float:
+        """The fastest repeat's seconds per call (interference on a shared
+        machine only ever slows a repeat down); infinity for a failure."""
+        return min(self.costs) if self.ok else float("inf")
+
+
+class MeasuredTask(Protocol):
+    """What a record keeps of the task it measured (tune/task.py's Task)."""
+
+    key: str
+    functions: Sequence[str]
+    kind: str
+    flops: int
+
+    def steps(self, config: Config) -> list[str]: ...
 
 
 class RecordsError(Exception):
@@ -77,7 +125,7 @@ class Record:
         return min(self.costs) if self.ok else float("inf")
 
     @staticmethod
-    def of(task: Task, config: Config, result: MeasureResult, target: Target) -> Record:
+    def of(task: MeasuredTask, config: Config, result: MeasureResult, target: Target) -> Record:
         return Record(
             key=task.key,
             config=dict(config),

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-from xtc.tools.textual_ir import make_context
-from xtc.tools.universe import multiverse
+from xtc.driver.textual_ir import make_context
+from xtc.driver.universe import multiverse
 
 
 @functools.cache

@@ -83,7 +83,7 @@ class KernelUnit:
 def split_kernel_units(module: ModuleOp, entry: str) -> list[KernelUnit]:
     """Takes every self-contained kernel out of `module` (see the module
     doc), leaving its declaration; the units, in the module's order."""
-    from xtc.tools.textual_ir import module_to_text
+    from xtc.driver.textual_ir import module_to_text
 
     units: list[KernelUnit] = []
     for kernel in list(module.ops):
@@ -128,10 +128,10 @@ def compile_unit(text: str, opt_level: int) -> UnitResult:
     """Lowers a unit's text to LLVM and compiles it to an object (in a
     worker process, or in this one); the lowered unit is verified (it is
     small: no need to wait for --verify-each)."""
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import parse_module
     from xtc.remarks import collect_remarks
     from xtc.runtime.library import build_kernel_object
-    from xtc.tools.pipelines import apply_pipeline
-    from xtc.tools.textual_ir import parse_module
 
     seconds: dict[str, float] = {}
     started = time.perf_counter()

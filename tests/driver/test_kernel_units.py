@@ -9,9 +9,9 @@ import numpy as np
 import onnx
 import pytest
 
+from xtc.driver.compiler import CompileError, compile_model
+from xtc.driver.kernel_units import JOBS_VARIABLE, KERNELS, compile_jobs
 from xtc.runtime.compile_cache import HEADER_BYTES, CompileCache
-from xtc.tools.compiler import CompileError, compile_model
-from xtc.tools.kernel_units import JOBS_VARIABLE, KERNELS, compile_jobs
 from xtc.tools.model_builders import resnet_like
 
 

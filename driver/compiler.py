@@ -31,10 +31,10 @@ from xtc.runtime.timing import NO_TIMER, Timer
 if TYPE_CHECKING:
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
     from xtc.runtime.compile_cache import CompileCache
-    from xtc.tune.records import Record, TuningRecords
 
 TARGETS = ("llvm",)
 GRAPH_PASSES = (
@@ -119,8 +119,8 @@ def compile_model(
     kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
     else the CPU count; 1: in this process), each kernel's object also
     cached (compile_graph)."""
+    from xtc.driver.kernel_units import JobsError, compile_jobs
     from xtc.runtime.compile_cache import CompileCache
-    from xtc.tools.kernel_units import JobsError, compile_jobs
 
     _check_request(target, opt_level, tuning_records, dump_stages)
     try:
@@ -267,7 +267,8 @@ def _plugins_digest() -> str:
 def _cached_model(store: CompileCache, key: str) -> CompiledModel | None:
     """The model stored under `key`, loaded; None when there is none, or
     when it does not load (corrupt: it is removed and rebuilt)."""
-    from xtc.runtime.artifact import ArtifactError, read_archive
+    from xtc.runtime.archive import ArtifactError
+    from xtc.runtime.artifact import read_archive
 
     entry = store.open(MODELS, key)
     if entry is None:
@@ -286,9 +287,9 @@ def _cached_model(store: CompileCache, key: str) -> CompiledModel | None:
 
 
 def _store_model(store: CompileCache, key: str, model: CompiledModel) -> None:
-    from xtc.runtime.artifact import write_archive
+    from xtc.runtime.archive import write_archive_into
 
-    store.put_written(MODELS, key, lambda f: write_archive(model, f))
+    store.put_written(MODELS, key, lambda f: write_archive_into(model.directory, f))
 
 
 def _steps(opt_level: int) -> int:
@@ -323,19 +324,24 @@ def compile_graph(
     taken (a loop left scalar, a schedule step refused) is a remark
     (xtc/remarks.py): the manifest counts them by category, and `on_remark`
     gets each (`xtc compile --remarks`). With `jobs` above 1 or `cache`,
-    the kernels are compiled apart (tools/kernel_units.py): by `jobs`
+    the kernels are compiled apart (driver/kernel_units.py): by `jobs`
     worker processes, their objects taken from and stored in the compile
     cache with `cache`; the manifest's "kernel_units" counts them (unless
     the LLVM IR or assembly is dumped: that is of one module)."""
     from xtc import interp
+    from xtc.driver.kernel_units import (
+        PendingUnits,
+        kernel_workers,
+        split_kernel_units,
+        start_units,
+    )
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import module_to_text
     from xtc.remarks import collect_remarks, count_by_category
+    from xtc.runtime.archive import sha256_of, write_manifest
     from xtc.runtime.artifact import open_model as open_compiled
-    from xtc.runtime.artifact import sha256_of, write_manifest
     from xtc.runtime.compile_cache import CompileCache
     from xtc.runtime.library import KernelObject, build_library
-    from xtc.tools.kernel_units import PendingUnits, kernel_workers, split_kernel_units, start_units
-    from xtc.tools.pipelines import apply_pipeline
-    from xtc.tools.textual_ir import module_to_text
 
     if not imported:
         _check_request(target, opt_level, tuning_records, dump_stages)
@@ -565,8 +571,8 @@ def schedule_kernels(
     its kernel any more is a CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.pipelines import apply_pipeline
     from xtc.ops.schedules import kernel_schedule
-    from xtc.tools.pipelines import apply_pipeline
 
     applied: list[str] = []
     for kernel in list(module.ops):
@@ -634,7 +640,7 @@ def _report_refused_step(function: str, step: str, error: DiagnosticException) -
 
 
 def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None:
-    from xtc.tune.records import RecordsError, TuningRecords
+    from xtc.driver.records import RecordsError, TuningRecords
 
     if path is None:
         return None
@@ -645,8 +651,8 @@ def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None
 
 
 def _record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
-    from xtc.tune.records import RecordsError
-    from xtc.tune.task import workload_key
+    from xtc.driver.records import RecordsError
+    from xtc.driver.workload import workload_key
 
     if records is None or not kernel.body.blocks:
         return None
@@ -672,8 +678,8 @@ def _tuned_kernel(
     """The kernel alone in a module with the record's schedule applied."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.pipelines import apply_pipeline
     from xtc.ops.space import ConfigError
-    from xtc.tools.pipelines import apply_pipeline
 
     source = records.source if records is not None else "tuning records"
     name = kernel.sym_name.data

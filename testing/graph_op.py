@@ -37,7 +37,7 @@ def single_op_module(
 def check_roundtrip(module: ModuleOp) -> None:
     """Printing, reparsing and printing again gives the same text, in the custom
     and in the generic form, and the reparsed module verifies."""
-    from xtc.tools.textual_ir import module_to_text, parse_module
+    from xtc.driver.textual_ir import module_to_text, parse_module
 
     for generic in (False, True):
         text = module_to_text(module, generic=generic)
@@ -82,8 +82,8 @@ def assert_pipeline_preserves_outputs(
 ) -> ModuleOp:
     """Runs the module before and after `pipeline` on random inputs and
     compares; returns the transformed module."""
-    from xtc.tools.pipelines import apply_pipeline
-    from xtc.tools.textual_ir import parse_module
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import parse_module
 
     before = parse_module(text)
     after = apply_pipeline(parse_module(text), pipeline)

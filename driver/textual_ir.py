@@ -21,7 +21,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 def make_context() -> Context:
     """A context with xDSL's dialects, every xtc dialect and those of working
     plugins (xdsl.universe and xtc.ops), loaded lazily."""
-    from xtc.tools.universe import all_dialects
+    from xtc.driver.universe import all_dialects
 
     ctx = Context()
     for name, factory in all_dialects().items():

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from xdsl.universe import XDSL_UNIVERSE, Universe
 
-from xtc.tools.universe import XTC_UNIVERSE, PluginWarning, merge_universes
+from xtc.driver.universe import XTC_UNIVERSE, PluginWarning, merge_universes
 
 ROOT = Path(__file__).resolve().parents[2]
 ADD_RELU = ROOT / "filecheck" / "dialects" / "graph" / "ops-elementwise.mlir"

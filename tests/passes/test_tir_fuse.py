@@ -1,0 +1,34 @@
+"""tir-fuse: fusing random adjacent loops keeps the numbers."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xtc.passes.tir_loops import loops_by_name
+from xtc.testing.schedules import (
+    SCHEDULE_SETTINGS,
+    Kernel,
+    check_schedule,
+    kernel_function,
+    kernels,
+)
+
+
+@SCHEDULE_SETTINGS
+@given(kernels(), st.data())
+def test_fuse_keeps_the_numbers(kernel: Kernel, data: st.DataObject) -> None:
+    pairs = [p for n in (kernel.spatial, kernel.reduction) for p in itertools.pairwise(n)]
+    outer, inner = data.draw(st.sampled_from(pairs))
+    scheduled = check_schedule(
+        kernel, f"tir-fuse{{func={kernel.name} outer={outer} inner={inner}}}"
+    )
+    loops = loops_by_name(kernel_function(scheduled, kernel.name))
+    assert outer not in loops and inner not in loops
+    assert loops[f"{outer}_{inner}"][0].extent == kernel.extent(outer) * kernel.extent(inner)
+
+
+# ---------------------------------------------------------------------------
+# Cache-write, and the register tile it is for.
