@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+import types
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -182,6 +184,11 @@ def kernel_workers(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
     if jobs <= 1:
         yield None
         return
+    # A spawned worker re-runs the caller's main script unless __main__ names
+    # none; workers need nothing from it, and a script without a __main__
+    # guard would compile the model again in each: they see a bare __main__.
+    caller_main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
     try:
         for _ in range(jobs):
@@ -189,6 +196,7 @@ def kernel_workers(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        sys.modules["__main__"] = caller_main
 
 
 @dataclass
