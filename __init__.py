@@ -30,14 +30,17 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     opt_level: int = 3,
     tuning_records: str | os.PathLike[str] | None = None,
+    cache: bool = True,
 ) -> CompiledModel:
     """Compiles an ONNX model (a ModelProto or a path) to native code for
     `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
-    ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
+    ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes).
+    A model compiled before with the same request comes from the compile
+    cache ($XDG_CACHE_HOME/xtc); `cache=False` compiles and stores nothing."""
     from xtc.driver.compiler import compile_model
 
-    return compile_model(model, target, input_shapes, opt_level, tuning_records)
+    return compile_model(model, target, input_shapes, opt_level, tuning_records, cache=cache)
 
 
 def tune(

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
+    from xtc.runtime.compile_cache import CompileCache
 
 TARGETS = ("llvm",)
 GRAPH_PASSES = (
@@ -115,20 +116,46 @@ def compile_model(
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
+    cache: bool = True,
+    jobs: int | None = None,
 ) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
-    in compile_graph)."""
+    in compile_graph). With `cache`, a model compiled before with the same
+    request (model_cache_key) is loaded from the compile cache
+    (runtime/compile_cache.py) without being imported or lowered (its
+    manifest then says "compile_cache": "hit"), and a model compiled is
+    stored there; a compile that dumps IR or reports remarks compiles. Its
+    kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
+    else the CPU count; 1: in this process), each kernel's object also
+    cached (compile_graph)."""
     from xtc.dialects.resource_blobs import blob_storage
-    from xtc.frontend.onnx import import_model
+    from xtc.driver.kernel_units import JobsError, compile_jobs
+    from xtc.runtime.compile_cache import CompileCache
 
     _check_request(target, opt_level, tuning_records, dump_stages)
+    try:
+        workers = compile_jobs(jobs)
+    except JobsError as e:
+        raise CompileError(str(e)) from None
+    store = CompileCache.default() if cache and not dump_stages and on_remark is None else None
+    key = None
+    if store is not None:
+        with timer.scope("compile cache lookup"):
+            key = model_cache_key(model, input_shapes, target, opt_level, tuning_records)
+            cached = _cached_model(store, key) if key is not None else None
+        if cached is not None:
+            if progress is not None:
+                progress("done", _steps(opt_level), _steps(opt_level))
+            return cached
+    from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
+
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with blob_storage().scope() as blobs:
         with timer.scope("import"):
             module = import_model(model, input_shapes)
-        return compile_graph(
+        compiled = compile_graph(
             module,
             target,
             opt_level,
@@ -141,8 +168,141 @@ def compile_model(
             timer=timer,
             verify_each=verify_each,
             on_remark=on_remark,
+            jobs=workers,
+            cache=cache,
             blobs=blobs,
         )
+        if store is not None and key is not None:
+            with timer.scope("compile cache store"):
+                _store_model(store, key, compiled)
+    return compiled
+
+
+MODELS = "models"
+"""The compile cache's kind of whole-model entries (artifacts)."""
+CACHE_HIT = "hit"
+
+
+def model_cache_key(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    target: str,
+    opt_level: int,
+    tuning_records: str | os.PathLike[str] | None,
+) -> str | None:
+    """Everything a compiled model depends on, as one JSON string: the
+    model's bytes (and its external data), the input shapes, the target and
+    this CPU, the opt level, the tuning records' bytes, the linker, xtc's
+    version and sources, and the op plugins' sources. None when the model
+    or the records cannot be read (the compile then says why)."""
+    import json
+    import shutil
+
+    import llvmlite.binding as llvm_binding
+
+    from xtc.runtime.compile_cache import file_digest, xtc_source_digest
+    from xtc.runtime.llvm_jit import host_cpu, host_features
+    from xtc.runtime.toolchain import TOOLCHAIN_VARIABLE
+
+    try:
+        model_digest = _model_digest(model)
+        records = None if tuning_records is None else file_digest(Path(tuning_records))
+    except OSError:
+        return None
+    parts = {
+        "xtc": __version__,
+        "sources": xtc_source_digest(),
+        "plugins": _plugins_digest(),
+        "model": model_digest,
+        "input_shapes": {k: list(v) for k, v in sorted((input_shapes or {}).items())},
+        "target": [target, llvm_binding.get_process_triple(), host_cpu(), host_features()],
+        "opt_level": opt_level,
+        "tuning_records": records,
+        "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc")],
+    }
+    return json.dumps(parts, sort_keys=True)
+
+
+def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
+    """The sha256 of the model's bytes, and of each external data file
+    it names (a model without any says no `location`: no need to parse it)."""
+    import hashlib
+
+    from onnx.external_data_helper import ExternalDataInfo, _get_all_tensors, uses_external_data
+
+    from xtc.runtime.compile_cache import file_digest
+
+    if isinstance(model, onnx.ModelProto):
+        return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
+    path = Path(model)
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw)
+    if b"location" in raw:
+        parsed = onnx.load_model_from_string(raw)
+        for tensor in _get_all_tensors(parsed):
+            if uses_external_data(tensor):
+                data = path.parent / ExternalDataInfo(tensor).location
+                digest.update(file_digest(data).encode() if data.is_file() else b"missing")
+    return digest.hexdigest()
+
+
+def _plugins_digest() -> str:
+    """The sha256 of the op plugins' sources: each entry point's whole
+    package (found, not imported: a hit imports no plugin), and the
+    modules registered in this process (xtc.register_ops)."""
+    import hashlib
+    import importlib.util
+    import sys
+    from importlib.metadata import entry_points
+
+    files: set[Path] = set()
+    for plugin in entry_points(group="xtc.ops"):
+        spec = importlib.util.find_spec(plugin.module.split(".")[0])
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                files.update(Path(folder).rglob("*.py"))
+        elif spec.origin:
+            files.add(Path(spec.origin))
+    registry = sys.modules.get("xtc.plugins")
+    for plugin in registry.registered_plugins() if registry is not None else ():
+        for name in plugin.modules:
+            source = getattr(sys.modules.get(name), "__file__", None)
+            if source is not None:
+                files.add(Path(source))
+    digest = hashlib.sha256()
+    for file in sorted(f for f in files if f.is_file()):
+        digest.update(str(file).encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _cached_model(store: CompileCache, key: str) -> CompiledModel | None:
+    """The model stored under `key`, loaded; None when there is none, or
+    when it does not load (corrupt: it is removed and rebuilt)."""
+    from xtc.runtime.archive import ArtifactError
+    from xtc.runtime.artifact import read_archive
+
+    entry = store.open(MODELS, key)
+    if entry is None:
+        return None
+
+    def mark_hit(manifest: dict[str, Any]) -> None:
+        manifest["compile_cache"] = CACHE_HIT
+
+    with entry:
+        try:
+            return read_archive(entry, store.path_of(MODELS, key), mark_hit)
+        except ArtifactError:
+            pass
+    store.path_of(MODELS, key).unlink(missing_ok=True)
+    return None
+
+
+def _store_model(store: CompileCache, key: str, model: CompiledModel) -> None:
+    from xtc.runtime.archive import write_archive_into
+
+    store.put_written(MODELS, key, lambda f: write_archive_into(model.directory, f))
 
 
 def _steps(opt_level: int) -> int:
@@ -164,6 +324,8 @@ def compile_graph(
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
     blobs: BlobScope | None = None,
+    jobs: int = 1,
+    cache: bool = False,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -178,7 +340,11 @@ def compile_graph(
     gets each (`xtc compile --remarks`). A weight that a pass replaces is
     freed after the pass when the compile made it: when `blobs` (the scope
     of compile_model, which imported `module`) or a scope of its own holds
-    it; a caller's weights are never freed."""
+    it; a caller's weights are never freed. With `jobs` above 1 or `cache`,
+    the kernels are compiled apart (driver/kernel_units.py): by `jobs`
+    worker processes, their objects taken from and stored in the compile
+    cache with `cache`; the manifest's "kernel_units" counts them (unless
+    the LLVM IR or assembly is dumped: that is of one module)."""
     from xtc.dialects.resource_blobs import blob_storage
 
     with blob_storage().scope() as own:
@@ -195,6 +361,8 @@ def compile_graph(
             timer=timer,
             verify_each=verify_each,
             on_remark=on_remark,
+            jobs=jobs,
+            cache=cache,
             blobs=blobs or own,
         )
 
@@ -213,16 +381,26 @@ def _compile_graph(
     timer: Timer,
     verify_each: bool | None,
     on_remark: RemarkSink | None,
+    jobs: int,
+    cache: bool,
     blobs: BlobScope,
 ) -> CompiledModel:
     """compile_graph, freeing the weights of `blobs` that passes replace."""
     from xtc import interp
+    from xtc.driver.kernel_units import (
+        PendingUnits,
+        kernel_workers,
+        split_kernel_units,
+        start_units,
+    )
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import module_to_text
+    from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
     from xtc.remarks import collect_remarks, count_by_category
     from xtc.runtime.archive import sha256_of, write_manifest
     from xtc.runtime.artifact import open_model as open_compiled
-    from xtc.runtime.library import build_library
+    from xtc.runtime.compile_cache import CompileCache
+    from xtc.runtime.library import KernelObject, build_library
 
     if not imported:
         _check_request(target, opt_level, tuning_records, dump_stages)
@@ -239,84 +417,105 @@ def _compile_graph(
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
-    with collect_remarks() as remarks:
-        for done, name_of_pass in enumerate(passes, start=1):
-            report(name_of_pass, done, steps)
-            with timer.scope(name_of_pass):
-                apply_pipeline(module, name_of_pass, verify=verify_each)
-            blobs.release_unreferenced(module)
-            replay.append(name_of_pass)
-            if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
-                with timer.scope("schedule-kernels"):
-                    replay += schedule_kernels(
-                        module, entry, records, tuned, verify_each=verify_each, timer=timer
-                    )
-            if name_of_pass == "tir-plan-memory":
-                arena = _arena_sizes(module, entry)
-            stage = dump_points.get(name_of_pass)
-            if not verify_each and (stage is not None or done == len(passes)):
-                with timer.scope(f"verify {stage or 'llvm'}"):
-                    _verify_stage(module, stage or "llvm")
-            if stage in dump_stages and dump is not None:
-                dump(stage, module_to_text(module))
-    if opt_level == 0 and "graph" in dump_stages and dump is not None:
-        dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
-    report("llvm", steps - 1, steps)
-    owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
-    directory = Path(owner.name)
-    try:
-        started = time.perf_counter()
-        with timer.scope("llvm"):
-            info = build_library(
-                module,
-                directory,
-                opt_level,
-                keep_assembly="asm" in dump_stages,
-                entry=entry,
-                in_place=True,
-                timer=timer,
-            )
-        if dump is not None and "llvm" in dump_stages:
-            dump("llvm", info.optimized_ir)
-        if dump is not None and "asm" in dump_stages:
-            dump("asm", (directory / "model.s").read_text())
-            (directory / "model.s").unlink()
-        manifest: dict[str, Any] = {
-            "format": "xtc-model",
-            "format_version": 1,
-            "name": name,
-            "xtc_version": __version__,
-            "inputs": [s.to_json() for s in inputs],
-            "outputs": [s.to_json() for s in outputs],
-            "target": {
-                "name": target,
-                "triple": info.triple,
-                "cpu": info.cpu,
-                "features": info.features,
-            },
-            "opt_level": opt_level,
-            "pipeline": ",".join(replay),
-            "arena_bytes": arena.get("arena_bytes", 0),
-            "unplanned_bytes": arena.get("unplanned_bytes", 0),
-            "weights_bytes": info.weights_bytes,
-            "library": info.path.name,
-            "library_sha256": sha256_of(info.path),
-            "toolchain": info.toolchain(),
-            "llvm_seconds": round(time.perf_counter() - started, 3),
-            "remarks": count_by_category(remarks),
-        }
-        if records is not None:
-            manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
-        write_manifest(directory, manifest)
-        if on_remark is not None:
-            for remark in remarks:
-                on_remark(remark)
-        report("done", steps, steps)
-        with timer.scope("load"):
-            return open_compiled(directory, manifest, owner)
-    except BaseException:
-        owner.cleanup()
-        raise
+    split = (jobs > 1 or cache) and not {"llvm", "asm"} & set(dump_stages)
+    store = CompileCache.default() if cache else None
+    pending: PendingUnits | None = None
+
+    def kernels() -> list[KernelObject]:
+        assert pending is not None
+        with timer.scope("kernel objects"):
+            return pending.objects(timer, remarks)
+
+    with kernel_workers(jobs if split else 1) as workers:
+        with collect_remarks() as remarks:
+            for done, name_of_pass in enumerate(passes, start=1):
+                report(name_of_pass, done, steps)
+                if name_of_pass == STAGE_NAMES[0] and split:
+                    with timer.scope("split kernels"):
+                        units = split_kernel_units(module, entry)
+                        pending = start_units(units, opt_level, workers, store)
+                with timer.scope(name_of_pass):
+                    apply_pipeline(module, name_of_pass, verify=verify_each)
+                blobs.release_unreferenced(module)
+                replay.append(name_of_pass)
+                if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
+                    with timer.scope("schedule-kernels"):
+                        replay += schedule_kernels(
+                            module, entry, records, tuned, verify_each=verify_each, timer=timer
+                        )
+                if name_of_pass == "tir-plan-memory":
+                    arena = _arena_sizes(module, entry)
+                stage = dump_points.get(name_of_pass)
+                if not verify_each and (stage is not None or done == len(passes)):
+                    with timer.scope(f"verify {stage or 'llvm'}"):
+                        _verify_stage(module, stage or "llvm")
+                if stage in dump_stages and dump is not None:
+                    dump(stage, module_to_text(module))
+        if opt_level == 0 and "graph" in dump_stages and dump is not None:
+            dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
+        report("llvm", steps - 1, steps)
+        owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
+        directory = Path(owner.name)
+        try:
+            started = time.perf_counter()
+            with timer.scope("llvm"):
+                info = build_library(
+                    module,
+                    directory,
+                    opt_level,
+                    keep_assembly="asm" in dump_stages,
+                    entry=entry,
+                    in_place=True,
+                    timer=timer,
+                    kernels=kernels if split else None,
+                )
+            if dump is not None and "llvm" in dump_stages:
+                dump("llvm", info.optimized_ir)
+            if dump is not None and "asm" in dump_stages:
+                dump("asm", (directory / "model.s").read_text())
+                (directory / "model.s").unlink()
+            manifest: dict[str, Any] = {
+                "format": "xtc-model",
+                "format_version": 1,
+                "name": name,
+                "xtc_version": __version__,
+                "inputs": [s.to_json() for s in inputs],
+                "outputs": [s.to_json() for s in outputs],
+                "target": {
+                    "name": target,
+                    "triple": info.triple,
+                    "cpu": info.cpu,
+                    "features": info.features,
+                },
+                "opt_level": opt_level,
+                "pipeline": ",".join(replay),
+                "arena_bytes": arena.get("arena_bytes", 0),
+                "unplanned_bytes": arena.get("unplanned_bytes", 0),
+                "weights_bytes": info.weights_bytes,
+                "library": info.path.name,
+                "library_sha256": sha256_of(info.path),
+                "toolchain": info.toolchain(),
+                "llvm_seconds": round(time.perf_counter() - started, 3),
+                "remarks": count_by_category(remarks),
+            }
+            if pending is not None:
+                manifest["kernel_units"] = {
+                    "units": len(pending.units),
+                    "from_cache": pending.hits,
+                    "jobs": jobs,
+                }
+            if records is not None:
+                manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
+            write_manifest(directory, manifest)
+            if on_remark is not None:
+                for remark in remarks:
+                    on_remark(remark)
+            report("done", steps, steps)
+            with timer.scope("load"):
+                return open_compiled(directory, manifest, owner)
+        except BaseException:
+            owner.cleanup()
+            raise
 
 
 VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"

@@ -8,7 +8,7 @@ import hashlib
 import json
 import tarfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -128,14 +128,21 @@ def write_archive(directory: Path, path: Path) -> Path:
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     try:
-        with tarfile.open(partial, "w") as archive:
-            for name in MEMBERS:
-                archive.add(directory / name, arcname=name, recursive=False)
+        with partial.open("wb") as f:
+            write_archive_into(directory, f)
         partial.replace(path)
     except OSError as e:
         partial.unlink(missing_ok=True)
         raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
     return path
+
+
+def write_archive_into(directory: Path, target: BinaryIO) -> None:
+    """Writes the artifact files in `directory` as a tar archive into the
+    open file `target` (the compile cache streams it into its entry)."""
+    with tarfile.open(fileobj=target, mode="w") as archive:
+        for name in MEMBERS:
+            archive.add(directory / name, arcname=name, recursive=False)
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:

@@ -23,8 +23,9 @@ import io
 import json
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from xtc.runtime.archive import (
     FORMAT,
@@ -34,6 +35,7 @@ from xtc.runtime.archive import (
     ArtifactError,
     sha256_of,
     write_archive,
+    write_manifest,
 )
 from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.model import CompiledModel, TensorSpec
@@ -50,10 +52,23 @@ def load_artifact(path: str | Path) -> CompiledModel:
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"{path}: no such file")
+    with path.open("rb") as source:
+        return read_archive(source, path)
+
+
+def read_archive(
+    source: BinaryIO, where: str | Path, edit: Callable[[dict[str, Any]], None] | None = None
+) -> CompiledModel:
+    """The model in the artifact that the open file `source` holds from its
+    current position (`where` names it in messages), checked and loaded;
+    `edit(manifest)` may change the manifest first (it is written back)."""
     owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
     directory = Path(owner.name)
     try:
-        manifest = _extract(path, directory)
+        manifest = _extract(source, Path(where), directory)
+        if edit is not None:
+            edit(manifest)
+            write_manifest(directory, manifest)
         return open_model(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
@@ -111,9 +126,9 @@ def _toolchain_hint(manifest: dict[str, Any]) -> str:
     )
 
 
-def _extract(path: Path, directory: Path) -> dict[str, Any]:
+def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
     try:
-        with tarfile.open(path, "r:") as archive:
+        with tarfile.open(fileobj=source, mode="r:") as archive:
             members = {m.name: m for m in archive.getmembers()}
             if MANIFEST_NAME not in members:
                 raise ArtifactError(

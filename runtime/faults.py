@@ -63,26 +63,76 @@ def uses_faults(llvm_module: ir.Module) -> bool:
     return any(name in llvm_module.globals for name in HELPERS)
 
 
+FAULT = "xtc_fault"
+"""The out-of-line report a failed check calls."""
+WHOLE, PROVIDER, CLIENT = "whole", "provider", "client"
+"""The roles of a module in fault support: the whole program (everything
+defined, internal); in a library of several objects, the one object that
+provides the record and the functions (hidden: seen by the library's other
+objects, not outside it), and the others, its clients (each with its own
+inlined check, calling the provider's report)."""
+
+
 def with_fault_support(
-    llvm_module: ir.Module, thread_local: bool = False, always: bool = False
+    llvm_module: ir.Module, thread_local: bool = False, always: bool = False, role: str = WHOLE
 ) -> str:
     """The module's LLVM IR text, with the fault functions defined when it
     calls them (or `always`); `thread_local` as a model library needs it
-    (see the module docstring). Their declarations in `llvm_module` are
-    dropped from it."""
+    (see the module docstring); `role` as fault_support_ir's. Their
+    declarations in `llvm_module` are dropped from it."""
     if not (always or uses_faults(llvm_module)):
         return str(llvm_module)
     for name in HELPERS:
         if name in llvm_module.globals:
             del llvm_module.globals[name]
     declared = set(llvm_module.globals)
-    return str(llvm_module) + fault_support_ir(thread_local, declared)
+    if role == CLIENT:
+        return str(llvm_module) + _client_ir(declared)
+    return str(llvm_module) + fault_support_ir(thread_local, declared, role == PROVIDER)
 
 
-def fault_support_ir(thread_local: bool, declared: set[str] | frozenset[str] = frozenset()) -> str:
+def _client_ir(declared: set[str]) -> str:
+    """A client object's part: its own inlined check, and the provider's
+    functions declared."""
+    lines = [
+        "",
+        "; run-time faults (xtc runtime/faults.py): reported by the library's provider object",
+        f"declare ptr @{RECORD}() nounwind",
+        f"declare ptr @{REDIRECT}(ptr) nounwind",
+        f"declare void @{FAULT}(ptr, i64, ptr) cold",
+    ]
+    if "llvm.expect.i1" not in declared:
+        lines.append("declare i1 @llvm.expect.i1(i1, i1)")
+    return "\n".join(lines) + "\n" + _check_ir() + "\n"
+
+
+def _check_ir() -> str:
+    return "\n".join(
+        [
+            "",
+            f"define internal void @{CHECK}(i1 %ok, ptr %before, i64 %value, ptr %after) "
+            "alwaysinline nounwind {",
+            "entry:",
+            "  %expected = call i1 @llvm.expect.i1(i1 %ok, i1 true)",
+            "  br i1 %expected, label %done, label %failed",
+            "failed:",
+            f"  call void @{FAULT}(ptr %before, i64 %value, ptr %after)",
+            "  br label %done",
+            "done:",
+            "  ret void",
+            "}",
+        ]
+    )
+
+
+def fault_support_ir(
+    thread_local: bool, declared: set[str] | frozenset[str] = frozenset(), provider: bool = False
+) -> str:
     """The LLVM IR text defining the fault functions and records (see the
     module docstring); `declared`: the names the module already has, whose
-    declarations are not repeated."""
+    declarations are not repeated; `provider`: the record's functions and
+    the report are hidden, not internal, for a library's other objects."""
+    shared = "hidden" if provider else "internal"
     storage = "thread_local " if thread_local else ""
     # The JIT finds the fallback by name: external there, internal in a library.
     fallback_linkage = "internal " if thread_local else ""
@@ -101,7 +151,7 @@ def fault_support_ir(thread_local: bool, declared: set[str] | frozenset[str] = f
         lines.append("declare i1 @llvm.expect.i1(i1, i1)")
     lines += [
         "",
-        f"define internal ptr @{RECORD}() nounwind {{",
+        f"define {shared} ptr @{RECORD}() nounwind {{",
         "entry:",
         f"  %target = load atomic ptr, ptr @{TARGET} monotonic, align 8",
         "  %none = icmp eq ptr %target, null",
@@ -109,13 +159,13 @@ def fault_support_ir(thread_local: bool, declared: set[str] | frozenset[str] = f
         "  ret ptr %record",
         "}",
         "",
-        f"define internal ptr @{REDIRECT}(ptr %record) nounwind {{",
+        f"define {shared} ptr @{REDIRECT}(ptr %record) nounwind {{",
         "entry:",
         f"  %previous = atomicrmw xchg ptr @{TARGET}, ptr %record monotonic, align 8",
         "  ret ptr %previous",
         "}",
         "",
-        "define internal void @xtc_fault(ptr %before, i64 %value, ptr %after) cold noinline {",
+        f"define {shared} void @{FAULT}(ptr %before, i64 %value, ptr %after) cold noinline {{",
         "entry:",
         f"  %record = call ptr @{RECORD}()",
         "  %claim = cmpxchg ptr %record, i32 0, i32 1 acq_rel monotonic, align 4",
@@ -136,20 +186,8 @@ def fault_support_ir(thread_local: bool, declared: set[str] | frozenset[str] = f
         "done:",
         "  ret void",
         "}",
-        "",
-        f"define internal void @{CHECK}(i1 %ok, ptr %before, i64 %value, ptr %after) "
-        "alwaysinline nounwind {",
-        "entry:",
-        "  %expected = call i1 @llvm.expect.i1(i1 %ok, i1 true)",
-        "  br i1 %expected, label %done, label %failed",
-        "failed:",
-        "  call void @xtc_fault(ptr %before, i64 %value, ptr %after)",
-        "  br label %done",
-        "done:",
-        "  ret void",
-        "}",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _check_ir() + "\n"
 
 
 def clear_fault(record_address: int) -> None:

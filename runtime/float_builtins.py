@@ -108,10 +108,12 @@ entry:
 """
 
 
-def link_float_builtins(ref: llvm_binding.ModuleRef) -> None:
+def link_float_builtins(ref: llvm_binding.ModuleRef, shared: bool = False) -> None:
     """Adds the definitions of FLOAT_BUILTINS to `ref` (which must not define
-    them itself), before it is optimized."""
-    builtins = llvm_binding.parse_assembly(_IR)
+    them itself), before it is optimized; `shared`: for an object linked
+    with others that have them too (linkonce_odr: the linker keeps one)."""
+    text = _IR.replace("define hidden", "define linkonce_odr hidden") if shared else _IR
+    builtins = llvm_binding.parse_assembly(text)
     builtins.triple = ref.triple
     builtins.data_layout = ref.data_layout
     ref.link_in(builtins)

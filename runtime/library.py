@@ -38,6 +38,7 @@ installed; `LibraryInfo` says which. Every symbol must resolve at link time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +47,15 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 
 from xtc.dialects.tir import OUTPUT_ATTR
-from xtc.runtime.faults import HELPERS, RECORD_TYPE, REDIRECT, with_fault_support
+from xtc.runtime.faults import (
+    CLIENT,
+    HELPERS,
+    PROVIDER,
+    RECORD_TYPE,
+    REDIRECT,
+    WHOLE,
+    with_fault_support,
+)
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
@@ -98,6 +107,60 @@ class LibraryInfo:
         }
 
 
+@dataclass(frozen=True)
+class KernelObject:
+    """A relocatable object of kernels, built apart (build_kernel_object)
+    and linked beside the model's object by build_library."""
+
+    data: bytes
+    parallel: bool
+    """Whether it calls libgomp (it has parallel loops)."""
+
+
+def build_kernel_object(
+    module: ModuleOp, opt_level: int = 3, timer: Timer = NO_TIMER
+) -> KernelObject:
+    """Compiles an llvm-level module of kernels (no model function, no
+    weights) into an object for build_library's `kernel_objects`: its
+    functions hidden (seen by the library's other objects only), its failed
+    checks reported to the model object's fault record, its parallel loops
+    sized by the model object's `xtc_set_num_threads`."""
+    from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
+
+    parallel = uses_libgomp(module)
+    with timer.scope("translate"):
+        ir_module = translate_module(module, declared=_thread_count(module))
+        text = with_fault_support(ir_module, thread_local=True, role=CLIENT)
+    machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
+    with timer.scope("parse"):
+        ref = _parsed(text, machine, shared=True)
+        for function in ref.functions:
+            if not function.is_declaration and function.linkage == llvm_binding.Linkage.external:
+                function.visibility = "hidden"
+    with timer.scope("optimize"):
+        optimize_at(ref, opt_level, machine)
+    with timer.scope("codegen"):
+        return KernelObject(machine.emit_object(ref), parallel)
+
+
+def _parsed(text: str, machine: llvm_binding.TargetMachine, shared: bool) -> llvm_binding.ModuleRef:
+    ref = llvm_binding.parse_assembly(text)
+    ref.triple = machine.triple
+    ref.data_layout = str(machine.target_data)
+    ref.verify()
+    link_float_builtins(ref, shared=shared)
+    return ref
+
+
+def _thread_count(module: ModuleOp) -> tuple[str, ...]:
+    """(`xtc_num_threads`,) when the module has that global (its parallel
+    loops' team size), else ()."""
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp) and op.sym_name.data == NUM_THREADS_GLOBAL:
+            return (NUM_THREADS_GLOBAL,)
+    return ()
+
+
 def build_library(
     module: ModuleOp,
     directory: Path,
@@ -107,39 +170,47 @@ def build_library(
     *,
     in_place: bool = False,
     timer: Timer = NO_TIMER,
+    kernels: Callable[[], Sequence[KernelObject]] | None = None,
 ) -> LibraryInfo:
     """Compiles an llvm-level model module (after convert-tir-to-llvm), whose
     model function is `@entry`, into `directory/model.so`; `keep_assembly`
     also writes `model.s`. The module is left as it is, unless `in_place`
     (the caller is done with it: no copy of it and its weights is made).
-    `timer` gets the time of each step (translate, optimize, codegen, link)."""
+    `timer` gets the time of each step (translate, optimize, codegen, link).
+    With `kernels`, what `kernels()` returns is linked in too: the objects
+    of the kernels the module declares, built apart (build_kernel_object;
+    it is called once the module's own object is built, so that they may
+    be built elsewhere meanwhile); the module's object then provides the
+    fault record and the thread count to theirs."""
     from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
 
-    parallel = uses_libgomp(module)
+    split = kernels is not None
     try:
         linker = find_linker()
-        openmp = find_openmp() if parallel else None
     except ToolchainError as e:
         raise LibraryError(str(e)) from None
     if not in_place:
         module = module.clone()
     n_inputs, n_outputs = _rename_model_function(module, entry)
     directory.mkdir(parents=True, exist_ok=True)
+    kernel_objects: Sequence[KernelObject] = ()
+    scratch_objects: list[Path] = []
     path = directory / LIBRARY_NAME
+    openmp: OpenMPRuntime | None = None
     try:
         blob = _move_weights_out(module, directory / "weights.bin")
-        has_thread_count = _hide_thread_count(module)
+        thread_count = _thread_count(module) if split else ()
+        has_thread_count = False if split else _hide_thread_count(module)
         with timer.scope("translate"):
-            ir_module = translate_module(module, declared=blob.names)
-            text = with_fault_support(ir_module, thread_local=True, always=True)
-            text += _entry_points(n_inputs, n_outputs, has_thread_count)
+            ir_module = translate_module(module, declared=blob.names + thread_count)
+            for name in thread_count:  # defined by the entry points, for every object
+                del ir_module.globals[name]
+            role = PROVIDER if split else WHOLE
+            text = with_fault_support(ir_module, thread_local=True, always=True, role=role)
+            text += _entry_points(n_inputs, n_outputs, has_thread_count, split)
         machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
         with timer.scope("parse"):
-            ref = llvm_binding.parse_assembly(text)
-            ref.triple = machine.triple
-            ref.data_layout = str(machine.target_data)
-            ref.verify()
-            link_float_builtins(ref)
+            ref = _parsed(text, machine, shared=split)
         with timer.scope("optimize"):
             optimize_at(ref, opt_level, machine)
         with timer.scope("codegen"):
@@ -147,13 +218,22 @@ def build_library(
             if keep_assembly:
                 (directory / "model.s").write_text(machine.emit_assembly(ref))
         (directory / "weights.s").write_text(_weights_assembly(blob, directory / "weights.bin"))
+        kernel_objects = kernels() if kernels is not None else ()
+        scratch_objects = [directory / f"kernels{i}.o" for i in range(len(kernel_objects))]
+        for scratch, kernel in zip(scratch_objects, kernel_objects, strict=True):
+            scratch.write_bytes(kernel.data)
+        parallel = uses_libgomp(module) or any(k.parallel for k in kernel_objects)
+        openmp = find_openmp() if parallel else None
         with timer.scope("link"):
-            link_shared(linker, [directory / "model.o", directory / "weights.s"], path, openmp)
+            objects = [directory / "model.o", *scratch_objects, directory / "weights.s"]
+            link_shared(linker, objects, path, openmp)
     except ToolchainError as e:
         raise LibraryError(str(e)) from None
     finally:
-        for scratch in ("model.o", "weights.bin", "weights.s"):
-            (directory / scratch).unlink(missing_ok=True)
+        for scratch in (directory / "model.o", directory / "weights.bin", directory / "weights.s"):
+            scratch.unlink(missing_ok=True)
+        for scratch in scratch_objects:
+            scratch.unlink(missing_ok=True)
     return LibraryInfo(
         path,
         machine.triple,
@@ -241,12 +321,15 @@ def _hide_thread_count(module: ModuleOp) -> bool:
     return False
 
 
-def _entry_points(n_inputs: int, n_outputs: int, has_thread_count: bool = False) -> str:
+def _entry_points(
+    n_inputs: int, n_outputs: int, has_thread_count: bool = False, shared_thread_count: bool = False
+) -> str:
     """LLVM IR of `xtc_run` (clears the calling thread's fault record
     `@xtc_last_fault` and sends the run's faults there, reads the two
     pointer arrays, calls the model, returns whether a fault was recorded),
     `xtc_last_error`, `xtc_abi_version` and `xtc_set_num_threads` (defining
-    `@xtc_num_threads` when the module has no parallel loop to define it).
+    `@xtc_num_threads` when the module has no parallel loop to define it:
+    hidden, with `shared_thread_count`, for the kernel objects linked beside).
     The module's text before them defines the fault functions
     (runtime/faults.py, thread-local)."""
     lines = [
@@ -289,7 +372,8 @@ def _entry_points(n_inputs: int, n_outputs: int, has_thread_count: bool = False)
     lines.append(f"  ret i32 {ABI_VERSION}")
     lines.append("}")
     if not has_thread_count:
-        lines += ["", f"@{NUM_THREADS_GLOBAL} = internal global i32 0, align 4"]
+        linkage = "hidden" if shared_thread_count else "internal"
+        lines += ["", f"@{NUM_THREADS_GLOBAL} = {linkage} global i32 0, align 4"]
     lines += [
         "",
         "define i32 @xtc_set_num_threads(i32 %n) {",

@@ -54,6 +54,13 @@ class Timer:
             node.count += 1
             self._open.pop()
 
+    def add(self, name: str, seconds: float, count: int = 1) -> None:
+        """Adds time measured elsewhere (in a worker process) under `name`,
+        inside the scope open now."""
+        node = self._open[-1].child(name)
+        node.seconds += seconds
+        node.count += count
+
     def total(self) -> float:
         """Seconds since the timer was made."""
         return time.perf_counter() - self._started
@@ -96,6 +103,9 @@ class _NoTimer(Timer):
     @contextmanager
     def scope(self, name: str) -> Iterator[None]:
         yield
+
+    def add(self, name: str, seconds: float, count: int = 1) -> None:
+        pass
 
 
 NO_TIMER: Timer = _NoTimer()

@@ -1,13 +1,44 @@
 """Test-wide settings: under CI (CI=true) hypothesis runs derandomized, so a
 landing is judged on the same examples every time; locally it explores.
 Compiles verify the IR after every pass (XTC_VERIFY_EACH=1), as mlir-opt's
-tests do; a test that means otherwise says so."""
+tests do; a test that means otherwise says so. No test touches the user's
+caches: XDG_CACHE_HOME (xtc's compile cache, zig's cache) is a folder of
+the session, and each test gets a compile cache of its own, so that no test
+finds what another compiled."""
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 os.environ.setdefault("XTC_VERIFY_EACH", "1")
+
+_SESSION_CACHE = Path(tempfile.mkdtemp(prefix="xtc-test-cache-"))
+os.environ["XDG_CACHE_HOME"] = str(_SESSION_CACHE)
+# zig cc builds its compiler-rt once per cache (seconds): once per session here.
+os.environ["ZIG_GLOBAL_CACHE_DIR"] = str(_SESSION_CACHE / "zig")
+
+
+@pytest.fixture(autouse=True)
+def compile_cache_of_the_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """XDG_CACHE_HOME for this test alone (its compile cache is
+    `<it>/xtc`); module and session fixtures share the session's."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    previous = os.environ["XDG_CACHE_HOME"]
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    try:
+        yield folder
+    finally:
+        os.environ["XDG_CACHE_HOME"] = previous
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)

@@ -1,7 +1,8 @@
 """`xtc`: the command line for models, like `tvmc`.
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
-                [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [-o model.tar]
+                [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [--no-cache]
+                [-j N] [-o model.tar]
     xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline] [-o model.ptx]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
@@ -10,6 +11,7 @@
                 [--tuner xgb|ga|random|grid] [--early-stopping N] [--workers N]
                 [--runner local|ray] [--ray-address ADDR]
     xtc conformance [-k REGEX] [-j N] [--compiled]
+    xtc cache info|clear|dir
 
 Exit status: 0 on success, 1 when xtc refuses the request (a bad model,
 artifact, input or option: one line `xtc: error: ...` on stderr), 2 for a
@@ -94,6 +96,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         timer=timer,
         verify_each=True if args.verify_each else None,
         on_remark=remarks.append if args.remarks else None,
+        cache=not args.no_cache,
+        jobs=args.jobs,
     )
     if bar:
         bar.close()
@@ -106,8 +110,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     manifest = model.manifest
     if args.print_pipeline:
         print(manifest["pipeline"])
+    cached = " (from the compile cache)" if manifest.get("compile_cache") == "hit" else ""
     print(
-        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
+        f"xtc: compiled {args.model}{cached} in {time.perf_counter() - started:.1f} s -> {output} "
         f"(weights {_mib(manifest['weights_bytes'])}; arena {_mib(manifest['arena_bytes'])}, "
         f"{_mib(manifest['unplanned_bytes'])} without reuse)",
         file=sys.stderr,
@@ -453,7 +458,29 @@ def build_parser() -> argparse.ArgumentParser:
         "a schedule step refused (like clang -Rpass-missed)",
     )
     compiler.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile even when the compile cache holds the model, and store nothing there",
+    )
+    compiler.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="compile the kernels in N worker processes (default: XTC_COMPILE_JOBS, else the "
+        "CPU count; 1: in this process)",
+    )
+    compiler.add_argument(
         "-o", "--output", help="the artifact (default: MODEL.tar here; MODEL.ptx for cuda)"
+    )
+
+    cache = commands.add_parser(
+        "cache", help="the compile cache ($XDG_CACHE_HOME/xtc, else ~/.cache/xtc)"
+    )
+    cache.add_argument(
+        "action",
+        choices=("info", "clear", "dir"),
+        help="info: its folder, entries and size; clear: remove every entry; dir: its folder",
     )
 
     runner = commands.add_parser("run", help="run a compiled model.tar")
@@ -550,7 +577,32 @@ def _positive(text: str) -> int:
     return value
 
 
-COMMANDS = {"import": cmd_import, "compile": cmd_compile, "run": cmd_run, "tune": cmd_tune}
+def cmd_cache(args: argparse.Namespace) -> int:
+    from xtc.runtime.compile_cache import CompileCache
+
+    store = CompileCache.default()
+    if args.action == "dir":
+        print(store.root)
+    elif args.action == "clear":
+        removed = store.clear()
+        print(f"xtc: removed {removed} entr{'y' if removed == 1 else 'ies'} from {store.root}")
+    else:
+        info = store.info()
+        print(f"folder   {info.root}")
+        print(f"entries  {info.entries}")
+        print(f"size     {_mib(info.size_bytes)}")
+        for kind, (count, size) in sorted(info.kinds.items()):
+            print(f"  {kind:<8}{count} ({_mib(size)})")
+    return 0
+
+
+COMMANDS = {
+    "import": cmd_import,
+    "compile": cmd_compile,
+    "run": cmd_run,
+    "tune": cmd_tune,
+    "cache": cmd_cache,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -591,6 +643,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.driver.records import RecordsError
     from xtc.frontend.onnx import OnnxImportError
     from xtc.runtime.artifact import ArtifactError
+    from xtc.runtime.compile_cache import CacheError
     from xtc.runtime.library import LibraryError
     from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
@@ -604,6 +657,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         TuneError,
         LibraryError,
         ArtifactError,
+        CacheError,
         InputError,
         ThreadCountError,
         DiagnosticException,

@@ -1,5 +1,5 @@
-"""bench/compile.py, compile time and memory per bench model: a smoke run
-on small models (the numbers are the bench's business), and the parsing of
+"""bench/compile.py, cold and warm compile time and memory per bench model:
+a smoke run on small models (the numbers are the bench's business), and the parsing of
 the --timing report it reads."""
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ def test_small_models_are_compiled_timed_and_measured(tmp_path: Path, run_bench:
         assert not row["error"]
         assert len(row["seconds"]) == 2 and all(s > 0 for s in row["seconds"])
         # A Python process with numpy, xDSL and LLVM loaded is past 50 MB.
-        assert all(peak > 50 for peak in row["peak_mb"])
+        assert all(peak > 50 for peak in row["peak_mb"] + row["warm_peak_mb"])
+        # Warm compiles are cache hits: no import, no lowering.
+        assert len(row["warm_seconds"]) == 2
+        assert max(row["warm_seconds"]) < min(row["seconds"])
         assert row["weights_mb"] > 0
         assert {"import", "tir-lower-vectorized", "convert-to-llvm", "llvm"} <= set(row["stages"])
         assert sum(row["stages"].values()) <= max(row["seconds"]) * 1.01

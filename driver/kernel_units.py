@@ -1,0 +1,317 @@
+"""Kernels compiled apart: in worker processes, and found again in the
+compile cache.
+
+    units = split_kernel_units(module, "main")   # at tir, before convert-tir-to-llvm
+    with kernel_workers(jobs) as workers:
+        pending = start_units(units, opt_level, workers, cache)
+        ... lower and build the model's own object meanwhile ...
+        objects = pending.objects(timer, remarks)  # KernelObjects, in order
+
+A model at tir is its model function (calls, weights, the arena) and its
+kernels, each a function of buffers. `split_kernel_units` takes out every
+kernel that names no other symbol (no weight, no call), leaving a
+declaration in its place: each becomes a compile unit, a module of its own
+(as text, which is what crosses to a worker) that is lowered to LLVM and
+compiled to an object separately (runtime/library.py's build_kernel_object),
+then linked with the model's object into one library.
+
+A unit's object is cached (runtime/compile_cache.py, kind "kernels") under
+its text (the kernel after scheduling: its computation, shapes and
+schedule), the opt level, the target (triple, CPU, features) and xtc's
+version and sources; with the object, the remarks its lowering gave, so a
+hit reports them as a compile would. Units missing from the cache are
+compiled by `jobs` worker processes (`spawn`: libgomp does not survive a
+fork), or in this process when `jobs` is 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import types
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.func import FuncOp
+
+from xtc import __version__
+from xtc.runtime.timing import Timer
+
+if TYPE_CHECKING:
+    from xtc.remarks import Remark
+    from xtc.runtime.compile_cache import CompileCache
+    from xtc.runtime.library import KernelObject
+
+JOBS_VARIABLE = "XTC_COMPILE_JOBS"
+KERNELS = "kernels"
+"""The compile cache's kind of kernel objects."""
+LOWERING = "convert-tir-to-llvm"
+
+
+class JobsError(ValueError):
+    """A bad XTC_COMPILE_JOBS or --jobs."""
+
+
+def compile_jobs(asked: int | None = None) -> int:
+    """How many worker processes compile kernels: `asked`, else
+    XTC_COMPILE_JOBS, else the CPU count."""
+    if asked is None:
+        text = os.environ.get(JOBS_VARIABLE, "").strip()
+        if not text:
+            return os.cpu_count() or 1
+        try:
+            asked = int(text)
+        except ValueError:
+            raise JobsError(f"{JOBS_VARIABLE} must be a positive integer, got {text!r}") from None
+    if asked < 1:
+        raise JobsError(f"compile jobs must be a positive integer, got {asked}")
+    return asked
+
+
+@dataclass(frozen=True)
+class KernelUnit:
+    """One kernel alone in a module, as IR text (tir, scheduled)."""
+
+    function: str
+    text: str
+
+
+def split_kernel_units(module: ModuleOp, entry: str) -> list[KernelUnit]:
+    """Takes every self-contained kernel out of `module` (see the module
+    doc), leaving its declaration; the units, in the module's order."""
+    from xtc.driver.textual_ir import module_to_text
+
+    units: list[KernelUnit] = []
+    for kernel in list(module.ops):
+        if not _self_contained(kernel, entry):
+            continue
+        assert isinstance(kernel, FuncOp)
+        name = kernel.sym_name.data
+        kind = kernel.function_type
+        declaration = FuncOp.external(name, list(kind.inputs.data), list(kind.outputs.data))
+        module.body.block.insert_op_before(declaration, kernel)
+        module.body.block.detach_op(kernel)
+        kernel.sym_visibility = None  # defined in one object, called from another
+        units.append(KernelUnit(name, module_to_text(ModuleOp([kernel]))))
+    return units
+
+
+def _self_contained(op: Any, entry: str) -> bool:
+    """A kernel (a function with a body, not the model's) naming no symbol."""
+    if not isinstance(op, FuncOp) or op.sym_name.data == entry or not op.body.blocks:
+        return False
+    for inner in op.walk():
+        if inner is op:
+            continue
+        values = [*inner.properties.values(), *inner.attributes.values()]
+        if any(isinstance(v, SymbolRefAttr) for v in values):
+            return False
+    return True
+
+
+@dataclass
+class UnitResult:
+    """What compiling one unit gives: its object, its remarks (as
+    `_remark_json` writes them) and the seconds of each step."""
+
+    object_data: bytes
+    parallel: bool
+    remarks: list[dict[str, str]]
+    seconds: dict[str, float] = field(default_factory=lambda: {})
+
+
+def compile_unit(text: str, opt_level: int) -> UnitResult:
+    """Lowers a unit's text to LLVM and compiles it to an object (in a
+    worker process, or in this one); the lowered unit is verified (it is
+    small: no need to wait for --verify-each)."""
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.textual_ir import parse_module
+    from xtc.remarks import collect_remarks
+    from xtc.runtime.library import build_kernel_object
+
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    module = parse_module(text)
+    seconds["parse"] = time.perf_counter() - started
+    started = time.perf_counter()
+    with collect_remarks() as remarks:
+        apply_pipeline(module, LOWERING, verify=True)
+    seconds[LOWERING] = time.perf_counter() - started
+    timer = Timer()
+    with timer.scope("llvm"):
+        built = build_kernel_object(module, opt_level, timer)
+    seconds["llvm"] = timer.seconds("llvm")
+    return UnitResult(built.data, built.parallel, [_remark_json(r) for r in remarks], seconds)
+
+
+def _remark_json(remark: Remark) -> dict[str, str]:
+    return {
+        "kind": remark.kind,
+        "category": remark.category,
+        "pass_name": remark.pass_name,
+        "message": remark.message,
+        "function": remark.function,
+        "loop": remark.loop,
+    }
+
+
+_WARM_UP_UNIT = """builtin.module {
+  func.func @warm_up(%in0: memref<4xf32>, %out0: memref<4xf32>) {
+    func.return
+  }
+}
+"""
+
+
+def _warm_up() -> None:
+    """A worker's first task, started with it: a unit of nothing compiled,
+    so that what every unit needs (the dialects, the lowering, LLVM) is
+    loaded while the parent still imports and schedules the model."""
+    compile_unit(_WARM_UP_UNIT, 0)
+
+
+@contextmanager
+def kernel_workers(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """`jobs` worker processes, started now (None when `jobs` is 1)."""
+    import multiprocessing
+
+    if jobs <= 1:
+        yield None
+        return
+    # A spawned worker re-runs the caller's main script unless __main__ names
+    # none; workers need nothing from it, and a script without a __main__
+    # guard would compile the model again in each: they see a bare __main__.
+    caller_main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for _ in range(jobs):
+            pool.submit(_warm_up)
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        sys.modules["__main__"] = caller_main
+
+
+@dataclass
+class PendingUnits:
+    """The units of a model on their way to objects: hits, futures of
+    workers, or units left to compile here."""
+
+    units: Sequence[KernelUnit]
+    opt_level: int
+    cache: CompileCache | None
+    keys: list[str]
+    results: list[UnitResult | Future[UnitResult] | None]
+    hits: int
+
+    def objects(self, timer: Timer, remarks: list[Remark]) -> list[KernelObject]:
+        """The objects, in the units' order, once all are built (misses
+        stored in the cache); their remarks appended to `remarks`; `timer`
+        gets the summed seconds of the workers' steps."""
+        from xtc.runtime.library import KernelObject
+
+        objects: list[KernelObject] = []
+        summed: dict[str, float] = {}
+        for unit, key, pending in zip(self.units, self.keys, self.results, strict=True):
+            result = self._result(unit, pending)
+            if not isinstance(pending, UnitResult) and self.cache is not None:
+                self.cache.put(KERNELS, key, _entry_payload(result))
+            for name, seconds in result.seconds.items():
+                summed[name] = summed.get(name, 0.0) + seconds
+            remarks += [_remark(r) for r in result.remarks]
+            objects.append(KernelObject(result.object_data, result.parallel))
+        for name, seconds in summed.items():
+            timer.add(f"{name} (kernels, summed)", seconds, len(self.units) - self.hits)
+        return objects
+
+    def _result(
+        self, unit: KernelUnit, pending: UnitResult | Future[UnitResult] | None
+    ) -> UnitResult:
+        if isinstance(pending, UnitResult):
+            return pending
+        if pending is not None:
+            try:
+                return pending.result()
+            except Exception:  # noqa: BLE001 - compiled again here, where the error is raised as is
+                pass
+        return compile_unit(unit.text, self.opt_level)
+
+
+def start_units(
+    units: Sequence[KernelUnit],
+    opt_level: int,
+    workers: ProcessPoolExecutor | None,
+    cache: CompileCache | None,
+) -> PendingUnits:
+    """Looks each unit up in `cache` and hands the misses to `workers`."""
+    keys = [unit_cache_key(u, opt_level) for u in units] if cache is not None else [""] * len(units)
+    results: list[UnitResult | Future[UnitResult] | None] = []
+    hits = 0
+    for unit, key in zip(units, keys, strict=True):
+        found = _cached_result(cache, key) if cache is not None else None
+        if found is not None:
+            hits += 1
+            results.append(found)
+        elif workers is not None:
+            results.append(workers.submit(compile_unit, unit.text, opt_level))
+        else:
+            results.append(None)
+    return PendingUnits(units, opt_level, cache, keys, results, hits)
+
+
+def unit_cache_key(unit: KernelUnit, opt_level: int) -> str:
+    """The unit's text (computation, shapes, schedule, name), the opt level,
+    this CPU, xtc's version and sources."""
+    import llvmlite.binding as llvm_binding
+
+    from xtc.runtime.compile_cache import xtc_source_digest
+    from xtc.runtime.llvm_jit import host_cpu, host_features
+
+    return json.dumps(
+        {
+            "unit": unit.text,
+            "opt_level": opt_level,
+            "target": [llvm_binding.get_process_triple(), host_cpu(), host_features()],
+            "xtc": __version__,
+            "sources": xtc_source_digest(),
+        },
+        sort_keys=True,
+    )
+
+
+def _entry_payload(result: UnitResult) -> bytes:
+    """A cache entry: a JSON line (libgomp or not, remarks), then the object."""
+    head = json.dumps({"parallel": result.parallel, "remarks": result.remarks})
+    return head.encode() + b"\n" + result.object_data
+
+
+def _cached_result(cache: CompileCache, key: str) -> UnitResult | None:
+    payload = cache.get(KERNELS, key)
+    if payload is None:
+        return None
+    end = payload.find(b"\n")
+    try:
+        head = json.loads(payload[:end])
+        return UnitResult(payload[end + 1 :], bool(head["parallel"]), list(head["remarks"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _remark(entry: dict[str, str]) -> Remark:
+    from xtc.remarks import Remark
+
+    return Remark(
+        entry["kind"],  # type: ignore[arg-type]
+        entry["category"],
+        entry["pass_name"],
+        entry["message"],
+        entry["function"],
+        entry["loop"],
+    )
