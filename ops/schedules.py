@@ -41,7 +41,9 @@ Every top-level loop nest of the kernel gets one recipe:
   combined pairwise in vector steps;
 - an elementwise nest stored along its innermost loop has that loop split
   by the widest vector width dividing it and vectorized (with
-  tir-expand-math in the pipeline, exp and erf vectorize too);
+  tir-expand-math in the pipeline, exp and erf vectorize too); a loop longer
+  than 16 that no width divides (the padded copy before a strided depthwise
+  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled;
 - every nest runs its first loop of more than one iteration in parallel
   (before the prefetch step, which only adds hints).
 
@@ -187,14 +189,19 @@ class ElementwiseTemplate(NestTemplate):
     @staticmethod
     def widths_for(nest: Nest) -> tuple[int, ...]:
         """The vector widths dividing the innermost loop, when the nest is
-        elementwise and stores along it; () otherwise."""
+        elementwise and stores along it; () otherwise. A loop longer than
+        the widest width that no width divides (a padded copy's 113- or
+        114-wide rows) takes the widest, its remainder a peeled scalar tail."""
         innermost = nest.spatial[-1]
         assert nest.store is not None
         if any(isinstance(op, ForOp) for op in innermost.body.walk()):
             return ()
         if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
             return ()
-        return tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
+        dividing = tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
+        if dividing or innermost.extent <= VECTOR_WIDTHS[0]:
+            return dividing
+        return (VECTOR_WIDTHS[0],)
 
     def knobs(self) -> tuple[Knob, ...]:
         width = Knob("vector_width", (*self.widths, 0), "lanes of the vector loop (0: scalar)")
