@@ -265,6 +265,10 @@ MAX_POOL_27 = pool_text("graph.max_pool2d", 55, "strides = array<i64: 2, 2>", 27
 AVG_POOL_PADDED = pool_text(
     "graph.avg_pool2d", 28, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 14
 )
+MAX_POOL_S2_56 = pool_text(
+    "graph.max_pool2d", 112, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 56
+)
+MAX_POOL_S1_56 = pool_text("graph.max_pool2d", 56, "padding = array<i64: 1, 1, 1, 1>", 56)
 MAX_POOL_CEIL = pool_text(
     "graph.max_pool2d", 20, "strides = array<i64: 2, 2>, ceil_mode = true", 10
 )
@@ -313,6 +317,17 @@ def test_a_padded_copy_no_width_divides_is_vectors_of_16_and_a_tail() -> None:
     assert loops["i3_tail"].kind.data == "serial" and loops["i3_tail"].extent == 13
 
 
+def test_a_strided_window_takes_the_largest_divisor_as_lanes() -> None:
+    """A 56-wide output row read at stride 2 (ResNet's stem max pool) is
+    vectors of 14, not of 8, the widest dividing width: each strided load
+    is deinterleaved whatever its lanes. At stride 1 it keeps 8."""
+    _, strided = recipes(MAX_POOL_S2_56)["max_pool2d_0"]
+    assert strided[0] == "tir-split{func=max_pool2d_0 loop=i3_1 factor=14}"
+    assert "tir-vectorize{func=max_pool2d_0 loop=i3_1_i}" in strided
+    _, unit = recipes(MAX_POOL_S1_56)["max_pool2d_0"]
+    assert unit[0] == "tir-split{func=max_pool2d_0 loop=i3_1 factor=8}"
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -343,6 +358,7 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         GROUPED_BLOCKED,
         MAX_POOL_27,
         AVG_POOL_PADDED,
+        MAX_POOL_S2_56,
         MAX_POOL_CEIL,
     ],
 )
