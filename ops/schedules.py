@@ -17,7 +17,9 @@ Every top-level loop nest of the kernel gets one recipe:
   divides is vectors of its largest divisor from 5 to 16 lanes: a 7-wide
   row one vector of 7, a 27-wide pooled row three of 9; so is a loop whose
   largest such divisor holds twice the lanes of the widest width that
-  divides: a 28-wide row two vectors of 14, not seven of 4); the next spatial
+  divides: a 28-wide row two vectors of 14, not seven of 4; or any more
+  lanes, when a window is read at a stride: a 56-wide row of a stride-2
+  max pool four vectors of 14, not seven of 8); the next spatial
   loop is register-blocked by up to 12 rows for two vectors, 14 for one
   (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
   block's second vector an outer loop; a tail is peeled when nothing
@@ -41,7 +43,9 @@ Every top-level loop nest of the kernel gets one recipe:
   combined pairwise in vector steps;
 - an elementwise nest stored along its innermost loop has that loop split
   by the widest vector width dividing it and vectorized (with
-  tir-expand-math in the pipeline, exp and erf vectorize too);
+  tir-expand-math in the pipeline, exp and erf vectorize too); a loop longer
+  than 16 that no width divides (the padded copy before a strided depthwise
+  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled;
 - every nest runs its first loop of more than one iteration in parallel
   (before the prefetch step, which only adds hints).
 
@@ -187,14 +191,19 @@ class ElementwiseTemplate(NestTemplate):
     @staticmethod
     def widths_for(nest: Nest) -> tuple[int, ...]:
         """The vector widths dividing the innermost loop, when the nest is
-        elementwise and stores along it; () otherwise."""
+        elementwise and stores along it; () otherwise. A loop longer than
+        the widest width that no width divides (a padded copy's 113- or
+        114-wide rows) takes the widest, its remainder a peeled scalar tail."""
         innermost = nest.spatial[-1]
         assert nest.store is not None
         if any(isinstance(op, ForOp) for op in innermost.body.walk()):
             return ()
         if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
             return ()
-        return tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
+        dividing = tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
+        if dividing or innermost.extent <= VECTOR_WIDTHS[0]:
+            return dividing
+        return (VECTOR_WIDTHS[0],)
 
     def knobs(self) -> tuple[Knob, ...]:
         width = Knob("vector_width", (*self.widths, 0), "lanes of the vector loop (0: scalar)")
@@ -344,10 +353,11 @@ class MicroKernelTemplate(PrefetchingTemplate):
     def __init__(self, func: str, nest: Nest, vector: ForOp, blocked: int | None) -> None:
         super().__init__(func, nest)
         self.vector = vector
-        self.columns = _column_options(vector.extent, blocked)
+        strided = _strided_along(nest, vector)
+        self.columns = _column_options(vector.extent, blocked, strided)
         self.block = [loop for loop in nest.spatial if loop is not vector][-1]
         self.rows_argument = _rows_argument(nest, self.block)
-        default_split = _column_split(vector.extent, blocked)
+        default_split = _column_split(vector.extent, blocked, strided)
         assert default_split is not None
         self.default_split = default_split
         self.panel_exists = _panel_argument(nest, vector, default_split[0]) is not None
@@ -512,7 +522,11 @@ def nest_template(func: str, nest: Nest) -> NestTemplate:
             if not _calls_math(nest):
                 return NestTemplate(func, nest)
         found = _vector_loop(nest)
-        columns = _column_split(found[0].extent, found[1]) if found is not None else None
+        columns = (
+            _column_split(found[0].extent, found[1], _strided_along(nest, found[0]))
+            if found is not None
+            else None
+        )
         if found is not None and columns is not None:
             vector = found[0]
             others = [loop for loop in nest.spatial if loop is not vector]
@@ -623,7 +637,9 @@ def _write_back(func: str, nest: Nest, block: ForOp, columns: list[str], rows: s
     return [f"tir-vectorize{{func={func} loop={columns[-1]}}}"]
 
 
-def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
+def _column_split(
+    extent: int, blocked: int | None, strided: bool = False
+) -> tuple[int, int] | None:
     """(the columns split off the vector loop, the lanes of a vector) for a
     vector loop of `extent`: a block of b (a blocked weight) is b / 16
     vectors of 16 or one vector of b; otherwise two vectors of the widest
@@ -638,7 +654,7 @@ def _column_split(extent: int, blocked: int | None) -> tuple[int, int] | None:
         return (blocked, blocked) if blocked in VECTOR_WIDTHS else None
     width = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
     lanes = _whole_vector(extent)
-    if lanes is not None and (width is None or _whole_vector_pays(width, lanes)):
+    if lanes is not None and (width is None or _whole_vector_pays(width, lanes, strided)):
         # A row no width divides (7, 13 or 27 wide) is vectors of its largest
         # divisor up to 16 lanes (7, 13 or 9): LLVM pads each to a register.
         # So is one that only a narrow width divides (28 wide: 14 lanes, not 4).
@@ -655,7 +671,14 @@ divisor up to 16 must hold to be the vector instead (a 28-wide pooled row:
 56-wide depthwise conv row keeps 8, which measured faster than 14)."""
 
 
-def _whole_vector_pays(width: int, lanes: int) -> bool:
+def _whole_vector_pays(width: int, lanes: int, strided: bool = False) -> bool:
+    """Whether `lanes` beat the widest dividing `width`: by any margin for
+    a strided window (each vector load of it is deinterleaved, a shuffle per
+    load whatever its lanes: ResNet's 3x3 s2 max pool, 56-wide rows, 14
+    lanes 0.17 ms against 0.25 with 8, one thread), else by
+    WHOLE_VECTOR_GAIN."""
+    if strided:
+        return lanes > width
     return lanes >= WHOLE_VECTOR_GAIN * width
 
 
@@ -667,7 +690,7 @@ def _whole_vector(extent: int) -> int | None:
     return next((d for d in range(top, MIN_WHOLE_VECTOR - 1, -1) if extent % d == 0), None)
 
 
-def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
+def _column_options(extent: int, blocked: int | None, strided: bool = False) -> tuple[str, ...]:
     """Every `split:lanes:vectors` the vector loop may take: a blocked
     weight's block (b/16 vectors of 16, in the tile or one an outer loop),
     else one or two vectors of each width dividing the extent, else vectors
@@ -687,7 +710,7 @@ def _column_options(extent: int, blocked: int | None) -> tuple[str, ...]:
             found.append(f"{width}:{width}:1")
     widest = next((w for w in VECTOR_WIDTHS if extent % w == 0), None)
     lanes = _whole_vector(extent)
-    if lanes is not None and (widest is None or _whole_vector_pays(widest, lanes)):
+    if lanes is not None and (widest is None or _whole_vector_pays(widest, lanes, strided)):
         found.append(f"{lanes}:{lanes}:1")
     return tuple(found)
 
@@ -824,6 +847,35 @@ def _vector_loop(nest: Nest) -> tuple[ForOp, int | None] | None:
     if nest.store.indices:
         return _loop_of_index(nest.store.indices[-1], variables)
     return None
+
+
+def _strided_along(nest: Nest, vector: ForOp) -> bool:
+    """Whether the reduction loads an operand at a stride above 1 along
+    `vector` (a stride-2 pooling or depthwise window)."""
+    innermost = nest.spatial[-1]
+    return any(
+        isinstance(op, memref.LoadOp)
+        and op.indices
+        and _inside_reduction(op, innermost)
+        and _coefficient(op.indices[-1], vector.induction_variable) > 1
+        for op in innermost.body.walk()
+    )
+
+
+def _coefficient(index: SSAValue, variable: SSAValue) -> int:
+    """The multiple of `variable` in an index built of constants, loop
+    variables, addi and muli by a constant (0 for any other index)."""
+    if index is variable:
+        return 1
+    owner = index.owner
+    if isinstance(owner, arith.AddiOp):
+        return _coefficient(owner.lhs, variable) + _coefficient(owner.rhs, variable)
+    if isinstance(owner, arith.MuliOp):
+        for factor, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            constant = constant_int(factor)
+            if constant is not None:
+                return constant * _coefficient(other, variable)
+    return 0
 
 
 def _calls_math(nest: Nest) -> bool:

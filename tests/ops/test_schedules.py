@@ -265,6 +265,10 @@ MAX_POOL_27 = pool_text("graph.max_pool2d", 55, "strides = array<i64: 2, 2>", 27
 AVG_POOL_PADDED = pool_text(
     "graph.avg_pool2d", 28, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 14
 )
+MAX_POOL_S2_56 = pool_text(
+    "graph.max_pool2d", 112, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 56
+)
+MAX_POOL_S1_56 = pool_text("graph.max_pool2d", 56, "padding = array<i64: 1, 1, 1, 1>", 56)
 MAX_POOL_CEIL = pool_text(
     "graph.max_pool2d", 20, "strides = array<i64: 2, 2>, ceil_mode = true", 10
 )
@@ -284,7 +288,7 @@ def test_padded_pooling_reads_a_padded_copy_along_the_row() -> None:
     affine in the output column (strided vector loads), with no per-tap
     bounds check or clamp in the vector loop."""
     pad, pool = recipes(AVG_POOL_PADDED)["avg_pool2d_0"]
-    assert len(pad) == 1 and pad[0].startswith("tir-parallel{func=avg_pool2d_0")
+    assert pad[-1].startswith("tir-parallel{func=avg_pool2d_0")
     assert "tir-vectorize{func=avg_pool2d_0 loop=i3_1_i}" in pool
     module = apply_pipeline(parse_module(AVG_POOL_PADDED), "convert-graph-to-te,convert-te-to-tir")
     schedule_kernels(module, "main")
@@ -294,6 +298,34 @@ def test_padded_pooling_reads_a_padded_copy_along_the_row() -> None:
     names = {op.name for op in lanes.body.walk()}
     assert "memref.load" in names
     assert not names & {"arith.select", "arith.minsi", "arith.maxsi", "arith.cmpi"}
+
+
+def test_a_padded_copy_no_width_divides_is_vectors_of_16_and_a_tail() -> None:
+    """The padded copy's 29-wide rows (no width of 16, 8 or 4 divides them,
+    and 29 is prime) are split by 16, the 13 left a peeled scalar tail: the
+    copy vectorizes instead of running scalar (MobileNet-v2's stride-2
+    depthwise conv: its 114-wide copy was most of the op's time)."""
+    pad, _ = recipes(AVG_POOL_PADDED)["avg_pool2d_0"]
+    assert pad[:2] == [
+        "tir-split{func=avg_pool2d_0 loop=i3 factor=16}",
+        "tir-vectorize{func=avg_pool2d_0 loop=i3_i}",
+    ]
+    module = apply_pipeline(parse_module(AVG_POOL_PADDED), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    loops = {op.loop_name.data: op for op in module.walk() if isinstance(op, ForOp)}
+    assert loops["i3_i"].kind.data == "vectorized" and loops["i3_i"].extent == 16
+    assert loops["i3_tail"].kind.data == "serial" and loops["i3_tail"].extent == 13
+
+
+def test_a_strided_window_takes_the_largest_divisor_as_lanes() -> None:
+    """A 56-wide output row read at stride 2 (ResNet's stem max pool) is
+    vectors of 14, not of 8, the widest dividing width: each strided load
+    is deinterleaved whatever its lanes. At stride 1 it keeps 8."""
+    _, strided = recipes(MAX_POOL_S2_56)["max_pool2d_0"]
+    assert strided[0] == "tir-split{func=max_pool2d_0 loop=i3_1 factor=14}"
+    assert "tir-vectorize{func=max_pool2d_0 loop=i3_1_i}" in strided
+    _, unit = recipes(MAX_POOL_S1_56)["max_pool2d_0"]
+    assert unit[0] == "tir-split{func=max_pool2d_0 loop=i3_1 factor=8}"
 
 
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
@@ -326,6 +358,7 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         GROUPED_BLOCKED,
         MAX_POOL_27,
         AVG_POOL_PADDED,
+        MAX_POOL_S2_56,
         MAX_POOL_CEIL,
     ],
 )
@@ -408,6 +441,7 @@ def test_scheduled_convolutions_match_onnxruntime(
         (8, 24, 3, 1, 1, 1, 2, 10, "OIHW"),  # blocks of 4 not taken at stride 1
         (6, 20, 5, 1, 2, 1, 2, 13, "OIHW"),  # 10 a group: no block
         (16, 16, 3, 2, 1, 1, 16, 14, "OIHW"),  # depthwise, stride 2
+        (8, 8, 3, 2, 1, 1, 8, 33, "OIHW"),  # depthwise, stride 2, a 35-wide padded copy
         (8, 64, 3, 2, 1, 1, 8, 9, "OIHW8o"),  # depthwise, multiplier 8
     ],
 )
