@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import onnx
 
     from xtc.plugins import OpPlugin
+    from xtc.runtime.cuda_model import CudaModel
     from xtc.runtime.model import CompiledModel
     from xtc.tune.tuning import TuningSummary
 
@@ -30,9 +31,10 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     opt_level: int = 3,
     tuning_records: str | os.PathLike[str] | None = None,
-) -> CompiledModel:
+) -> CompiledModel | CudaModel:
     """Compiles an ONNX model (a ModelProto or a path) to native code for
-    `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
+    `target` ("llvm": this CPU; "cuda": an NVIDIA GPU, run through the CUDA
+    driver) and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
     from xtc.driver.compiler import compile_model
@@ -69,7 +71,7 @@ def tune(
     )
 
 
-def load(path: str | os.PathLike[str]) -> CompiledModel:
+def load(path: str | os.PathLike[str]) -> CompiledModel | CudaModel:
     """The compiled model in an artifact written by `.export` or `xtc compile`."""
     from xtc.runtime.artifact import load_artifact
 

@@ -10,6 +10,10 @@
     model.h         the C header of `xtc_run` and `xtc_last_error`, with the
                     shapes and statuses as macros
 
+A CUDA artifact (manifest target "cuda") holds instead the PTX, a cubin
+when ptxas made one, the launch plan, the weights and the kernels' IR
+(runtime/cuda_model.py).
+
 `load_artifact` checks everything it can before running anything: that the
 file is a tar archive with an xtc manifest, of a format this xtc reads, that
 the library is the one the manifest describes (sha256), built for this kind
@@ -35,6 +39,7 @@ from xtc.runtime.archive import (
     sha256_of,
     write_archive,
 )
+from xtc.runtime.cuda_model import CudaModel, cuda_members, open_cuda_model
 from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.model import CompiledModel, TensorSpec
 
@@ -44,9 +49,10 @@ def export_artifact(model: CompiledModel, path: Path) -> Path:
     return write_archive(model.directory, Path(path))
 
 
-def load_artifact(path: str | Path) -> CompiledModel:
+def load_artifact(path: str | Path, device: str = "cuda") -> CompiledModel | CudaModel:
     """The model in an artifact written by `export_artifact` (or `xtc
-    compile`), checked and loaded (see the module doc)."""
+    compile`), checked and loaded (see the module doc); a CUDA artifact
+    (target "cuda") is a CudaModel on `device` (runtime/cuda_model.py)."""
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"{path}: no such file")
@@ -54,6 +60,8 @@ def load_artifact(path: str | Path) -> CompiledModel:
     directory = Path(owner.name)
     try:
         manifest = _extract(path, directory)
+        if _is_cuda(manifest):
+            return open_cuda_model(directory, manifest, owner, device)
         return open_model(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
@@ -120,7 +128,7 @@ def _extract(path: Path, directory: Path) -> dict[str, Any]:
                     f"{path}: not an xtc model (the archive has no {MANIFEST_NAME})"
                 )
             manifest = _read_manifest(archive, members[MANIFEST_NAME], path)
-            for name in MEMBERS:
+            for name in cuda_members(manifest) if _is_cuda(manifest) else MEMBERS:
                 member = members.get(name)
                 if member is None or not member.isfile():
                     raise ArtifactError(f"{path}: the archive has no {name}: it is incomplete")
@@ -136,6 +144,11 @@ def _extract(path: Path, directory: Path) -> dict[str, Any]:
             f"{path}: cannot be read ({e}): the file is truncated or corrupt"
         ) from None
     return manifest
+
+
+def _is_cuda(manifest: dict[str, Any]) -> bool:
+    target = manifest.get("target")
+    return isinstance(target, dict) and target.get("name") == "cuda"
 
 
 def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> dict[str, Any]:
