@@ -37,8 +37,14 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     driver) and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes)."""
-    from xtc.driver.compiler import compile_model
+    from xtc.driver.compiler import CompileError, compile_model
 
+    if target == "cuda":
+        from xtc.driver.cuda import compile_cuda_model
+
+        if tuning_records is not None:
+            raise CompileError("tuning_records is not supported for target 'cuda' yet")
+        return compile_cuda_model(model, input_shapes, opt_level)
     return compile_model(model, target, input_shapes, opt_level, tuning_records)
 
 

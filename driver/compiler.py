@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
-    from xtc.runtime.cuda_model import CudaModel
 
 TARGETS = ("llvm", "cuda")
 GRAPH_PASSES = (
@@ -116,18 +115,14 @@ def compile_model(
     timer: Timer = NO_TIMER,
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
-) -> CompiledModel | CudaModel:
+) -> CompiledModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
-    in compile_graph). For "cuda", a CudaModel (driver/cuda.py)."""
+    in compile_graph)."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.frontend.onnx import import_model
 
     _check_request(target, opt_level, tuning_records, dump_stages)
-    if target == "cuda":
-        from xtc.driver.cuda import compile_cuda_model
-
-        return compile_cuda_model(model, input_shapes, opt_level)
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with blob_storage().scope() as blobs:
@@ -231,8 +226,6 @@ def _compile_graph(
 
     if not imported:
         _check_request(target, opt_level, tuning_records, dump_stages)
-    if target == "cuda":
-        raise CompileError("a graph-level module compiles for llvm only: for cuda, use xtc.compile")
     records = _tuning_records(tuning_records)
     tuned: list[dict[str, Any]] = []
     if not imported:
@@ -405,9 +398,11 @@ def _check_request(
         raise CompileError(
             f"unknown target {target!r}: xtc compiles for llvm (this CPU) or cuda (NVIDIA GPUs)"
         )
-    if target == "cuda" and (tuning_records is not None or dump_stages):
-        option = "tuning_records" if tuning_records is not None else "dump_stages"
-        raise CompileError(f"{option} is not supported for target 'cuda' yet")
+    if target == "cuda":
+        raise CompileError(
+            "compile_model builds for llvm: xtc.compile(model, target='cuda') builds for CUDA "
+            "(xtc.driver.cuda.compile_cuda_model)"
+        )
     if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     unknown = [s for s in dump_stages if s not in DUMP_STAGES]
