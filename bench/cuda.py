@@ -263,7 +263,9 @@ def resnet50_table(compiled: dict[str, Any], repeat: int) -> list[dict[str, Any]
         entry: dict[str, Any] = {"batch": batch}
         try:
             model = compiled.get(f"resnet50/b{batch}")
-            if model is not None:
+            if model is None:
+                entry["xtc_error"] = "not compiled (see its row above)"
+            else:
                 inputs = random_inputs(build(f"resnet50/b{batch}"))
                 entry["xtc_ms"] = xtc_latency(model, inputs, repeat)
         except Exception as error:  # noqa: BLE001
