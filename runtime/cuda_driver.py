@@ -61,6 +61,7 @@ def _signatures() -> dict[str, tuple[object, ...]]:
         "cuLaunchKernel": (ptr, uint, uint, uint, uint, uint, uint, uint, ptr, pptr, pptr),
         "cuStreamCreate": (pptr, uint),
         "cuStreamSynchronize": (ptr,),
+        "cuCtxSynchronize": (),
         "cuEventCreate": (pptr, uint),
         "cuEventRecord": (ptr, ptr),
         "cuEventSynchronize": (ptr,),
@@ -195,6 +196,10 @@ class CudaDriver:
 
     def synchronize(self) -> None:
         self._call("cuStreamSynchronize", self.stream)
+
+    def synchronize_all(self) -> None:
+        """Waits for every stream of the context (another library's writes too)."""
+        self._call("cuCtxSynchronize")
 
     # launches
 

@@ -286,6 +286,10 @@ class CudaModel:
                 buffers[number] = pointer
         if isinstance(device, CudaDevice) and all(p is None for p in pointers):
             device.driver.replay(self._captured(device))
+        elif isinstance(device, CudaDevice):
+            # the device arrays may still be written on the stream of their library
+            device.driver.synchronize_all()
+            device.run(self.plan.launches, buffers)
         else:
             device.run(self.plan.launches, buffers)
         outputs = [np.empty(s.shape, s.dtype) for s in self.output_specs]
