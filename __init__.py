@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import onnx
 
     from xtc.plugins import OpPlugin
+    from xtc.runtime.cuda_model import CudaModel
     from xtc.runtime.model import CompiledModel
     from xtc.tune.tuning import TuningSummary
 
@@ -31,15 +32,23 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     opt_level: int = 3,
     tuning_records: str | os.PathLike[str] | None = None,
     cache: bool = True,
-) -> CompiledModel:
+) -> CompiledModel | CudaModel:
     """Compiles an ONNX model (a ModelProto or a path) to native code for
-    `target` and loads it: `.run(inputs)`, `.benchmark(inputs)`,
+    `target` ("llvm": this CPU; "cuda": an NVIDIA GPU, run through the CUDA
+    driver) and loads it: `.run(inputs)`, `.benchmark(inputs)`,
     `.export("model.tar")`. `input_shapes` fixes symbolic input dimensions
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes).
-    A model compiled before with the same request comes from the compile
-    cache ($XDG_CACHE_HOME/xtc); `cache=False` compiles and stores nothing."""
-    from xtc.driver.compiler import compile_model
+    A model compiled for the CPU before with the same request comes from
+    the compile cache ($XDG_CACHE_HOME/xtc); `cache=False` compiles and
+    stores nothing."""
+    from xtc.driver.compiler import CompileError, compile_model
 
+    if target == "cuda":
+        from xtc.driver.cuda import compile_cuda_model
+
+        if tuning_records is not None:
+            raise CompileError("tuning_records is not supported for target 'cuda' yet")
+        return compile_cuda_model(model, input_shapes, opt_level)
     return compile_model(model, target, input_shapes, opt_level, tuning_records, cache=cache)
 
 
@@ -72,7 +81,7 @@ def tune(
     )
 
 
-def load(path: str | os.PathLike[str]) -> CompiledModel:
+def load(path: str | os.PathLike[str]) -> CompiledModel | CudaModel:
     """The compiled model in an artifact written by `.export` or `xtc compile`."""
     from xtc.runtime.artifact import load_artifact
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from xtc.remarks import Remark
     from xtc.runtime.compile_cache import CompileCache
 
-TARGETS = ("llvm",)
+TARGETS = ("llvm", "cuda")
 GRAPH_PASSES = (
     "graph-simplify-inference",
     "graph-fold-scale-axis",
@@ -593,14 +593,14 @@ def _check_request(
     tuning_records: str | os.PathLike[str] | None,
     dump_stages: Sequence[str],
 ) -> None:
-    if target == "cuda":
-        raise CompileError(
-            "target 'cuda' builds PTX only, with no runtime to load it yet: "
-            "use xtc.driver.cuda.compile_cuda (xtc compile --target cuda)"
-        )
     if target not in TARGETS:
         raise CompileError(
-            f"unknown target {target!r}: xtc compiles for {', '.join(TARGETS)} (this CPU)"
+            f"unknown target {target!r}: xtc compiles for llvm (this CPU) or cuda (NVIDIA GPUs)"
+        )
+    if target == "cuda":
+        raise CompileError(
+            "compile_model builds for llvm: xtc.compile(model, target='cuda') builds for CUDA "
+            "(xtc.driver.cuda.compile_cuda_model)"
         )
     if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")

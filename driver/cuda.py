@@ -1,6 +1,7 @@
-"""`xtc compile --target cuda`, first slice: an ONNX model to the PTX of
-its kernels, checked by the pipeline only (no host library, no CUDA
-runtime yet: the artifact cannot run).
+"""`xtc.compile(model, target="cuda")` and `xtc compile --target cuda`: an
+ONNX model to the PTX of its kernels, and a CUDA model that runs them
+(runtime/cuda_model.py): the PTX, a cubin when `ptxas` is on PATH, the
+launch plan of the host code and the weights (runtime/cuda_plan.py).
 
 The pipeline is the CPU one up to the tir level (graph passes and fused
 kernels from -O1 on), with tir-expand-math at every level (its polynomials
@@ -11,13 +12,23 @@ convert-tir-to-gpu; the kernels become PTX through runtime/ptx.py.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc.driver.compiler import FAST_MATH, FUSED_LOWERINGS, GRAPH_PASSES, CompileError
+
+if TYPE_CHECKING:
+    from xtc.runtime.cuda_model import CudaModel
 
 GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
 
@@ -53,3 +64,106 @@ def compile_cuda(
     check_arch(arch)
     gpu = compile_graph_to_gpu(import_model(model, input_shapes), opt_level)
     return ptx(gpu, arch)
+
+
+PTXAS_TIMEOUT_S = 600
+
+
+def compile_cuda_model(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    opt_level: int = 3,
+    arch: str = "sm_80",
+    device: str = "cuda",
+) -> CudaModel:
+    """`model` compiled for CUDA: a CudaModel on `device` ("cuda", or
+    "interp" to run the kernels in the interpreter), its files in a
+    temporary directory (`.export` writes them as model.tar)."""
+    from xtc import __version__
+    from xtc.dialects.resource_blobs import blob_storage
+    from xtc.driver.compiler import _model_name, tensor_specs
+    from xtc.frontend.onnx import import_model
+    from xtc.runtime.archive import MANIFEST_NAME
+    from xtc.runtime.cuda_model import (
+        KERNELS_IR_NAME,
+        PLAN_NAME,
+        PTX_NAME,
+        WEIGHTS_NAME,
+        open_cuda_model,
+    )
+    from xtc.runtime.ptx import check_arch, ptx
+
+    check_arch(arch)
+    started = time.perf_counter()
+    owner = tempfile.TemporaryDirectory(prefix="xtc-cuda-model-")
+    directory = Path(owner.name)
+    try:
+        with blob_storage().scope():
+            graph = import_model(model, input_shapes)
+            inputs, outputs = tensor_specs(graph)
+            gpu = compile_graph_to_gpu(graph, opt_level)
+            plan = _plan(gpu)
+            (directory / PTX_NAME).write_text(ptx(gpu, arch))
+            (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
+        (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
+        (directory / WEIGHTS_NAME).write_bytes(plan.weights)
+        manifest: dict[str, Any] = {
+            "format": "xtc-model",
+            "format_version": 1,
+            "name": _model_name(model),
+            "xtc_version": __version__,
+            "inputs": [s.to_json() for s in inputs],
+            "outputs": [s.to_json() for s in outputs],
+            "target": {"name": "cuda", "arch": arch},
+            "opt_level": opt_level,
+            "pipeline": cuda_pipeline(opt_level),
+            "kernels": len({launch.kernel for launch in plan.launches}),
+            "launches": len(plan.launches),
+            "weights_bytes": len(plan.weights),
+            "temporary_bytes": sum(b.nbytes for b in plan.buffers if b.kind == "temporary"),
+            "cubin_arch": _cubin(directory, arch),
+        }
+        manifest["compile_seconds"] = round(time.perf_counter() - started, 3)
+        (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
+        return open_cuda_model(directory, manifest, owner, device)
+    except BaseException:
+        owner.cleanup()
+        raise
+
+
+def _plan(gpu: ModuleOp) -> Any:
+    from xtc.runtime.cuda_plan import PlanError, build_plan
+
+    try:
+        return build_plan(gpu)
+    except PlanError as e:
+        raise CompileError(str(e)) from None
+
+
+def _kernels_text(gpu: ModuleOp) -> str:
+    """The module's gpu.module alone, as text (what the interpreter device runs)."""
+    from xdsl.dialects import gpu as gpu_dialect
+
+    from xtc.driver.textual_ir import module_to_text
+
+    kernels = [op.clone() for op in gpu.ops if isinstance(op, gpu_dialect.ModuleOp)]
+    return module_to_text(ModuleOp(kernels))
+
+
+def _cubin(directory: Path, arch: str) -> str | None:
+    """Runs ptxas on the PTX when it is on PATH; the cubin's arch, or None
+    (no ptxas: the driver JITs the PTX). A ptxas failure is a CompileError."""
+    from xtc.runtime.cuda_model import CUBIN_NAME, PTX_NAME
+
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return None
+    command = [ptxas, f"-arch={arch}", "-o", str(directory / CUBIN_NAME), str(directory / PTX_NAME)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PTXAS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or ["(no message)"])[0]
+        raise CompileError(f"ptxas refused the PTX for {arch}: {first}")
+    return arch

@@ -63,14 +63,25 @@ class GpuFunctions(InterpreterFunctions):
         kernel = SymbolTable.lookup_symbol(op, op.kernel)
         if not isinstance(kernel, gpu.FuncOp):
             raise InterpretationError(f"gpu.launch_func: no gpu.func {op.kernel}")
-        grid, block, kernel_args = _xyz(args[0:3]), _xyz(args[3:6]), args[6:]
+        self.launch(interpreter, kernel, _xyz(args[0:3]), _xyz(args[3:6]), args[6:])
+        return ()
+
+    def launch(
+        self,
+        interpreter: Interpreter,
+        kernel: gpu.FuncOp,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        kernel_args: Args,
+    ) -> None:
+        """Runs `kernel` once per thread of the grid, one thread after another
+        (the CUDA runtime's interpreter device calls it too)."""
         self.place["grid"], self.place["block_dim"] = grid, block
         for block_id in _places(grid):
             self.place["block"] = block_id
             for thread_id in _places(block):
                 self.place["thread"] = thread_id
                 interpreter.run_ssacfg_region(kernel.body, kernel_args, kernel.sym_name.data)
-        return ()
 
     def _read(self, what: str, dimension: gpu.DimensionAttr) -> Results:
         return (self.place[what][DIMENSIONS.index(dimension.data.value)],)

@@ -10,6 +10,10 @@
     model.h         the C header of `xtc_run` and `xtc_last_error`, with the
                     shapes and statuses as macros
 
+A CUDA artifact (manifest target "cuda") holds instead the PTX, a cubin
+when ptxas made one, the launch plan, the weights and the kernels' IR
+(runtime/cuda_model.py).
+
 `load_artifact` checks everything it can before running anything: that the
 file is a tar archive with an xtc manifest, of a format this xtc reads, that
 the library is the one the manifest describes (sha256), built for this kind
@@ -37,6 +41,7 @@ from xtc.runtime.archive import (
     write_archive,
     write_manifest,
 )
+from xtc.runtime.cuda_model import CudaModel, cuda_members, open_cuda_model
 from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.model import CompiledModel, TensorSpec
 
@@ -46,22 +51,27 @@ def export_artifact(model: CompiledModel, path: Path) -> Path:
     return write_archive(model.directory, Path(path))
 
 
-def load_artifact(path: str | Path) -> CompiledModel:
+def load_artifact(path: str | Path, device: str = "cuda") -> CompiledModel | CudaModel:
     """The model in an artifact written by `export_artifact` (or `xtc
-    compile`), checked and loaded (see the module doc)."""
+    compile`), checked and loaded (see the module doc); a CUDA artifact
+    (target "cuda") is a CudaModel on `device` (runtime/cuda_model.py)."""
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"{path}: no such file")
     with path.open("rb") as source:
-        return read_archive(source, path)
+        return read_archive(source, path, device=device)
 
 
 def read_archive(
-    source: BinaryIO, where: str | Path, edit: Callable[[dict[str, Any]], None] | None = None
-) -> CompiledModel:
+    source: BinaryIO,
+    where: str | Path,
+    edit: Callable[[dict[str, Any]], None] | None = None,
+    device: str = "cuda",
+) -> CompiledModel | CudaModel:
     """The model in the artifact that the open file `source` holds from its
     current position (`where` names it in messages), checked and loaded;
-    `edit(manifest)` may change the manifest first (it is written back)."""
+    `edit(manifest)` may change the manifest first (it is written back). A
+    CUDA artifact is a CudaModel on `device`."""
     owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
     directory = Path(owner.name)
     try:
@@ -69,6 +79,8 @@ def read_archive(
         if edit is not None:
             edit(manifest)
             write_manifest(directory, manifest)
+        if _is_cuda(manifest):
+            return open_cuda_model(directory, manifest, owner, device)
         return open_model(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
@@ -135,7 +147,7 @@ def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
                     f"{path}: not an xtc model (the archive has no {MANIFEST_NAME})"
                 )
             manifest = _read_manifest(archive, members[MANIFEST_NAME], path)
-            for name in MEMBERS:
+            for name in cuda_members(manifest) if _is_cuda(manifest) else MEMBERS:
                 member = members.get(name)
                 if member is None or not member.isfile():
                     raise ArtifactError(f"{path}: the archive has no {name}: it is incomplete")
@@ -151,6 +163,11 @@ def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
             f"{path}: cannot be read ({e}): the file is truncated or corrupt"
         ) from None
     return manifest
+
+
+def _is_cuda(manifest: dict[str, Any]) -> bool:
+    target = manifest.get("target")
+    return isinstance(target, dict) and target.get("name") == "cuda"
 
 
 def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> dict[str, Any]:

@@ -3,7 +3,8 @@
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
                 [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [--no-cache]
                 [-j N] [-o model.tar]
-    xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline] [-o model.ptx]
+    xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline]
+                [-o model.tar | -o model.ptx]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
                 [--print-time --repeat N --number N] [--print-top N]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
@@ -128,10 +129,10 @@ CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks")
 
 
 def compile_for_cuda(args: argparse.Namespace) -> int:
-    """`xtc compile --target cuda`: the PTX of the model's kernels (no
-    host library or runtime yet)."""
+    """`xtc compile --target cuda`: a CUDA model.tar (PTX, cubin when ptxas
+    is here, launch plan, weights), or the PTX alone for `-o x.ptx`."""
     from xtc.driver.compiler import CompileError
-    from xtc.driver.cuda import compile_cuda, cuda_pipeline
+    from xtc.driver.cuda import compile_cuda, compile_cuda_model, cuda_pipeline
     from xtc.frontend.onnx import parse_input_shapes
 
     given = [o for o in CPU_ONLY_OPTIONS if getattr(args, o)]
@@ -139,20 +140,26 @@ def compile_for_cuda(args: argparse.Namespace) -> int:
         option = "--" + given[0].replace("_", "-")
         raise CompileError(f"{option} is not supported with --target cuda yet")
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
-    output = Path(args.output or Path(args.model).with_suffix(".ptx").name)
+    output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     started = time.perf_counter()
-    text = compile_cuda(args.model, shapes, args.opt_level, args.arch)
-    output.write_text(text)
+    if output.suffix == ".ptx":
+        text = compile_cuda(args.model, shapes, args.opt_level, args.arch)
+        output.write_text(text)
+        what = f"{text.count('.entry ')} kernels, PTX for {args.arch}"
+    else:
+        model = compile_cuda_model(args.model, shapes, args.opt_level, args.arch)
+        model.export(output)
+        manifest = model.manifest
+        binary = f", cubin for {args.arch}" if manifest["cubin_arch"] else ", no ptxas: PTX only"
+        what = (
+            f"{manifest['kernels']} kernels, {manifest['launches']} launches, PTX for "
+            f"{args.arch}{binary}; weights {_mib(manifest['weights_bytes'])}, "
+            f"temporaries {_mib(manifest['temporary_bytes'])}"
+        )
     if args.print_pipeline:
         print(cuda_pipeline(args.opt_level))
-    kernels = text.count(".entry ")
     print(
-        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
-        f"({kernels} kernels, PTX for {args.arch})",
-        file=sys.stderr,
-    )
-    print(
-        "xtc: note: PTX only: no host library or CUDA runtime yet, so the model cannot run",
+        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} ({what})",
         file=sys.stderr,
     )
     return 0
@@ -409,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     compiler.add_argument(
         "--target",
         default="llvm",
-        help="what to compile for (llvm: this CPU; cuda: PTX of the kernels, no runtime yet)",
+        help="what to compile for (llvm: this CPU; cuda: NVIDIA GPUs, run through the CUDA driver)",
     )
     compiler.add_argument(
         "--arch", default="sm_80", help="the CUDA architecture for --target cuda (default sm_80)"
@@ -471,7 +478,9 @@ def build_parser() -> argparse.ArgumentParser:
         "CPU count; 1: in this process)",
     )
     compiler.add_argument(
-        "-o", "--output", help="the artifact (default: MODEL.tar here; MODEL.ptx for cuda)"
+        "-o",
+        "--output",
+        help="the artifact (default: MODEL.tar here; for cuda, a .ptx name writes the PTX only)",
     )
 
     cache = commands.add_parser(
@@ -644,6 +653,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.frontend.onnx import OnnxImportError
     from xtc.runtime.artifact import ArtifactError
     from xtc.runtime.compile_cache import CacheError
+    from xtc.runtime.cuda_driver import CudaError
     from xtc.runtime.library import LibraryError
     from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
@@ -658,6 +668,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         LibraryError,
         ArtifactError,
         CacheError,
+        CudaError,
         InputError,
         ThreadCountError,
         DiagnosticException,

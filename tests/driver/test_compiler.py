@@ -13,13 +13,13 @@ from xdsl.utils.exceptions import VerifyException
 
 import xtc
 import xtc.interp
+from xtc.driver.compiler import CompileError, compile_graph, compile_model, pipeline
+from xtc.driver.pipelines import parse_pipeline, pipeline_steps
+from xtc.driver.textual_ir import module_to_text
 from xtc.frontend.onnx import import_model
 from xtc.runtime.model import InputError
 from xtc.runtime.timing import Timer
-from xtc.driver.compiler import CompileError, compile_graph, compile_model, pipeline
 from xtc.tools.model_builders import bert_encoder, resnet_like
-from xtc.driver.pipelines import parse_pipeline, pipeline_steps
-from xtc.driver.textual_ir import module_to_text
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -299,7 +299,7 @@ def test_benchmark_statistics(resnet: tuple[onnx.ModelProto, xtc.CompiledModel])
     "options, message",
     [
         ({"target": "rocm"}, "unknown target 'rocm'"),
-        ({"target": "cuda"}, "target 'cuda' builds PTX only"),
+        ({"target": "cuda", "tuning_records": "r.json"}, "tuning_records is not supported"),
         ({"opt_level": 4}, "opt_level must be 0, 1, 2 or 3"),
         ({"tuning_records": "/nonexistent/records.json"}, "no such file"),
     ],

@@ -60,7 +60,7 @@ def test_the_command_line_writes_ptx_that_ptxas_accepts(
     )  # fmt: skip
     assert status == 0, err
     assert out.strip() == cuda_pipeline(3)
-    assert "PTX for sm_90" in err and "no host library or CUDA runtime yet" in err
+    assert "PTX for sm_90" in err
     ptxas = shutil.which("ptxas")
     assert ptxas is not None
     result = subprocess.run(

@@ -1,0 +1,375 @@
+"""A model compiled for CUDA, in this process: its PTX (and a cubin when
+`ptxas` made one), its launch plan and weights (runtime/cuda_plan.py),
+replayed on a device.
+
+    m = xtc.compile("model.onnx", target="cuda")
+    m.run({"data": x})     # numpy arrays (copied) or __cuda_array_interface__ objects
+    m.benchmark([x])       # CUDA events around CUDA-graph replays
+    m.export("model.tar")
+
+Two devices run a plan: `cuda` (the GPU through the CUDA driver API,
+runtime/cuda_driver.py; the default) and `interp` (numpy buffers, each
+kernel run by the gpu-level interpreter, threads one after another: it
+checks the plan and the kernels numerically where there is no GPU). The
+device opens on the first run, so building and exporting need no GPU.
+
+On the GPU, weights are copied once; inputs given as numpy arrays are
+copied to buffers the model owns, and then one CUDA graph replays every
+launch; an input with `__cuda_array_interface__` (CuPy, PyTorch, Numba;
+C-contiguous) is read where it lies, its launches issued one by one.
+Outputs come back as new numpy arrays."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from xdsl.dialects import gpu
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+
+from xtc.runtime.archive import MANIFEST_NAME, ArtifactError
+from xtc.runtime.cuda_plan import Launch, Plan
+from xtc.runtime.errors import InputError
+from xtc.runtime.model import BenchmarkResult, TensorSpec, check_inputs
+
+PTX_NAME = "kernels.ptx"
+CUBIN_NAME = "kernels.cubin"
+KERNELS_IR_NAME = "kernels.mlir"
+PLAN_NAME = "plan.json"
+WEIGHTS_NAME = "weights.bin"
+CUDA_MEMBERS = (MANIFEST_NAME, PTX_NAME, KERNELS_IR_NAME, PLAN_NAME, WEIGHTS_NAME)
+"""The files of a CUDA artifact; CUBIN_NAME too when the manifest names a cubin."""
+DEVICES = ("cuda", "interp")
+
+
+class Device(Protocol):
+    """Where a plan's buffers live and its kernels run."""
+
+    def allocate(self, nbytes: int) -> Any: ...
+    def upload(self, buffer: Any, data: np.ndarray) -> None: ...
+    def download(self, buffer: Any, out: np.ndarray) -> None: ...
+    def run(self, launches: Sequence[Launch], buffers: Sequence[Any]) -> None: ...
+    def synchronize(self) -> None: ...
+
+
+def parse_kernels(text: str) -> ModuleOp:
+    """The gpu-level module text (kernels only) the interpreter device runs."""
+    from xdsl.context import Context
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.gpu import GPU
+    from xdsl.dialects.math import Math
+    from xdsl.dialects.memref import MemRef
+    from xdsl.dialects.scf import Scf
+    from xdsl.parser import Parser
+
+    from xtc.dialects.tir import TIR
+
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Math, MemRef, GPU, Scf, TIR):
+        ctx.load_dialect(dialect)
+    return Parser(ctx, text, "kernels.mlir").parse_module()
+
+
+class InterpreterDevice:
+    """numpy byte buffers; each launch runs its kernel with the gpu-level
+    interpreter (xtc.interp.gpu), one thread after another."""
+
+    def __init__(self, kernels: ModuleOp) -> None:
+        from xtc.interp import make_interpreter
+        from xtc.interp.gpu import GpuFunctions
+
+        self.interpreter = make_interpreter(kernels)
+        self.functions = GpuFunctions()
+        self.interpreter.register_implementations(self.functions, override=True)
+        self.kernels = {op.sym_name.data: op for op in kernels.walk() if isinstance(op, gpu.FuncOp)}
+
+    def allocate(self, nbytes: int) -> np.ndarray:
+        return np.zeros(nbytes, np.uint8)
+
+    def upload(self, buffer: np.ndarray, data: np.ndarray) -> None:
+        buffer[: data.nbytes] = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+
+    def download(self, buffer: np.ndarray, out: np.ndarray) -> None:
+        out.reshape(-1).view(np.uint8)[:] = buffer[: out.nbytes]
+
+    def run(self, launches: Sequence[Launch], buffers: Sequence[np.ndarray]) -> None:
+        for launch in launches:
+            kernel = self.kernels.get(launch.kernel)
+            if kernel is None:
+                raise ArtifactError(f"the model has no kernel {launch.kernel}")
+            args = tuple(
+                _view(buffers[b], offset, t)
+                for (b, offset), t in zip(launch.args, kernel.function_type.inputs, strict=True)
+            )
+            with np.errstate(all="ignore"):
+                self.functions.launch(self.interpreter, kernel, launch.grid, launch.block, args)
+
+    def synchronize(self) -> None:
+        pass
+
+
+def _view(buffer: np.ndarray, offset: int, t: Any) -> np.ndarray:
+    """The bytes of `buffer` from `offset` seen as the kernel parameter's memref type."""
+    from xtc.dialects.graph.constant import numpy_dtype
+
+    assert isinstance(t, MemRefType)
+    dtype = numpy_dtype(t.get_element_type())
+    shape = tuple(t.get_shape())
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return buffer[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+class CudaDevice:
+    """The GPU, through the CUDA driver: device pointers, the kernels of the
+    cubin when it was built for this GPU, else of the PTX (JIT)."""
+
+    def __init__(self, ptx: str, cubin: bytes | None, cubin_arch: str | None) -> None:
+        from xtc.runtime.cuda_driver import CudaDriver
+
+        self.driver = CudaDriver()
+        major, minor = self.driver.compute_capability()
+        self.arch = f"sm_{major}{minor}"
+        if cubin is not None and cubin_arch is not None and _runs_on(cubin_arch, major, minor):
+            self.module, self.loaded = self.driver.load_module(cubin), "cubin"
+        else:
+            self.module, self.loaded = self.driver.load_module(ptx.encode()), "ptx"
+        self.functions: dict[str, int] = {}
+
+    def function(self, name: str) -> int:
+        if name not in self.functions:
+            self.functions[name] = self.driver.function(self.module, name)
+        return self.functions[name]
+
+    def allocate(self, nbytes: int) -> int:
+        return self.driver.allocate(nbytes)
+
+    def upload(self, buffer: int, data: np.ndarray) -> None:
+        data = np.ascontiguousarray(data)
+        self.driver.upload(buffer, data.ctypes.data, data.nbytes)
+        self.driver.synchronize()  # `data` may be a temporary
+
+    def download(self, buffer: int, out: np.ndarray) -> None:
+        self.driver.download(out.ctypes.data, buffer, out.nbytes)
+
+    def bound(self, launches: Sequence[Launch], buffers: Sequence[int]) -> list[Any]:
+        return [
+            (self.function(launch.kernel), launch.grid, launch.block,
+             [buffers[b] + offset for b, offset in launch.args])
+            for launch in launches
+        ]  # fmt: skip
+
+    def run(self, launches: Sequence[Launch], buffers: Sequence[int]) -> None:
+        for function, grid, block, pointers in self.bound(launches, buffers):
+            self.driver.launch(function, grid, block, pointers)
+
+    def synchronize(self) -> None:
+        self.driver.synchronize()
+
+
+def _runs_on(arch: str, major: int, minor: int) -> bool:
+    """Whether a cubin for `arch` (sm_XY) runs on a GPU of compute capability major.minor."""
+    digits = arch.removeprefix("sm_").rstrip("a")
+    if not digits.isdigit() or len(digits) < 2:
+        return False
+    return int(digits[:-1]) == major and int(digits[-1]) <= minor
+
+
+def _device_pointer(value: Any, spec: TensorSpec) -> tuple[int, np.ndarray]:
+    """The device address of a __cuda_array_interface__ object, and an empty
+    stand-in array of its shape and dtype for the input checks."""
+    interface = value.__cuda_array_interface__
+    shape = tuple(int(d) for d in interface["shape"])
+    dtype = np.dtype(interface["typestr"])
+    strides = interface.get("strides")
+    if strides is not None and tuple(strides) != _c_strides(shape, dtype.itemsize):
+        raise InputError(f"input {spec.name!r} is a strided device array: make it contiguous")
+    stand_in = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape))
+    return int(interface["data"][0]), stand_in
+
+
+def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides: list[int] = []
+    step = itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+@dataclass
+class CudaModel:
+    """A CUDA model (see the module doc). `directory` holds the artifact's
+    files; `device` is "cuda" or "interp"."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    input_specs: list[TensorSpec]
+    output_specs: list[TensorSpec]
+    plan: Plan
+    owner: Any = None
+    device: str = "cuda"
+    _device: Any = field(default=None, repr=False)
+    _buffers: list[Any] = field(default_factory=list[Any], repr=False)
+    _graph: int | None = field(default=None, repr=False)
+
+    def open_device(self) -> Device:
+        """The device, opened and loaded with the weights on first use;
+        CudaError without a CUDA driver or device."""
+        if self._device is not None:
+            return self._device
+        if self.device not in DEVICES:
+            raise InputError(f"unknown device {self.device!r}: choose cuda or interp")
+        if self.device == "interp":
+            text = (self.directory / KERNELS_IR_NAME).read_text()
+            device: Any = InterpreterDevice(parse_kernels(text))
+        else:
+            cubin_path = self.directory / CUBIN_NAME
+            cubin = cubin_path.read_bytes() if cubin_path.is_file() else None
+            ptx = (self.directory / PTX_NAME).read_text()
+            device = CudaDevice(ptx, cubin, self.manifest.get("cubin_arch"))
+        weights = np.frombuffer(bytes(self.plan.weights), np.uint8)
+        buffers: list[Any] = []
+        for buffer in self.plan.buffers:
+            handle = device.allocate(buffer.nbytes)
+            if buffer.kind == "weight":
+                device.upload(handle, weights[buffer.offset : buffer.offset + buffer.nbytes])
+            buffers.append(handle)
+        self._device, self._buffers = device, buffers
+        return device
+
+    def _arguments(self, inputs: Any) -> tuple[list[np.ndarray | None], list[int | None]]:
+        """Each input as a host array to copy, or the device address to read."""
+        pointers: dict[int, int] = {}
+        if isinstance(inputs, np.ndarray):
+            inputs = [inputs]
+        if isinstance(inputs, dict):
+            values = dict(inputs)
+            names = {s.name: i for i, s in enumerate(self.input_specs)}
+            for key, value in inputs.items():
+                if hasattr(value, "__cuda_array_interface__") and key in names:
+                    spec = self.input_specs[names[key]]
+                    pointers[names[key]], values[key] = _device_pointer(value, spec)
+            arrays = check_inputs(self.input_specs, values)
+        elif isinstance(inputs, list | tuple):
+            values_list = list(inputs)
+            for i, (value, spec) in enumerate(zip(values_list, self.input_specs, strict=False)):
+                if hasattr(value, "__cuda_array_interface__"):
+                    pointers[i], values_list[i] = _device_pointer(value, spec)
+            arrays = check_inputs(self.input_specs, values_list)
+        else:
+            arrays = check_inputs(self.input_specs, inputs)
+        if pointers and self.device != "cuda":
+            raise InputError("device arrays (__cuda_array_interface__) need the cuda device")
+        host = [None if i in pointers else a for i, a in enumerate(arrays)]
+        return host, [pointers.get(i) for i in range(len(arrays))]
+
+    def run(self, inputs: Any) -> list[np.ndarray]:
+        """The outputs for `inputs` (a dict by name, or a list in the
+        model's input order), as new numpy arrays in the output order."""
+        host, pointers = self._arguments(inputs)
+        device = self.open_device()
+        buffers = list(self._buffers)
+        for number, array, pointer in zip(
+            self.plan.buffers_of("input"), host, pointers, strict=True
+        ):
+            if array is not None:
+                device.upload(buffers[number], array)
+            else:
+                buffers[number] = pointer
+        if isinstance(device, CudaDevice) and all(p is None for p in pointers):
+            device.driver.replay(self._captured(device))
+        elif isinstance(device, CudaDevice):
+            # the device arrays may still be written on the stream of their library
+            device.driver.synchronize_all()
+            device.run(self.plan.launches, buffers)
+        else:
+            device.run(self.plan.launches, buffers)
+        outputs = [np.empty(s.shape, s.dtype) for s in self.output_specs]
+        for number, out in zip(self.plan.buffers_of("output"), outputs, strict=True):
+            device.download(buffers[number], out)
+        device.synchronize()
+        return outputs
+
+    def _captured(self, device: CudaDevice) -> int:
+        """The CUDA graph of every launch on the model's own buffers."""
+        if self._graph is None:
+            self._graph = device.driver.capture(device.bound(self.plan.launches, self._buffers))
+        return self._graph
+
+    def benchmark(
+        self, inputs: Any, repeat: int = 5, number: int = 10, warmup: int = 1
+    ) -> BenchmarkResult:
+        """Times `repeat` blocks of `number` runs after `warmup` runs: on
+        the GPU, CUDA events around `number` replays of the model's graph
+        (inputs copied once, before); on the interpreter, wall time."""
+        if repeat < 1 or number < 1 or warmup < 0:
+            raise ValueError("repeat and number must be at least 1, warmup at least 0")
+        self.run(inputs)
+        device = self.open_device()
+        runs: list[float] = []
+        if isinstance(device, CudaDevice):
+            graph = self._captured(device)
+            start, end = device.driver.event(), device.driver.event()
+            for _ in range(warmup):
+                device.driver.replay(graph)
+            for _ in range(repeat):
+                device.driver.record(start)
+                for _ in range(number):
+                    device.driver.replay(graph)
+                device.driver.record(end)
+                runs.append(device.driver.elapsed_ms(start, end) / number)
+            return BenchmarkResult(tuple(runs), number)
+        for _ in range(warmup):
+            device.run(self.plan.launches, self._buffers)
+        for _ in range(repeat):
+            started = time.perf_counter()
+            for _ in range(number):
+                device.run(self.plan.launches, self._buffers)
+            runs.append((time.perf_counter() - started) * 1000.0 / number)
+        return BenchmarkResult(tuple(runs), number)
+
+    def export(self, path: str | Path) -> Path:
+        """Writes the artifact (model.tar: manifest, PTX, cubin, plan, weights, kernels IR)."""
+        return write_cuda_archive(self.directory, self.manifest, Path(path))
+
+
+def cuda_members(manifest: dict[str, Any]) -> tuple[str, ...]:
+    return CUDA_MEMBERS + ((CUBIN_NAME,) if manifest.get("cubin_arch") else ())
+
+
+def write_cuda_archive(directory: Path, manifest: dict[str, Any], path: Path) -> Path:
+    """The artifact files in `directory` as a tar archive at `path` (replaced atomically)."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with tarfile.open(partial, "w") as archive:
+            for name in cuda_members(manifest):
+                archive.add(directory / name, arcname=name, recursive=False)
+        partial.replace(path)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
+    return path
+
+
+def open_cuda_model(
+    directory: Path, manifest: dict[str, Any], owner: Any = None, device: str = "cuda"
+) -> CudaModel:
+    """A CudaModel over `directory` holding a CUDA artifact's files."""
+    from xtc.runtime.cuda_plan import PlanError
+
+    try:
+        inputs = [TensorSpec.from_json(e) for e in manifest["inputs"]]
+        outputs = [TensorSpec.from_json(e) for e in manifest["outputs"]]
+        plan_json = json.loads((directory / PLAN_NAME).read_text())
+        plan = Plan.from_json(plan_json, (directory / WEIGHTS_NAME).read_bytes())
+    except (KeyError, TypeError, ValueError, PlanError) as e:
+        raise ArtifactError(f"{directory}: malformed CUDA artifact ({e})") from None
+    return CudaModel(directory, manifest, inputs, outputs, plan, owner, device)

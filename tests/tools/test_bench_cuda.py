@@ -1,0 +1,69 @@
+"""bench/cuda.py, the GPU benchmark, without a GPU: a compiled job checked
+against onnxruntime (on the interpreter device), the ResNet-50 table with
+an uncompiled batch, and its command line."""
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from xtc.runtime import artifact
+
+BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "cuda.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    """bench/cuda.py imported by path (bench/ is a folder of scripts)."""
+    spec = importlib.util.spec_from_file_location("bench_cuda", BENCH_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def relu_sigmoid() -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 50])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 50])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Sigmoid", ["r"], ["y"], name="sigmoid"),
+    ]
+    graph = helper.make_graph(nodes, "rs", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_job_is_checked_against_onnxruntime(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    import xtc
+
+    monkeypatch.setattr(bench, "build", lambda job: relu_sigmoid())
+    monkeypatch.setattr(xtc, "load", lambda path: artifact.load_artifact(path, device="interp"))
+    path, seconds = bench.compile_job("rs/small", "sm_80", str(tmp_path))
+    rows: list[dict[str, Any]] = []
+    model = bench.check_job("rs/small", path, seconds, rows)
+    assert rows[0]["match"] == "ok" and rows[0]["launches"] == 1
+    assert "rs/small" in capsys.readouterr().out
+    monkeypatch.setattr(bench, "torch_latencies", lambda batch, repeat: (2.0, 1.0))
+    table = bench.resnet50_table({"resnet50/b1": model}, 2)
+    assert table[0]["torch_graph_ms"] == 1.0 and table[0]["xtc_ms"] > 0
+    assert table[1]["xtc_error"].startswith("not compiled")
+    out = capsys.readouterr().out
+    assert "xtc/graph" in out and "not compiled" in out
+
+
+def test_the_command_line_defaults(bench: ModuleType) -> None:
+    args = bench.parse_args([])
+    assert set(args.models.split(",")) == set(bench.MODEL_NAMES)
+    assert set(args.full.split(",")) <= set(bench.MODEL_NAMES)
+    assert args.repeat >= 20
