@@ -88,7 +88,7 @@ func.func @two(%x: memref<4xf32>, %y: memref<4xf32>) {
 // CHECK-NEXT:    func.call @scan_k0(%x)
 // CHECK-NEXT:    func.call @scan_k1(%x)
 // CHECK-LABEL: func.func @scan_k0(
-// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_b", kind = "blockIdx.x"} {
+// CHECK:         tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_b", kind = "blockIdx.x"} {
 // CHECK-NEXT:      tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_t", kind = "threadIdx.x"} {
 // CHECK-NEXT:        memref.store
 // CHECK-LABEL: func.func @scan_k1(
