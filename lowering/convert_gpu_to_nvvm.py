@@ -123,7 +123,7 @@ class LowerPowf(RewritePattern):
             return add(arith.ConstantOp(FloatAttr(value, f32)))
 
         def add(new: Operation) -> SSAValue:
-            rewriter.insert_op(new, InsertPoint.before(op))
+            rewriter.insert(new, InsertPoint.before(op))
             return new.results[0]
 
         log2 = add(llvm.CallIntrinsicOp("llvm.nvvm.lg2.approx.f", [add(math.AbsFOp(x))], [f32]))
@@ -140,7 +140,7 @@ class LowerPowf(RewritePattern):
         undefined = add(arith.AndIOp(negative, not_integer))
         real = add(arith.SelectOp(undefined, const(float("nan")), signed))
         zero_power = add(arith.CmpfOp(y, const(0.0), "oeq"))
-        rewriter.replace_op(op, arith.SelectOp(zero_power, const(1.0), real))
+        rewriter.replace(op, arith.SelectOp(zero_power, const(1.0), real))
 
 
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:

@@ -1,6 +1,7 @@
 """cuda-default-schedule: the default CUDA schedule, one thread per element of
-a kernel's output: the spatial loops of each kernel fused into one, split
-into blocks of threads, bound to blockIdx.x x threadIdx.x."""
+a kernel's output: each top-level loop nest of a function its own kernel,
+its spatial loops fused into one, split into blocks of threads, bound to
+blockIdx.x x threadIdx.x."""
 
 from __future__ import annotations
 
@@ -134,7 +135,8 @@ def outline_nest(pass_name: str, func: FuncOp, nest: ForOp, name: str) -> FuncOp
     for op in _pure_definitions(scalars, pass_name, func):
         body.add_op(op.clone(value_mapper=mapping))
     body.add_ops([nest.clone(value_mapper=mapping), ReturnOp()])
-    kernel = FuncOp(name, FunctionType.from_lists([b.type for b in buffers], []), Region(body))
+    signature = FunctionType.from_lists([b.type for b in buffers], [])
+    kernel = FuncOp(name, signature, Region(body), func.sym_visibility)
     call = CallOp(name, buffers, [])
     nest_parent = nest.parent_block()
     assert nest_parent is not None, "a top-level nest is in the function's body"
@@ -239,22 +241,38 @@ class CudaDefaultSchedule(ModulePass):
     """The default CUDA schedule: one thread per output element.
 
     Expects: tir-level functions; each function with loops and no bound
-    loop (those are left as scheduled) is one loop nest whose outer loops,
-    down to the first loop holding something else than one loop and pure
-    scalar ops, are serial from 0 with step 1 and independent (the spatial
-    loops of an elementwise, injective or reduction kernel from
-    convert-te-to-tir: a reduction's accumulator stays inside a thread).
+    loop (those are left as scheduled) holds loop nests at its top level,
+    with temporaries (memref.alloc/alloca/dealloc), pure scalar ops and
+    other ops whose results stay at the top level (a store initializing
+    an output); the outer loops of a nest, down to the first loop holding
+    something else than one loop and pure scalar ops, are serial from 0
+    with step 1 (the spatial loops of a kernel from convert-te-to-tir: a
+    reduction's accumulator stays inside a thread).
 
-    Produces: in each such function, those loops fused into one loop
-    `F` (tir-fuse: `i0_i1_...`), split by T (tir-split: `F_o`, `F_i`),
-    `F_o` bound to blockIdx.x and `F_i` to threadIdx.x, T the largest
-    divisor of the fused extent up to `threads` (so no tail remains).
-    convert-tir-to-gpu then makes each function a kernel.
+    Produces: a function that is not one nest becomes a host function:
+    each nest moves to a function `@<f>_k<i>` (in order) called in its
+    place, whose arguments are the buffers it uses (arguments of `@f`,
+    then temporaries, in order of definition), its pure scalar inputs
+    copied in; each run of other top-level ops moves likewise, in a nest
+    of one block (`once<i>_b`) of one thread (`once<i>_t`); a
+    memref.alloca at the top level becomes a memref.alloc freed before the
+    return, so the host allocates every temporary. In each one-nest
+    function, the independent outer loops (as tir-bind checks them), down
+    to the first that is not, are fused into one loop `F` (tir-fuse:
+    `i0_i1_...`), split by T (tir-split: `F_o`, `F_i`), `F_o` bound to
+    blockIdx.x and `F_i` to threadIdx.x, T the largest divisor of the
+    fused extent up to `threads` (no tail remains); the innermost spatial
+    loop varies fastest with threadIdx.x, so neighbouring threads write
+    neighbouring outputs. A nest whose outermost loop is not independent
+    (a reduction into one element) goes into loops `single_b` x
+    `single_t` of one iteration bound to blockIdx.x and threadIdx.x, with
+    a `gpu-single-thread` remark. convert-tir-to-gpu then makes each
+    one-nest function a kernel.
 
-    Refuses (naming the function): a function with several loop nests or
-    other ops around its nest (a conv2d's padding nest), a spatial loop
-    tir-bind would refuse for a dependence, and what tir-fuse and
-    tir-split refuse on the way (a loop from a non-zero bound).
+    Refuses (naming the function): a top-level op, other than a loop,
+    temporary or pure scalar op, whose result is used outside its run
+    (it cannot move to a kernel), and what tir-fuse and tir-split refuse
+    on the way (a loop from a non-zero bound).
 
     Command line: `cuda-default-schedule{threads=128}`.
     """
