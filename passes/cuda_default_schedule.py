@@ -159,7 +159,7 @@ def hoist_temporaries(func: FuncOp) -> None:
             func.body.block.insert_op_before(memref.DeallocOp.get(alloc.memref), returned)
 
 
-HOST_OPS = (ForOp, ReturnOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp)
+STAYS_ON_HOST = (ForOp, ReturnOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp)
 """What stays at a function's top level when its nests become kernels
 (with pure scalar ops): the nests (calls, then), its temporaries, its return."""
 
@@ -169,7 +169,7 @@ def wrap_stray_ops(pass_name: str, func: FuncOp) -> None:
     -> a nest of one block (`once<i>_b`) of one thread (`once<i>_t`)."""
     runs: list[list[Operation]] = [[]]
     for op in func.body.block.ops:
-        if isinstance(op, HOST_OPS) or is_pure_scalar(op):
+        if isinstance(op, STAYS_ON_HOST) or is_pure_scalar(op):
             if runs[-1]:
                 runs.append([])
         else:
