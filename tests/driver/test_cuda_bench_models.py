@@ -1,14 +1,17 @@
 """Every bench model (bench/models.py, smoke-test size) compiles for CUDA at
 -O3: its host code keeps to the host contract
 (xtc.lowering.convert_tir_to_gpu), ptxas accepts every kernel (skipped
-without ptxas), and the gpu level, run by the interpreter one thread after
-another, computes what the CPU build does.
+without ptxas), and the numbers hold: the gpu level run by the interpreter
+(one thread after another), and the CUDA-scheduled tir module lowered for
+the CPU (bound loops serial, at native speed), compute what the CPU build
+does.
 
-The default run compiles the quick models (about 10 s in all); the others
-(resnet50, vgg16/19, inception_v1: 5 to 10 s each) run with
-XTC_CUDA_ALL_MODELS=1. The interpreter check runs BERT by default
-(about 10 s); resnet18 and mobilenet_v2 (minutes each in the
-interpreter) run with XTC_CUDA_ALL_MODELS=1."""
+The default run takes the quick cases (about 40 s of CPU in all); the
+others run with XTC_CUDA_ALL_MODELS=1: the compile of resnet50, vgg16/19
+and inception_v1 (5 to 10 s each), the serial CPU run of the other models
+(5 to 30 s each), and the interpreter on resnet18 and mobilenet_v2 (more
+than 15 minutes each: the interpreter runs every scalar op in Python).
+"""
 
 from __future__ import annotations
 
@@ -26,9 +29,11 @@ from xdsl.dialects import func, gpu
 
 import xtc
 from xtc import interp
-from xtc.driver.cuda import compile_graph_to_gpu
+from xtc.driver.cuda import compile_graph_to_gpu, cuda_pipeline
+from xtc.driver.pipelines import apply_pipeline
 from xtc.frontend.onnx import import_model
 from xtc.lowering.convert_tir_to_gpu import HOST_OPS
+from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
 from xtc.runtime.ptx import ptx
 
 BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "models.py"
@@ -97,4 +102,24 @@ def test_the_gpu_level_computes_what_the_cpu_build_does(name: str) -> None:
     for e, g in zip(expected, got, strict=True):
         e = np.asarray(e)
         assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18", "bert"}))
+def test_the_cuda_schedule_run_serially_on_the_cpu_computes_what_the_cpu_build_does(
+    name: str,
+) -> None:
+    """Every transformation of cuda-default-schedule (kernels per nest, host
+    temporaries, fused and split loops) at native speed: convert-tir-to-llvm
+    runs bound loops serially, so the scheduled tir module lowered for the
+    CPU must give the CPU build's numbers."""
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    inputs = BENCH.random_inputs(model, seed=6)
+    expected = [np.asarray(e) for e in xtc.compile(model, target="llvm", opt_level=3).run(inputs)]
+    scheduled = cuda_pipeline(3).removesuffix(",convert-tir-to-gpu")
+    assert scheduled.endswith("cuda-default-schedule")
+    module = apply_pipeline(import_model(model), f"{scheduled},tir-plan-memory,convert-tir-to-llvm")
+    outputs = [aligned_empty(e.shape, e.dtype) for e in expected]
+    compile_module(module).call("main", [aligned_copy(a) for a in inputs.values()] + outputs)
+    for e, g in zip(expected, outputs, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
