@@ -45,10 +45,18 @@ def cuda_pipeline(opt_level: int = 3) -> str:
 
 
 def compile_graph_to_gpu(module: ModuleOp, opt_level: int = 3) -> ModuleOp:
-    """A graph-level module at the gpu level (a copy; `module` is unchanged)."""
+    """A graph-level module at the gpu level (a copy; `module` is
+    unchanged), its host code checked against the host contract
+    (xtc.lowering.convert_tir_to_gpu)."""
     from xtc.driver.pipelines import apply_pipeline
+    from xtc.lowering.convert_tir_to_gpu import GPULoweringError, check_host_code
 
-    return apply_pipeline(module.clone(), cuda_pipeline(opt_level))
+    gpu = apply_pipeline(module.clone(), cuda_pipeline(opt_level))
+    try:
+        check_host_code(gpu)
+    except GPULoweringError as error:
+        raise CompileError(str(error)) from None
+    return gpu
 
 
 def compile_cuda(

@@ -7,7 +7,9 @@ the gpu ops it has become NVVM intrinsics:
 - `gpu.thread_id x` -> `llvm.nvvm.read.ptx.sreg.tid.x` (ctaid for
   `gpu.block_id`, ntid for `gpu.block_dim`, nctaid for `gpu.grid_dim`),
   zero-extended to i64 (index);
-- `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`).
+- `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`);
+- f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
+  with C's rules for a zero exponent and a negative base.
 
 Memrefs are generic pointers (LLVM's NVPTX back end turns the accesses of
 kernel arguments into global ones). What the GPU has no definition of is
@@ -22,15 +24,24 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import func, gpu, llvm
-from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp, i32, i64
-from xdsl.ir import Operation
+from xdsl.dialects import arith, func, gpu, llvm, math
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    ModuleOp,
+    UnrealizedConversionCastOp,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
@@ -95,6 +106,43 @@ class LowerBarrier(RewritePattern):
         rewriter.replace(op, llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], []))
 
 
+class LowerPowf(RewritePattern):
+    """f32 `math.powf x, y` -> exp2(y · lg2|x|) with PTX's lg2.approx.f32
+    and ex2 (relative error ~2^-21), so that no libdevice `powf` is
+    needed; C's rules for what the logarithm misses: pow(x, 0) = 1, an odd
+    integer y keeps the sign of a negative x, a non-integer y of a
+    negative x gives NaN (LRN's pow of a positive base)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.PowFOp, rewriter: PatternRewriter) -> None:
+        if op.result.type != f32:
+            return
+        x, y = op.lhs, op.rhs
+
+        def const(value: float) -> SSAValue:
+            return add(arith.ConstantOp(FloatAttr(value, f32)))
+
+        def add(new: Operation) -> SSAValue:
+            rewriter.insert(new, InsertPoint.before(op))
+            return new.results[0]
+
+        log2 = add(llvm.CallIntrinsicOp("llvm.nvvm.lg2.approx.f", [add(math.AbsFOp(x))], [f32]))
+        magnitude = add(llvm.CallIntrinsicOp("llvm.exp2.f32", [add(arith.MulfOp(y, log2))], [f32]))
+        not_integer = add(arith.CmpfOp(y, add(math.TruncOp(y)), "une"))
+        half = add(arith.MulfOp(y, const(0.5)))
+        odd = add(arith.CmpfOp(half, add(math.TruncOp(half)), "one"))  # or not an integer
+        negative = add(arith.CmpfOp(x, const(0.0), "olt"))
+        signed = add(
+            arith.SelectOp(
+                add(arith.AndIOp(negative, odd)), add(arith.NegfOp(magnitude)), magnitude
+            )
+        )
+        undefined = add(arith.AndIOp(negative, not_integer))
+        real = add(arith.SelectOp(undefined, const(float("nan")), signed))
+        zero_power = add(arith.CmpfOp(y, const(0.0), "oeq"))
+        rewriter.replace(op, arith.SelectOp(zero_power, const(1.0), real))
+
+
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:
     """The kernel, cloned, as a `func.func` of its name (gpu.return ->
     func.return), so that convert-tir-to-llvm lowers it."""
@@ -135,7 +183,7 @@ def kernels_to_llvm(module: ModuleOp) -> ModuleOp:
         )
     lowered = ModuleOp([_kernel_as_function(k) for k in kernels])
     PatternRewriteWalker(
-        TypedPatternApplier([LowerIdToSpecialRegister(), LowerBarrier()])
+        TypedPatternApplier([LowerIdToSpecialRegister(), LowerBarrier(), LowerPowf()])
     ).rewrite_module(lowered)
     ConvertTirToLLVM().apply(Context(), lowered)
     _check_defined(lowered)

@@ -25,6 +25,33 @@ becomes
 
 so that callers (`@main`) are unchanged. A bound loop with a lower bound
 or a step other than 0 and 1 gets `lower + id * step`.
+
+The host contract (what a CUDA runtime walks to build its launch plan).
+After cuda-default-schedule and convert-tir-to-gpu on a model from
+convert-te-to-tir (any -O level), every `func.func` (`@main` and the host
+functions) holds only these ops, at its top level (no loops, no regions):
+
+- `func.call` of another host function (in order: a function with several
+  nests calls its launchers `@f_k0`, `@f_k1`, ... one after another);
+- `gpu.launch_func @xtc_kernels::@k`, grid and block sizes
+  `arith.constant` index values, its arguments memrefs only (no async
+  token, cluster or dynamic shared memory);
+- `memref.alloc` (static shape, maybe `alignment`) and `memref.dealloc`:
+  device buffers, intermediate tensors and a function's temporaries (a
+  temporary lives from its alloc to its dealloc, around the launches that
+  use it);
+- `memref.get_global @w`: a weight, a module-level `memref.global` with a
+  dense or resource initial value, constant;
+- `arith.constant` (index: the launch sizes);
+- `func.return` (no results: outputs are the arguments marked
+  `graph.output`).
+
+No memref view (reinterpret_cast, collapse_shape, expand_shape, subview),
+no memref.alloca, no memref.copy and no load or store occurs in host code:
+reshapes and concatenations are kernels at the tir level, and
+cuda-default-schedule moves every other op to a kernel of one thread.
+Kernels allocate no global memory (a rank-0 memref.alloca accumulator
+inside a thread is a register).
 """
 
 from __future__ import annotations
@@ -32,10 +59,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu
+from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -176,6 +204,42 @@ def _host_launcher(function: func.FuncOp, grid: list[int], block: list[int]) -> 
         arg_attrs=function.arg_attrs,
     )
     return host
+
+
+HOST_OPS = (
+    func.CallOp,
+    gpu.LaunchFuncOp,
+    memref.AllocOp,
+    memref.DeallocOp,
+    memref.GetGlobalOp,
+    arith.ConstantOp,
+    func.ReturnOp,
+)
+"""The ops host code may hold (the host contract of the module docstring)."""
+
+
+def check_host_code(module: ModuleOp) -> None:
+    """Refuses (GPULoweringError, pointing at the op) a `func.func` of the
+    module holding an op outside the host contract of the module
+    docstring, or a launch with other than memref arguments."""
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp):
+            continue
+        for op in function.body.ops:
+            if not isinstance(op, HOST_OPS):
+                raise GPULoweringError(
+                    f"@{function.sym_name.data}: '{op.name}' in host code; host functions "
+                    "call, launch, allocate, free and read weights only",
+                    op,
+                )
+            if isinstance(op, gpu.LaunchFuncOp) and not all(
+                isinstance(a.type, MemRefType) for a in op.kernelOperands
+            ):
+                raise GPULoweringError(
+                    f"@{function.sym_name.data}: a launch of {op.kernel} takes a non-memref "
+                    "argument",
+                    op,
+                )
 
 
 @dataclass(frozen=True)

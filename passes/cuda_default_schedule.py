@@ -1,6 +1,7 @@
 """cuda-default-schedule: the default CUDA schedule, one thread per element of
-a kernel's output: the spatial loops of each kernel fused into one, split
-into blocks of threads, bound to blockIdx.x x threadIdx.x."""
+a kernel's output: each top-level loop nest of a function its own kernel,
+its spatial loops fused into one, split into blocks of threads, bound to
+blockIdx.x x threadIdx.x."""
 
 from __future__ import annotations
 
@@ -8,17 +9,32 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from xtc.dialects.tir import ForOp
 from xtc.passes.independent_iterations import check_independent_iterations
 from xtc.passes.schedule_pass import PassOptionError, Refuser, SchedulePass
 from xtc.passes.tir_bind import MAX_THREADS_PER_BLOCK, bound_loops
 from xtc.passes.tir_fuse import TirFuse
-from xtc.passes.tir_loops import ScheduleError, is_pure_scalar, loop_name, only_inner_loop
+from xtc.passes.tir_loops import (
+    ScheduleError,
+    is_pure_scalar,
+    loop_name,
+    nest_of,
+    new_loop,
+    only_inner_loop,
+)
 from xtc.passes.tir_split import TirSplit
+from xtc.remarks import Remark, report
+
+GPU_SINGLE_THREAD = "gpu-single-thread"
+"""The remark category of a loop nest run by one thread: its outer loop's
+iterations may not run at once (a whole-tensor reduction)."""
 
 
 def threads_for(extent: int, most: int) -> int:
@@ -27,30 +43,197 @@ def threads_for(extent: int, most: int) -> int:
     return max(d for d in range(1, min(extent, most) + 1) if extent % d == 0)
 
 
-def spatial_chain(pass_name: str, func: FuncOp) -> list[ForOp]:
+def spatial_chain(func: FuncOp) -> list[ForOp]:
     """The function's one loop nest, from its outermost loop down through
     each loop that holds just one loop (and pure scalar ops): the loops
     whose iterations write distinct outputs in a kernel from
-    convert-te-to-tir. Refuses a body with several nests or other ops."""
-    name = func.sym_name.data
-    loops = [op for op in func.body.block.ops if isinstance(op, ForOp)]
-    others = [
-        op
-        for op in func.body.block.ops
-        if not isinstance(op, ForOp | ReturnOp) and not is_pure_scalar(op)
-    ]
-    if len(loops) != 1 or others:
-        what = f"{len(loops)} loop nests" if len(loops) != 1 else f"'{others[0].name}'"
-        raise ScheduleError(
-            pass_name,
-            f"@{name} has {what} at its top level; the default CUDA schedule makes a "
-            "kernel of a function that is one loop nest",
-            others[0] if others else func,
-        )
-    chain = [loops[0]]
+    convert-te-to-tir (split_nests leaves one nest per function)."""
+    chain = [next(op for op in func.body.block.ops if isinstance(op, ForOp))]
     while (inner := only_inner_loop(chain[-1])) is not None:
         chain.append(inner)
     return chain
+
+
+def independent_prefix(pass_name: str, func: FuncOp, chain: list[ForOp]) -> list[ForOp]:
+    """The outer loops of `chain` down to the first one whose iterations
+    may not run at once (as tir-bind checks it): the loops whose
+    iterations become threads."""
+    prefix: list[ForOp] = []
+    for loop in chain:
+        try:
+            check_independent_iterations(loop, Refuser(pass_name, func, loop))
+        except ScheduleError:
+            break
+        prefix.append(loop)
+    return prefix
+
+
+def is_one_nest(func: FuncOp) -> bool:
+    """Whether the function's body is one loop nest, pure scalar ops and
+    its return: a kernel as it stands."""
+    ops = list(func.body.block.ops)
+    loops = [op for op in ops if isinstance(op, ForOp)]
+    return len(loops) == 1 and all(
+        isinstance(op, ForOp | ReturnOp) or is_pure_scalar(op) for op in ops
+    )
+
+
+def _outside_values(nest: ForOp) -> list[SSAValue]:
+    """The values `nest` uses that are defined outside it, each once."""
+    inside = {id(op) for op in nest.walk()}
+    seen: dict[int, SSAValue] = {}
+    for op in nest.walk():
+        for value in op.operands:
+            owner = value.owner
+            defined_inside = (
+                id(owner.parent_op()) in inside if isinstance(owner, Block) else id(owner) in inside
+            )
+            if not defined_inside:
+                seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def _pure_definitions(values: list[SSAValue], pass_name: str, func: FuncOp) -> list[Operation]:
+    """The pure scalar ops that compute `values` (and what they use), in
+    the function's order, to be copied into a kernel."""
+    needed: dict[int, Operation] = {}
+    pending = [v.owner for v in values if isinstance(v.owner, Operation)]
+    while pending:
+        op = pending.pop()
+        if id(op) in needed:
+            continue
+        if not is_pure_scalar(op):
+            raise ScheduleError(
+                pass_name,
+                f"@{func.sym_name.data}: a loop nest uses '{op.name}' from the function's "
+                "top level, which is neither a buffer nor a pure scalar op",
+                op,
+            )
+        needed[id(op)] = op
+        pending += [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    return [op for op in func.body.block.ops if id(op) in needed]
+
+
+def _is_buffer(value: SSAValue) -> bool:
+    return isinstance(value.type, MemRefType)
+
+
+def outline_nest(pass_name: str, func: FuncOp, nest: ForOp, name: str) -> FuncOp:
+    """A function `name` holding `nest`, its arguments the buffers the nest
+    uses from `func` (arguments and temporaries, in the order they are
+    defined), its pure scalar inputs copied in; `nest` becomes a call."""
+    outside = _outside_values(nest)
+    order = {id(a): i for i, a in enumerate(func.args)}
+    order |= {id(r): len(order) + i for i, op in enumerate(func.body.block.ops) for r in op.results}
+    buffers = sorted((v for v in outside if _is_buffer(v)), key=lambda v: order[id(v)])
+    scalars = [v for v in outside if not _is_buffer(v)]
+    body = Block(arg_types=[b.type for b in buffers])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for i, (new, old) in enumerate(zip(body.args, buffers, strict=True)):
+        new.name_hint = old.name_hint or f"tmp{i}"
+        mapping[old] = new
+    for op in _pure_definitions(scalars, pass_name, func):
+        body.add_op(op.clone(value_mapper=mapping))
+    body.add_ops([nest.clone(value_mapper=mapping), ReturnOp()])
+    signature = FunctionType.from_lists([b.type for b in buffers], [])
+    kernel = FuncOp(name, signature, Region(body), func.sym_visibility)
+    call = CallOp(name, buffers, [])
+    nest_parent = nest.parent_block()
+    assert nest_parent is not None, "a top-level nest is in the function's body"
+    nest_parent.insert_op_before(call, nest)
+    nest.detach()
+    nest.erase()
+    return kernel
+
+
+def hoist_temporaries(func: FuncOp) -> None:
+    """The function's top-level `memref.alloca`s -> `memref.alloc`s freed
+    before it returns: buffers the host allocates in device memory."""
+    returned = func.body.block.last_op
+    assert isinstance(returned, ReturnOp), "a function body ends with its return"
+    for op in list(func.body.block.ops):
+        if isinstance(op, memref.AllocaOp):
+            alloc = memref.AllocOp(op.dynamic_sizes, [], op.memref.type, op.alignment)
+            alloc.memref.name_hint = op.memref.name_hint
+            Rewriter.replace_op(op, alloc)
+            func.body.block.insert_op_before(memref.DeallocOp.get(alloc.memref), returned)
+
+
+STAYS_ON_HOST = (ForOp, ReturnOp, memref.AllocOp, memref.AllocaOp, memref.DeallocOp)
+"""What stays at a function's top level when its nests become kernels
+(with pure scalar ops): the nests (calls, then), its temporaries, its return."""
+
+
+def wrap_stray_ops(pass_name: str, func: FuncOp) -> None:
+    """Each run of other top-level ops (a store initializing an output)
+    -> a nest of one block (`once<i>_b`) of one thread (`once<i>_t`)."""
+    runs: list[list[Operation]] = [[]]
+    for op in func.body.block.ops:
+        if isinstance(op, STAYS_ON_HOST) or is_pure_scalar(op):
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(op)
+    for i, run in enumerate(r for r in runs if r):
+        for op in run:
+            for result in op.results:
+                if any(use.operation not in run for use in result.uses):
+                    raise ScheduleError(
+                        pass_name,
+                        f"@{func.sym_name.data}: the result of '{op.name}' at the top level is "
+                        "used outside it; only loop nests and buffers move to kernels",
+                        op,
+                    )
+        once = new_loop(f"once{i}_b", 1, "blockIdx.x")
+        func.body.block.insert_op_before(once, run[0])
+        body = nest_of([once, new_loop(f"once{i}_t", 1, "threadIdx.x")])
+        for op in run:
+            op.detach()
+            body.add_op(op)
+
+
+def split_nests(pass_name: str, module: ModuleOp, func: FuncOp) -> list[FuncOp]:
+    """Each top-level loop nest of `func` -> a function `@<func>_k<i>` (in
+    order) called where the nest stood; `func`'s temporaries become host
+    allocations passed to them. The new functions, in order."""
+    hoist_temporaries(func)
+    wrap_stray_ops(pass_name, func)
+    nests = [op for op in func.body.block.ops if isinstance(op, ForOp)]
+    name = func.sym_name.data
+    kernels = [outline_nest(pass_name, func, nest, f"{name}_k{i}") for i, nest in enumerate(nests)]
+    for op in list(func.body.block.ops):
+        if is_pure_scalar(op) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    anchor: Operation = func
+    for kernel in kernels:
+        module.body.block.insert_op_after(kernel, anchor)
+        anchor = kernel
+    return kernels
+
+
+def single_thread(pass_name: str, func: FuncOp, nest: ForOp) -> None:
+    """`nest` inside loops of one iteration bound to blockIdx.x and
+    threadIdx.x: one thread runs it, which a remark says."""
+    block, thread = new_loop("single_b", 1, "blockIdx.x"), new_loop("single_t", 1, "threadIdx.x")
+    nest_parent = nest.parent_block()
+    assert nest_parent is not None, "a top-level nest is in the function's body"
+    nest_parent.insert_op_before(block, nest)
+    nest.detach()
+    inner = nest_of([block, thread])
+    inner.add_op(nest)
+    report(
+        Remark(
+            "missed",
+            GPU_SINGLE_THREAD,
+            pass_name,
+            f"@{func.sym_name.data}: loop '{loop_name(nest)}' may not run its iterations at "
+            "once (a reduction into one element); its nest runs as one block of one thread",
+            function=func.sym_name.data,
+            loop=loop_name(nest),
+            op=nest,
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -58,22 +241,38 @@ class CudaDefaultSchedule(ModulePass):
     """The default CUDA schedule: one thread per output element.
 
     Expects: tir-level functions; each function with loops and no bound
-    loop (those are left as scheduled) is one loop nest whose outer loops,
-    down to the first loop holding something else than one loop and pure
-    scalar ops, are serial from 0 with step 1 and independent (the spatial
-    loops of an elementwise, injective or reduction kernel from
-    convert-te-to-tir: a reduction's accumulator stays inside a thread).
+    loop (those are left as scheduled) holds loop nests at its top level,
+    with temporaries (memref.alloc/alloca/dealloc), pure scalar ops and
+    other ops whose results stay at the top level (a store initializing
+    an output); the outer loops of a nest, down to the first loop holding
+    something else than one loop and pure scalar ops, are serial from 0
+    with step 1 (the spatial loops of a kernel from convert-te-to-tir: a
+    reduction's accumulator stays inside a thread).
 
-    Produces: in each such function, those loops fused into one loop
-    `F` (tir-fuse: `i0_i1_...`), split by T (tir-split: `F_o`, `F_i`),
-    `F_o` bound to blockIdx.x and `F_i` to threadIdx.x, T the largest
-    divisor of the fused extent up to `threads` (so no tail remains).
-    convert-tir-to-gpu then makes each function a kernel.
+    Produces: a function that is not one nest becomes a host function:
+    each nest moves to a function `@<f>_k<i>` (in order) called in its
+    place, whose arguments are the buffers it uses (arguments of `@f`,
+    then temporaries, in order of definition), its pure scalar inputs
+    copied in; each run of other top-level ops moves likewise, in a nest
+    of one block (`once<i>_b`) of one thread (`once<i>_t`); a
+    memref.alloca at the top level becomes a memref.alloc freed before the
+    return, so the host allocates every temporary. In each one-nest
+    function, the independent outer loops (as tir-bind checks them), down
+    to the first that is not, are fused into one loop `F` (tir-fuse:
+    `i0_i1_...`), split by T (tir-split: `F_o`, `F_i`), `F_o` bound to
+    blockIdx.x and `F_i` to threadIdx.x, T the largest divisor of the
+    fused extent up to `threads` (no tail remains); the innermost spatial
+    loop varies fastest with threadIdx.x, so neighbouring threads write
+    neighbouring outputs. A nest whose outermost loop is not independent
+    (a reduction into one element) goes into loops `single_b` x
+    `single_t` of one iteration bound to blockIdx.x and threadIdx.x, with
+    a `gpu-single-thread` remark. convert-tir-to-gpu then makes each
+    one-nest function a kernel.
 
-    Refuses (naming the function): a function with several loop nests or
-    other ops around its nest (a conv2d's padding nest), a spatial loop
-    tir-bind would refuse for a dependence, and what tir-fuse and
-    tir-split refuse on the way (a loop from a non-zero bound).
+    Refuses (naming the function): a top-level op, other than a loop,
+    temporary or pure scalar op, whose result is used outside its run
+    (it cannot move to a kernel), and what tir-fuse and tir-split refuse
+    on the way (a loop from a non-zero bound).
 
     Command line: `cuda-default-schedule{threads=128}`.
     """
@@ -90,15 +289,16 @@ class CudaDefaultSchedule(ModulePass):
             )
 
     def schedule_of(self, func: FuncOp) -> list[SchedulePass]:
-        """The schedule passes that fuse and split `func`'s spatial loops,
-        once each is shown independent (as tir-bind checks it: after the
-        fusion its index is a division and a remainder, which the check
-        cannot follow; distinct iterations of the fused loop differ in a
-        first original loop, whose iterations write apart)."""
+        """The schedule passes that fuse and split `func`'s independent
+        outer loops (as tir-bind checks them: after the fusion the index
+        is a division and a remainder, which the check cannot follow;
+        distinct iterations of the fused loop differ in a first original
+        loop, whose iterations write apart); none when the outermost loop
+        is not independent."""
         name = func.sym_name.data
-        chain = spatial_chain(self.name, func)
-        for loop in chain:
-            check_independent_iterations(loop, Refuser(self.name, func, loop))
+        chain = independent_prefix(self.name, func, spatial_chain(func))
+        if not chain:
+            return []
         steps: list[SchedulePass] = []
         fused = loop_name(chain[-1])
         for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect
@@ -117,13 +317,20 @@ class CudaDefaultSchedule(ModulePass):
             and any(isinstance(o, ForOp) for o in f.body.walk())
             and not bound_loops(f)
         ]
-        schedules = {f.sym_name.data: self.schedule_of(f) for f in functions}
+        kernels: list[FuncOp] = []
+        for f in functions:
+            kernels += [f] if is_one_nest(f) else split_nests(self.name, op, f)
+        kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
+        schedules = {f.sym_name.data: self.schedule_of(f) for f in kernels}
         for steps in schedules.values():
             for step in steps:
                 step.apply(ctx, op)
-        for f in functions:
-            blocks = next(o for o in f.body.block.ops if isinstance(o, ForOp))
-            threads = only_inner_loop(blocks)
+        for f in kernels:
+            nest = next(o for o in f.body.block.ops if isinstance(o, ForOp))
+            if not schedules[f.sym_name.data]:
+                single_thread(self.name, f, nest)
+                continue
+            threads = only_inner_loop(nest)
             assert threads is not None, "tir-split leaves no tail: the factor divides"
-            blocks.properties["kind"] = StringAttr("blockIdx.x")
+            nest.properties["kind"] = StringAttr("blockIdx.x")
             threads.properties["kind"] = StringAttr("threadIdx.x")

@@ -45,29 +45,77 @@ func.func @bound(%x: memref<4xf32>) {
 
 // -----
 
-// Two nests make two kernels: not one function.
-// CHECK: error: cuda-default-schedule: @two has 2 loop nests at its top level; the default CUDA schedule makes a kernel of a function that is one loop nest
-func.func @two(%x: memref<4xf32>) {
+// Each top-level nest becomes a function @<f>_k<i> called in its place;
+// the temporary (an alloca here) is allocated by the host function, passed
+// to the nests that use it (after the function arguments), and freed
+// before the return. The padding
+// nest's constant is copied into its function.
+// CHECK-LABEL: func.func @two(
+// CHECK-NEXT:    %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    func.call @two_k0(%x, %[[T]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    func.call @two_k1(%y, %[[T]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:    memref.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @two_k0(%x: memref<4xf32>, %t: memref<4xf32>) {
+// CHECK-NEXT:    arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "i_o", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 4 step 1 {name = "i_i", kind = "threadIdx.x"} {
+// CHECK-NOT:   memref.alloc
+// CHECK-LABEL: func.func @two_k1(%y: memref<4xf32>, %t: memref<4xf32>) {
+// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "j_o", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 4 step 1 {name = "j_i", kind = "threadIdx.x"} {
+func.func @two(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %t = memref.alloca() : memref<4xf32>
+  %two = arith.constant 2.000000e+00 : f32
   tir.for %i = 0 to 4 step 1 {name = "i", kind = "serial"} {
     %v = memref.load %x[%i] : memref<4xf32>
-    memref.store %v, %x[%i] : memref<4xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %t[%i] : memref<4xf32>
   }
   tir.for %j = 0 to 4 step 1 {name = "j", kind = "serial"} {
-    %v = memref.load %x[%j] : memref<4xf32>
-    memref.store %v, %x[%j] : memref<4xf32>
+    %v = memref.load %t[%j] : memref<4xf32>
+    memref.store %v, %y[%j] : memref<4xf32>
   }
   func.return
 }
 
 // -----
 
-// Each iteration reads what the one before wrote.
-// CHECK: error: cuda-default-schedule: loop 'i' in @scan may let two iterations touch one element of %x (argument 0)
+// Each iteration reads what the one before wrote: the nest runs on one
+// block of one thread (a gpu-single-thread remark says so); the store
+// before it becomes a kernel of one thread too.
+// CHECK-LABEL: func.func @scan(
+// CHECK-NEXT:    func.call @scan_k0(%x)
+// CHECK-NEXT:    func.call @scan_k1(%x)
+// CHECK-LABEL: func.func @scan_k0(
+// CHECK:         tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_b", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_t", kind = "threadIdx.x"} {
+// CHECK-NEXT:        memref.store
+// CHECK-LABEL: func.func @scan_k1(
+// CHECK:         tir.for %{{.*}} = 0 to 1 step 1 {name = "single_b", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 1 step 1 {name = "single_t", kind = "threadIdx.x"} {
+// CHECK-NEXT:        tir.for %{{.*}} = 1 to 8 step 1 {name = "i", kind = "serial"} {
 func.func @scan(%x: memref<8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  memref.store %zero, %x[%c0] : memref<8xf32>
   tir.for %i = 1 to 8 step 1 {name = "i", kind = "serial"} {
     %one = arith.constant 1 : index
     %p = arith.subi %i, %one : index
     %v = memref.load %x[%p] : memref<8xf32>
+    memref.store %v, %x[%i] : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A top-level op whose result a nest uses cannot move into a kernel.
+// CHECK: error: cuda-default-schedule: @stray: the result of 'memref.load' at the top level is used outside it; only loop nests and buffers move to kernels
+func.func @stray(%x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<8xf32>
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {
     memref.store %v, %x[%i] : memref<8xf32>
   }
   func.return

@@ -22,6 +22,8 @@ CASES = {
     "matmul, default schedule": (matmul(6, 5, 7), "cuda-default-schedule"),
     "max_pool2d, default schedule": (pool("max_pool2d", 2, 6, 3, 1, 0), "cuda-default-schedule"),
     "conv2d without padding": (conv2d(2, 5, 3, 3, 1, 0), "cuda-default-schedule{threads=8}"),
+    # two kernels: the padding nest, then the convolution, on a host temporary
+    "conv2d with padding": (conv2d(2, 5, 3, 3, 1, 1), "cuda-default-schedule{threads=8}"),
 }
 
 

@@ -11,14 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, i32
+from xdsl.dialects.func import CallOp
+from xdsl.dialects.gpu import FuncOp as GpuFuncOp
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
 from xtc.driver.pipelines import apply_pipeline
-from xtc.passes.cuda_default_schedule import CudaDefaultSchedule, threads_for
+from xtc.driver.textual_ir import parse_module
+from xtc.passes.cuda_default_schedule import GPU_SINGLE_THREAD, CudaDefaultSchedule, threads_for
 from xtc.passes.schedule_pass import PassOptionError
-from xtc.passes.tir_loops import ScheduleError
+from xtc.remarks import collect_remarks
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
 from xtc.testing.schedules import add, conv2d, kernel_function, lower, matmul, pool
@@ -70,10 +74,67 @@ def test_ptxas_accepts_the_scheduled_model(name: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_a_function_of_several_nests_is_refused() -> None:
+def test_each_nest_of_a_function_becomes_a_kernel_its_host_calls() -> None:
     padded = lower(conv2d(2, 5, 3, 3, 1, 1))  # the padding nest, then the convolution
-    with pytest.raises(ScheduleError, match="@conv2d_0 has 2 loop nests at its top level"):
-        apply_pipeline(padded.tir.clone(), "cuda-default-schedule")
+    scheduled = apply_pipeline(padded.tir.clone(), "cuda-default-schedule")
+    host = kernel_function(scheduled, "conv2d_0")
+    assert [op.name for op in host.body.block.ops] == [
+        "memref.alloc",
+        "func.call",
+        "func.call",
+        "memref.dealloc",
+        "func.return",
+    ]
+    calls = [op for op in host.body.block.ops if isinstance(op, CallOp)]
+    assert [c.callee.string_value() for c in calls] == ["conv2d_0_k0", "conv2d_0_k1"]
+    padded_input = host.body.block.first_op
+    assert padded_input is not None
+    assert all(padded_input.results[0] in c.arguments for c in calls)
+    for name in ("conv2d_0_k0", "conv2d_0_k1"):
+        kernel = kernel_function(scheduled, name)
+        outer = next(op for op in kernel.body.block.ops if isinstance(op, ForOp))
+        assert outer.kind.data == "blockIdx.x"
+        assert not any(isinstance(op, memref.AllocOp) for op in kernel.walk())
+    inputs = random_inputs(padded.graph, seed=3)
+    for e, g in zip(interp.run(padded.tir, inputs), interp.run(scheduled, inputs), strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+SUM_INTO_ONE = """
+func.func @main(%x: memref<8xf32>, %y: memref<f32> {graph.output = 0 : i64}) {
+  func.call @total(%x, %y) : (memref<8xf32>, memref<f32>) -> ()
+  func.return
+}
+func.func @total(%x: memref<8xf32>, %y: memref<f32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  memref.store %zero, %y[] : memref<f32>
+  tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %s = memref.load %y[] : memref<f32>
+    %t = arith.addf %s, %v : f32
+    memref.store %t, %y[] : memref<f32>
+  }
+  func.return
+}
+"""
+
+
+def test_a_reduction_into_one_element_runs_on_one_thread_and_says_so() -> None:
+    with collect_remarks() as remarks:
+        gpu = apply_pipeline(parse_module(SUM_INTO_ONE), "cuda-default-schedule,convert-tir-to-gpu")
+    assert [(r.category, r.function, r.loop) for r in remarks] == [
+        (GPU_SINGLE_THREAD, "total_k1", "i")
+    ]
+    kernels = {k.sym_name.data: k for k in gpu.walk() if isinstance(k, GpuFuncOp)}
+    assert set(kernels) == {"total_k0", "total_k1"}  # the store of 0, then the sum
+    for kernel in kernels.values():
+        for sizes in ("gpu.known_block_size", "gpu.known_grid_size"):
+            assert kernel.attributes[sizes] == DenseArrayBase.from_list(i32, [1, 1, 1])
+    host = kernel_function(gpu, "total")
+    assert {op.name for op in host.body.block.ops} == {"func.call", "func.return"}
+    x = np.arange(8, dtype=np.float32)
+    (total,) = interp.run(gpu, [x])
+    assert float(total) == 28.0
 
 
 def test_threads_out_of_range_is_a_bad_option() -> None:

@@ -120,6 +120,14 @@ def test_a_barrier_is_bar_sync(tmp_path: Path) -> None:
     assert assemble(text, "sm_90", tmp_path).returncode == 0
 
 
+@needs_ptxas
+def test_powf_is_exp2_of_a_logarithm_with_no_libdevice(tmp_path: Path) -> None:
+    text = ptx(parse_module(BARRIER.replace("%w = MATH %v", "%w = math.powf %v, %v")), "sm_90")
+    assert "lg2.approx" in text and "ex2.approx" in text
+    assert "powf" not in text
+    assert assemble(text, "sm_90", tmp_path).returncode == 0
+
+
 def test_math_without_an_nvptx_instruction_is_refused() -> None:
     module = parse_module(BARRIER.replace("MATH", "math.exp"))
     with pytest.raises(NVVMLoweringError, match="a kernel calls llvm.exp.f32, which NVPTX has"):

@@ -1,0 +1,125 @@
+"""Every bench model (bench/models.py, smoke-test size) compiles for CUDA at
+-O3: its host code keeps to the host contract
+(xtc.lowering.convert_tir_to_gpu), ptxas accepts every kernel (skipped
+without ptxas), and the numbers hold: the gpu level run by the interpreter
+(one thread after another), and the CUDA-scheduled tir module lowered for
+the CPU (bound loops serial, at native speed), compute what the CPU build
+does.
+
+The default run takes the quick cases (about 40 s of CPU in all); the
+others run with XTC_CUDA_ALL_MODELS=1: the compile of resnet50, vgg16/19
+and inception_v1 (5 to 10 s each), the serial CPU run of the other models
+(5 to 30 s each), and the interpreter on resnet18 and mobilenet_v2 (more
+than 15 minutes each: the interpreter runs every scalar op in Python).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from xdsl.dialects import func, gpu
+
+import xtc
+from xtc import interp
+from xtc.driver.cuda import compile_graph_to_gpu, cuda_pipeline
+from xtc.driver.pipelines import apply_pipeline
+from xtc.frontend.onnx import import_model
+from xtc.lowering.convert_tir_to_gpu import HOST_OPS
+from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
+from xtc.runtime.ptx import ptx
+
+BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "models.py"
+ALL_MODELS = os.environ.get("XTC_CUDA_ALL_MODELS") == "1"
+SLOW_TO_COMPILE = {"resnet50", "vgg16", "vgg19", "inception_v1"}
+
+
+def _bench() -> ModuleType:
+    """bench/models.py imported by path (bench/ is a folder of scripts)."""
+    spec = importlib.util.spec_from_file_location("bench_models_cuda", BENCH_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+BENCH = _bench()
+
+
+def _models(names: list[str], quick: set[str]) -> list[object]:
+    """`names` as test parameters, those not `quick` skipped unless
+    XTC_CUDA_ALL_MODELS=1."""
+    slow = pytest.mark.skipif(not ALL_MODELS, reason="slow: set XTC_CUDA_ALL_MODELS=1")
+    return [pytest.param(n, marks=[] if n in quick else [slow]) for n in names]
+
+
+@pytest.mark.parametrize(
+    "name", _models(list(BENCH.MODEL_NAMES), set(BENCH.MODEL_NAMES) - SLOW_TO_COMPILE)
+)
+def test_the_model_compiles_for_cuda_and_ptxas_accepts_it(name: str, tmp_path: Path) -> None:
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    module = compile_graph_to_gpu(import_model(model), 3)
+    launches = [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
+    kernels = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
+    assert launches and len(launches) == len(kernels)
+    for host in (op for op in module.ops if isinstance(op, func.FuncOp)):
+        assert all(isinstance(op, HOST_OPS) for op in host.body.ops), host.sym_name.data
+    for kernel in kernels:
+        assert not any(op.name == "memref.alloc" for op in kernel.walk()), kernel.sym_name.data
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("CUDA's ptxas is not on PATH")
+    text = ptx(module, "sm_90")
+    assert text.count(".entry") == len(kernels)
+    (tmp_path / "model.ptx").write_text(text)
+    result = subprocess.run(
+        [ptxas, "-arch=sm_90", str(tmp_path / "model.ptx"), "-o", str(tmp_path / "model.cubin")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", _models(["bert", "resnet18", "mobilenet_v2"], {"bert"}))
+def test_the_gpu_level_computes_what_the_cpu_build_does(name: str) -> None:
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    inputs = BENCH.random_inputs(model, seed=5)
+    expected = xtc.compile(model, target="llvm", opt_level=3).run(inputs)
+    got = interp.run(compile_graph_to_gpu(import_model(model), 3), inputs)
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got, strict=True):
+        e = np.asarray(e)
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18", "bert"}))
+def test_the_cuda_schedule_run_serially_on_the_cpu_computes_what_the_cpu_build_does(
+    name: str,
+) -> None:
+    """Every transformation of cuda-default-schedule (kernels per nest, host
+    temporaries, fused and split loops) at native speed: convert-tir-to-llvm
+    runs bound loops serially, so the scheduled tir module lowered for the
+    CPU must give the CPU build's numbers."""
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    inputs = BENCH.random_inputs(model, seed=6)
+    expected = [np.asarray(e) for e in xtc.compile(model, target="llvm", opt_level=3).run(inputs)]
+    scheduled = cuda_pipeline(3).removesuffix(",convert-tir-to-gpu")
+    assert scheduled.endswith("cuda-default-schedule")
+    module = apply_pipeline(import_model(model), f"{scheduled},tir-plan-memory,convert-tir-to-llvm")
+    outputs = [aligned_empty(e.shape, e.dtype) for e in expected]
+    compile_module(module).call("main", [aligned_copy(a) for a in inputs.values()] + outputs)
+    for e, g in zip(expected, outputs, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
