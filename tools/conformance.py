@@ -2,7 +2,9 @@
 
 `python -m xtc.tools.conformance` (or `xtc conformance`) collects the node
 test cases of the installed `onnx` package, imports each model, runs it on the
-case's inputs and compares with the case's outputs at the case's rtol/atol.
+case's inputs (all of them, at run time; inputs that determine shapes are
+specialized on their values, see driver/specializing.py) and compares with
+the case's outputs at the case's rtol/atol.
 Each case runs in a worker process with a timeout: a crash or a hang costs
 that case only. Prints a per-op table and `N passed, N failed`.
 
@@ -118,6 +120,7 @@ def _collect_models() -> dict[str, ModelCase]:
         t.name: ModelCase(t.name, t.kind, t.model_dir, t.rtol, t.atol)
         for kind in MODEL_KINDS
         for t in loader.load_model_tests(kind=kind)
+        if t.model_dir is not None  # the shipped directories always have one
     }
 
 
@@ -173,108 +176,47 @@ def _arrays(values: Sequence[Any]) -> list[Any]:
     return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
 
 
-NEEDS_CONSTANT = "must be a constant"
-
-
-def _import(case: Any, freeze: dict[str, Any] | None = None) -> Any:
-    from xtc.frontend.onnx import import_model
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return import_model(case.model, freeze=freeze)
-
-
-def _import_freezing(case: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
-    """Imports the case, freezing each graph input that the importer says
-    must be constant to this data set's value, one at a time."""
-    from xtc.frontend.onnx import OnnxImportError
-
-    frozen: dict[str, Any] = {}
-    nodes = {n.name or f"{n.op_type}_{i}": n for i, n in enumerate(case.model.graph.node)}
-    while True:
-        try:
-            return _import(case, frozen), list(frozen)
-        except OnnxImportError as e:
-            found = re.search(r"node '([^']*)'.*\(input (\d+)\) " + NEEDS_CONSTANT, str(e))
-            if found is None or found[1] not in nodes:
-                raise
-            name = nodes[found[1]].input[int(found[2])]
-            if name not in values or name in frozen:
-                raise
-            frozen[name] = values[name]
-
-
-def _runner(module: Any, path: str) -> Any:
-    """A function from the inputs to the outputs on `path`."""
-    from xtc import interp
-
-    if path == "native":
-        from xtc.driver.compiler import compile_graph
-
-        return compile_graph(module).run
-    return lambda inputs: interp.run(module, inputs)
-
-
 def run_case(case: Any, path: str) -> CaseResult:
     """Imports and runs one case on `path` ("interp" or "native").
 
-    Some cases feed shapes, axes or sizes as ordinary inputs; xtc compiles
-    static shapes, so when the importer needs such an input constant, the
-    case's integer inputs are frozen to each data set's values (as a user
-    would with `freeze=`) and the result says so in its detail."""
+    Every input of the case is fed at run time. Inputs that determine shapes
+    (axes, sizes, counts) are specialized on: the model is imported and built
+    for each data set's values of them (driver/specializing.py), and the
+    result's detail names them."""
     import numpy as np
 
+    from xtc.driver.specializing import specializing_model
     from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
-    input_names = [
-        i.name
-        for i in case.model.graph.input
-        if i.name not in {t.name for t in case.model.graph.initializer}
-    ]
-    frozen: list[str] = []
-    try:
-        module = _import(case)
-    except OnnxImportError as e:
-        if NEEDS_CONSTANT not in str(e):
-            status = "unsupported" if "unsupported node" in str(e) else "error"
-            return CaseResult(case.name, op, path, status, str(e))
-        module = None
-    try:
-        run = _runner(module, path) if module is not None else None
-    except Exception as e:  # noqa: BLE001 - reported per case
-        return CaseResult(case.name, op, path, "error", f"compile: {type(e).__name__}: {e}")
     try:
         data_sets = case.data_sets
     except Exception as e:  # noqa: BLE001 - unreadable case data, reported per case
         return CaseResult(case.name, op, path, "error", f"data: {type(e).__name__}: {e}")
-    for raw_inputs, raw_outputs in data_sets:
-        inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
-        try:
-            if run is None:
-                values = dict(zip(input_names, inputs, strict=False))
-                data_module, frozen = _import_freezing(case, values)
-                inputs = [values[n] for n in input_names if n not in frozen]
-                data_run = _runner(data_module, path)
-            else:
-                data_run = run
-            with np.errstate(all="ignore"):
-                got = data_run(list(inputs))
-        except OnnxImportError as e:
-            status = "unsupported" if "unsupported node" in str(e) else "error"
-            return CaseResult(case.name, op, path, status, str(e))
-        except Exception as e:  # noqa: BLE001 - reported per case
-            return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
-        names = [o.name for o in case.model.graph.output]
-        if len(got) != len(outputs):
-            return CaseResult(
-                case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
-            )
-        for name, g, e in zip(names, got, outputs, strict=True):
-            why = _compare(name, g, e, case.rtol, case.atol)
-            if why:
-                return CaseResult(case.name, op, path, "failed", why)
-    detail = f"frozen inputs {frozen}" if frozen else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = specializing_model(case.model, path)
+        for raw_inputs, raw_outputs in data_sets:
+            inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
+            try:
+                with np.errstate(all="ignore"):
+                    got = model.run(list(inputs))
+            except OnnxImportError as e:
+                status = "unsupported" if "unsupported node" in str(e) else "error"
+                return CaseResult(case.name, op, path, status, str(e))
+            except Exception as e:  # noqa: BLE001 - reported per case
+                return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
+            names = [o.name for o in case.model.graph.output]
+            if len(got) != len(outputs):
+                return CaseResult(
+                    case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
+                )
+            for name, g, e in zip(names, got, outputs, strict=True):
+                why = _compare(name, g, e, case.rtol, case.atol)
+                if why:
+                    return CaseResult(case.name, op, path, "failed", why)
+    specialized = model.specialized_inputs
+    detail = f"specialized on inputs {specialized}" if specialized else ""
     return CaseResult(case.name, op, path, "passed", detail)
 
 
@@ -413,8 +355,12 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
         others = ", ".join(
             f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s]
         )
-        frozen = sum(1 for r in results if r.path == p and r.status == "passed" and r.detail)
-        print(f"{p}: {frozen} of the passes froze shape inputs to the case's values", file=out)
+        specialized = sum(1 for r in results if r.path == p and r.status == "passed" and r.detail)
+        print(
+            f"{p}: {specialized} of the passes specialized on the values of shape inputs "
+            "(every input is fed at run time)",
+            file=out,
+        )
         print(
             f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed "
             f"({others or 'none other'})",
