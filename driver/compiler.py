@@ -121,12 +121,13 @@ def compile_model(
     in compile_graph)."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.frontend.onnx import import_model
+    from xtc.remarks import collect_remarks
 
     _check_request(target, opt_level, tuning_records, dump_stages)
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with blob_storage().scope() as blobs:
-        with timer.scope("import"):
+        with timer.scope("import"), collect_remarks() as import_remarks:
             module = import_model(model, input_shapes)
         return compile_graph(
             module,
@@ -142,6 +143,7 @@ def compile_model(
             verify_each=verify_each,
             on_remark=on_remark,
             blobs=blobs,
+            import_remarks=import_remarks,
         )
 
 
@@ -164,6 +166,7 @@ def compile_graph(
     verify_each: bool | None = None,
     on_remark: RemarkSink | None = None,
     blobs: BlobScope | None = None,
+    import_remarks: Sequence[Remark] = (),
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -178,7 +181,8 @@ def compile_graph(
     gets each (`xtc compile --remarks`). A weight that a pass replaces is
     freed after the pass when the compile made it: when `blobs` (the scope
     of compile_model, which imported `module`) or a scope of its own holds
-    it; a caller's weights are never freed."""
+    it; a caller's weights are never freed. `import_remarks` are those of
+    the import (an opset upgrade), counted and passed on first."""
     from xtc.dialects.resource_blobs import blob_storage
 
     with blob_storage().scope() as own:
@@ -196,6 +200,7 @@ def compile_graph(
             verify_each=verify_each,
             on_remark=on_remark,
             blobs=blobs or own,
+            import_remarks=import_remarks,
         )
 
 
@@ -214,6 +219,7 @@ def _compile_graph(
     verify_each: bool | None,
     on_remark: RemarkSink | None,
     blobs: BlobScope,
+    import_remarks: Sequence[Remark],
 ) -> CompiledModel:
     """compile_graph, freeing the weights of `blobs` that passes replace."""
     from xtc import interp
@@ -240,6 +246,7 @@ def _compile_graph(
     replay: list[str] = []
     dump_points = _dump_points(passes)
     with collect_remarks() as remarks:
+        remarks.extend(import_remarks)
         for done, name_of_pass in enumerate(passes, start=1):
             report(name_of_pass, done, steps)
             with timer.scope(name_of_pass):

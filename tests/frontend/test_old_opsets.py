@@ -105,3 +105,17 @@ def test_a_node_the_converter_cannot_upgrade_is_named() -> None:
     assert message.startswith("the model uses opset 6, which xtc upgrades to 7")
     assert "at node 'odd' (NoSuchOp)" in message
     assert "\n" not in message
+
+
+def test_compiling_an_old_model_counts_the_upgrade_in_the_manifest() -> None:
+    from xtc.driver.compiler import compile_model
+
+    node = helper.make_node("Relu", ["x"], ["y"])
+    seen: list[str] = []
+    compiled = compile_model(
+        old_model([node], {"x": [4]}, {}), on_remark=lambda r: seen.append(r.category)
+    )
+    assert compiled.manifest["remarks"] == {OPSET_UPGRADED: 1}
+    assert seen == [OPSET_UPGRADED]
+    x = np.array([-1, 0, 2, -3], np.float32)
+    np.testing.assert_array_equal(compiled.run([x])[0], np.maximum(x, 0))
