@@ -131,6 +131,7 @@ def compile_model(
     cached (compile_graph)."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.kernel_units import JobsError, compile_jobs
+    from xtc.remarks import collect_remarks
     from xtc.runtime.compile_cache import CompileCache
 
     _check_request(target, opt_level, tuning_records, dump_stages)
@@ -153,7 +154,7 @@ def compile_model(
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with blob_storage().scope() as blobs:
-        with timer.scope("import"):
+        with timer.scope("import"), collect_remarks() as import_remarks:
             module = import_model(model, input_shapes)
         compiled = compile_graph(
             module,
@@ -171,6 +172,7 @@ def compile_model(
             jobs=workers,
             cache=cache,
             blobs=blobs,
+            import_remarks=import_remarks,
         )
         if store is not None and key is not None:
             with timer.scope("compile cache store"):
@@ -326,6 +328,7 @@ def compile_graph(
     blobs: BlobScope | None = None,
     jobs: int = 1,
     cache: bool = False,
+    import_remarks: Sequence[Remark] = (),
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -344,7 +347,9 @@ def compile_graph(
     the kernels are compiled apart (driver/kernel_units.py): by `jobs`
     worker processes, their objects taken from and stored in the compile
     cache with `cache`; the manifest's "kernel_units" counts them (unless
-    the LLVM IR or assembly is dumped: that is of one module)."""
+    the LLVM IR or assembly is dumped: that is of one module).
+    `import_remarks` are those of the import (an opset upgrade), counted
+    and passed on first."""
     from xtc.dialects.resource_blobs import blob_storage
 
     with blob_storage().scope() as own:
@@ -364,6 +369,7 @@ def compile_graph(
             jobs=jobs,
             cache=cache,
             blobs=blobs or own,
+            import_remarks=import_remarks,
         )
 
 
@@ -384,6 +390,7 @@ def _compile_graph(
     jobs: int,
     cache: bool,
     blobs: BlobScope,
+    import_remarks: Sequence[Remark],
 ) -> CompiledModel:
     """compile_graph, freeing the weights of `blobs` that passes replace."""
     from xtc import interp
@@ -428,6 +435,7 @@ def _compile_graph(
 
     with kernel_workers(jobs if split else 1) as workers:
         with collect_remarks() as remarks:
+            remarks.extend(import_remarks)
             for done, name_of_pass in enumerate(passes, start=1):
                 report(name_of_pass, done, steps)
                 if name_of_pass == STAGE_NAMES[0] and split:

@@ -6,6 +6,10 @@ and outputs keep their ONNX names as the `graph.name` argument and result
 attributes; each op carries its node's name as its location. Nodes whose
 inputs are all constants are evaluated at import, so shape computations
 (Shape -> Gather -> Concat -> Reshape, ...) become static.
+
+A model older than opset 7 is upgraded first with onnx.version_converter
+(a remark says so), after its second operands are reshaped where the old
+broadcast rules meant something the converter does not carry over.
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ from xtc.frontend.converters import (
 __all__ = ["OnnxImportError", "import_model", "supported_ops", "parse_input_shapes"]
 
 MIN_OPSET = 7
+UPGRADE_TARGET = MIN_OPSET
+"""Models older than MIN_OPSET are upgraded to this opset on import: the
+lowest that xtc converts, so that the converter changes as little as it can."""
+OPSET_UPGRADED = "opset-upgraded"
+"""The remark category of a model upgraded by onnx.version_converter."""
 
 
 def _load_converters() -> None:
@@ -72,17 +81,140 @@ def load_model(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelPro
         raise OnnxImportError(f"'{path}' is not an ONNX model ({type(e).__name__})") from e
 
 
-def model_opset(model: onnx.ModelProto) -> int:
+def declared_opset(model: onnx.ModelProto) -> int:
+    """The version of the ONNX operator set the model imports."""
     versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
     if not versions:
         raise OnnxImportError("the model imports no version of the ONNX operator set")
-    opset = versions[0]
+    return versions[0]
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    opset = declared_opset(model)
     newest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= newest:
         raise OnnxImportError(
             f"the model uses opset {opset}; xtc imports opsets {MIN_OPSET} to {newest}"
         )
     return opset
+
+
+def upgrade_old_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` itself when its opset is one xtc imports; a model older than
+    MIN_OPSET is upgraded to UPGRADE_TARGET with onnx.version_converter, and
+    a remark says so. Fails naming the node the converter cannot upgrade."""
+    from onnx import version_converter
+
+    from xtc.remarks import Remark, report
+
+    opset = declared_opset(model)
+    if opset >= MIN_OPSET:
+        return model
+    try:
+        upgraded = version_converter.convert_version(_keep_old_broadcasts(model), UPGRADE_TARGET)
+    except Exception as e:  # the converter raises RuntimeError and others, naming no node
+        raise OnnxImportError(
+            f"the model uses opset {opset}, which xtc upgrades to {UPGRADE_TARGET} with "
+            f"onnx.version_converter; it failed{_first_unconvertible(model, opset)}: "
+            + (str(e).strip().splitlines() or [type(e).__name__])[0]
+        ) from None
+    report(
+        Remark(
+            "applied",
+            OPSET_UPGRADED,
+            "onnx-import",
+            f"the model's opset {opset} was upgraded to {UPGRADE_TARGET} by onnx.version_converter",
+        )
+    )
+    return upgraded
+
+
+def _keep_old_broadcasts(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of an opset-6 model whose second operands are unsqueezed where
+    the old broadcast and the new one differ, and the version converter does
+    not adapt it: a PRelu slope of shape [C] applied per channel (axis 1),
+    not along the last axis; `broadcast=1, axis=k` aligned B at axis k, where
+    the converter pads B as if k were 0."""
+    from onnx import helper, shape_inference
+
+    try:
+        ranks = _value_ranks(shape_inference.infer_shapes(model))
+    except Exception:  # noqa: BLE001 - without inferred shapes, the declared ones
+        ranks = _value_ranks(model)
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(model)
+    nodes: list[onnx.NodeProto] = []
+    for node in fixed.graph.node:
+        axes = _old_broadcast_axes(node, ranks)
+        if axes:
+            aligned = f"{node.input[1]}__aligned_{len(nodes)}"
+            nodes.append(helper.make_node("Unsqueeze", [node.input[1]], [aligned], axes=axes))
+            node.input[1] = aligned
+        nodes.append(node)
+    del fixed.graph.node[:]
+    fixed.graph.node.extend(nodes)
+    return fixed
+
+
+def _old_broadcast_axes(node: onnx.NodeProto, ranks: Mapping[str, int]) -> list[int]:
+    """The axes to unsqueeze the node's second input at, so that numpy
+    broadcasting gives what opset 6 meant; [] when none need adding."""
+    if node.domain not in ONNX_DOMAINS or len(node.input) != 2:
+        return []
+    a_rank, b_rank = ranks.get(node.input[0]), ranks.get(node.input[1])
+    if a_rank is None or b_rank is None:
+        return []
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type == "PRelu":
+        axis = 1 if b_rank == 1 and a_rank > 2 else a_rank - b_rank
+    elif node.op_type != "Gemm" and attrs.get("broadcast") == 1 and "axis" in attrs:
+        axis = int(attrs["axis"]) % a_rank if a_rank else 0
+    else:
+        return []
+    return list(range(b_rank, a_rank - axis))
+
+
+def _value_ranks(model: onnx.ModelProto) -> dict[str, int]:
+    """The rank of every value whose rank shape inference knows."""
+    graph = model.graph
+    ranks = {t.name: len(t.dims) for t in graph.initializer}
+    for info in [*graph.input, *graph.value_info, *graph.output]:
+        tensor_type = info.type.tensor_type
+        if info.type.HasField("tensor_type") and tensor_type.HasField("shape"):
+            ranks[info.name] = len(tensor_type.shape.dim)
+    return ranks
+
+
+def _first_unconvertible(model: onnx.ModelProto, opset: int) -> str:
+    """` at node 'name' (Op)` for the first node that fails to upgrade alone,
+    its inputs declared with the types shape inference gives them."""
+    from onnx import helper, shape_inference, version_converter
+
+    try:
+        inferred = shape_inference.infer_shapes(model).graph
+    except Exception:  # noqa: BLE001 - without types, inputs are declared as float
+        inferred = model.graph
+    declared = {
+        t.name: helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+        for t in model.graph.initializer
+    }
+    declared.update({i.name: i for i in [*inferred.input, *inferred.value_info]})
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in ONNX_DOMAINS:
+            continue
+        inputs = [
+            declared.get(name) or helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+            for name in dict.fromkeys(n for n in node.input if n)
+        ]
+        single = helper.make_model(
+            helper.make_graph([node], "node", inputs, []),
+            opset_imports=[helper.make_opsetid("", opset)],
+        )
+        try:
+            version_converter.convert_version(single, UPGRADE_TARGET)
+        except Exception:  # noqa: BLE001 - this node is the one that fails
+            return f" at node '{node.name or f'{node.op_type}_{index}'}' ({node.op_type})"
+    return ""
 
 
 def parse_input_shapes(text: str) -> dict[str, list[int]]:
@@ -235,7 +367,7 @@ def import_model(
     from xtc.interp import make_interpreter
 
     _load_converters()
-    proto = load_model(model)
+    proto = upgrade_old_opset(load_model(model))
     opset = model_opset(proto)
     graph = proto.graph
     _check_supported(proto, opset)

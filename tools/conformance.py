@@ -2,9 +2,19 @@
 
 `python -m xtc.tools.conformance` (or `xtc conformance`) collects the node
 test cases of the installed `onnx` package, imports each model, runs it on the
-case's inputs and compares with the case's outputs at the case's rtol/atol.
+case's inputs (all of them, at run time; inputs that determine shapes are
+specialized on their values, see driver/specializing.py) and compares with
+the case's outputs at the case's rtol/atol.
 Each case runs in a worker process with a timeout: a crash or a hang costs
 that case only. Prints a per-op table and `N passed, N failed`.
+
+`--models` runs the model directories that ship in the onnx package instead
+(`backend/test/data/pytorch-converted`, `pytorch-operator` and `simple`:
+models exported by PyTorch or written by hand, most of them opset 6, which the
+importer upgrades). Each directory's `model.onnx` runs on its
+`test_data_set_*/input_*.pb` and is compared with `output_*.pb`; the table
+has one row per model, and `--compiled`, `-k`, `--timeout` work as for the
+node cases.
 """
 
 from __future__ import annotations
@@ -20,10 +30,13 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import IO, Any
 
 INTERPRETER = ("interp",)
 BOTH = ("interp", "native")
+MODEL_KINDS = ("pytorch-converted", "pytorch-operator", "simple")
+"""The directories of onnx/backend/test/data that `--models` runs."""
 
 
 @dataclass
@@ -47,9 +60,76 @@ def _collect() -> dict[str, Any]:
             return {case.name: case for case in collect_testcases(None)}
 
 
+@dataclass
+class ModelCase:
+    """A shipped model directory, shaped like a node case: `model` and
+    `data_sets` [(inputs, outputs)] are read from the directory when asked."""
+
+    name: str
+    kind: str
+    directory: str
+    rtol: float
+    atol: float
+
+    @cached_property
+    def model(self) -> Any:
+        import onnx
+
+        return onnx.load(os.path.join(self.directory, "model.onnx"))
+
+    @property
+    def data_sets(self) -> list[tuple[list[Any], list[Any]]]:
+        import glob
+
+        model = self.model
+        initializers = {t.name for t in model.graph.initializer}
+        inputs = [i for i in model.graph.input if i.name not in initializers]
+        sets = []
+        for folder in sorted(glob.glob(os.path.join(self.directory, "test_data_set_*"))):
+            sets.append(
+                (
+                    _read_tensors(folder, "input", inputs),
+                    _read_tensors(folder, "output", list(model.graph.output)),
+                )
+            )
+        return sets
+
+
+def _read_tensors(folder: str, prefix: str, declared: Sequence[Any]) -> list[Any]:
+    """`folder/prefix_0.pb`, ... as numpy arrays; a value that is not a
+    tensor (a sequence, an optional) is refused naming its file."""
+    from onnx import TensorProto, numpy_helper
+
+    arrays = []
+    for index, value_info in enumerate(declared):
+        path = os.path.join(folder, f"{prefix}_{index}.pb")
+        if not value_info.type.HasField("tensor_type"):
+            raise ValueError(f"{os.path.basename(path)} is not a tensor")
+        tensor = TensorProto()
+        with open(path, "rb") as f:
+            tensor.ParseFromString(f.read())
+        arrays.append(numpy_helper.to_array(tensor))
+    return arrays
+
+
+def _collect_models() -> dict[str, ModelCase]:
+    """The model directories of MODEL_KINDS by test name."""
+    from onnx.backend.test import loader
+
+    return {
+        t.name: ModelCase(t.name, t.kind, t.model_dir, t.rtol, t.atol)
+        for kind in MODEL_KINDS
+        for t in loader.load_model_tests(kind=kind)
+        if t.model_dir is not None  # the shipped directories always have one
+    }
+
+
 def op_of(case: Any, cases: dict[str, Any] | None = None) -> str:
     """The op a case tests: its single node's type; for a function-expanded
-    case, the op of the case it expands, else the op named in the case."""
+    case, the op of the case it expands, else the op named in the case. A
+    shipped model's row is its directory, `kind/name`."""
+    if isinstance(case, ModelCase):
+        return f"{case.kind}/{case.name.removeprefix('test_')}"
     nodes = case.model.graph.node
     if len(nodes) == 1:
         return str(nodes[0].op_type)
@@ -96,110 +176,54 @@ def _arrays(values: Sequence[Any]) -> list[Any]:
     return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
 
 
-NEEDS_CONSTANT = "must be a constant"
-
-
-def _import(case: Any, freeze: dict[str, Any] | None = None) -> Any:
-    from xtc.frontend.onnx import import_model
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return import_model(case.model, freeze=freeze)
-
-
-def _import_freezing(case: Any, values: dict[str, Any]) -> tuple[Any, list[str]]:
-    """Imports the case, freezing each graph input that the importer says
-    must be constant to this data set's value, one at a time."""
-    from xtc.frontend.onnx import OnnxImportError
-
-    frozen: dict[str, Any] = {}
-    nodes = {n.name or f"{n.op_type}_{i}": n for i, n in enumerate(case.model.graph.node)}
-    while True:
-        try:
-            return _import(case, frozen), list(frozen)
-        except OnnxImportError as e:
-            found = re.search(r"node '([^']*)'.*\(input (\d+)\) " + NEEDS_CONSTANT, str(e))
-            if found is None or found[1] not in nodes:
-                raise
-            name = nodes[found[1]].input[int(found[2])]
-            if name not in values or name in frozen:
-                raise
-            frozen[name] = values[name]
-
-
-def _runner(module: Any, path: str) -> Any:
-    """A function from the inputs to the outputs on `path`."""
-    from xtc import interp
-
-    if path == "native":
-        from xtc.driver.compiler import compile_graph
-
-        return compile_graph(module).run
-    return lambda inputs: interp.run(module, inputs)
-
-
 def run_case(case: Any, path: str) -> CaseResult:
     """Imports and runs one case on `path` ("interp" or "native").
 
-    Some cases feed shapes, axes or sizes as ordinary inputs; xtc compiles
-    static shapes, so when the importer needs such an input constant, the
-    case's integer inputs are frozen to each data set's values (as a user
-    would with `freeze=`) and the result says so in its detail."""
+    Every input of the case is fed at run time. Inputs that determine shapes
+    (axes, sizes, counts) are specialized on: the model is imported and built
+    for each data set's values of them (driver/specializing.py), and the
+    result's detail names them."""
     import numpy as np
 
+    from xtc.driver.specializing import specializing_model
     from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
-    input_names = [
-        i.name
-        for i in case.model.graph.input
-        if i.name not in {t.name for t in case.model.graph.initializer}
-    ]
-    frozen: list[str] = []
     try:
-        module = _import(case)
-    except OnnxImportError as e:
-        if NEEDS_CONSTANT not in str(e):
-            status = "unsupported" if "unsupported node" in str(e) else "error"
-            return CaseResult(case.name, op, path, status, str(e))
-        module = None
-    try:
-        run = _runner(module, path) if module is not None else None
-    except Exception as e:  # noqa: BLE001 - reported per case
-        return CaseResult(case.name, op, path, "error", f"compile: {type(e).__name__}: {e}")
-    for raw_inputs, raw_outputs in case.data_sets:
-        inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
-        try:
-            if run is None:
-                values = dict(zip(input_names, inputs, strict=False))
-                data_module, frozen = _import_freezing(case, values)
-                inputs = [values[n] for n in input_names if n not in frozen]
-                data_run = _runner(data_module, path)
-            else:
-                data_run = run
-            with np.errstate(all="ignore"):
-                got = data_run(list(inputs))
-        except OnnxImportError as e:
-            status = "unsupported" if "unsupported node" in str(e) else "error"
-            return CaseResult(case.name, op, path, status, str(e))
-        except Exception as e:  # noqa: BLE001 - reported per case
-            return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
-        names = [o.name for o in case.model.graph.output]
-        if len(got) != len(outputs):
-            return CaseResult(
-                case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
-            )
-        for name, g, e in zip(names, got, outputs, strict=True):
-            why = _compare(name, g, e, case.rtol, case.atol)
-            if why:
-                return CaseResult(case.name, op, path, "failed", why)
-    detail = f"frozen inputs {frozen}" if frozen else ""
+        data_sets = case.data_sets
+    except Exception as e:  # noqa: BLE001 - unreadable case data, reported per case
+        return CaseResult(case.name, op, path, "error", f"data: {type(e).__name__}: {e}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = specializing_model(case.model, path)
+        for raw_inputs, raw_outputs in data_sets:
+            inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
+            try:
+                with np.errstate(all="ignore"):
+                    got = model.run(list(inputs))
+            except OnnxImportError as e:
+                status = "unsupported" if "unsupported node" in str(e) else "error"
+                return CaseResult(case.name, op, path, status, str(e))
+            except Exception as e:  # noqa: BLE001 - reported per case
+                return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
+            names = [o.name for o in case.model.graph.output]
+            if len(got) != len(outputs):
+                return CaseResult(
+                    case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
+                )
+            for name, g, e in zip(names, got, outputs, strict=True):
+                why = _compare(name, g, e, case.rtol, case.atol)
+                if why:
+                    return CaseResult(case.name, op, path, "failed", why)
+    specialized = model.specialized_inputs
+    detail = f"specialized on inputs {specialized}" if specialized else ""
     return CaseResult(case.name, op, path, "passed", detail)
 
 
-def worker_main() -> None:
-    """Reads `name path` lines on stdin, answers one JSON line per case."""
-    cases = _collect()
+def worker_main(models: bool = False) -> None:
+    """Reads `name path` lines on stdin, answers one JSON line per case (of
+    the shipped models when `models`)."""
+    cases: dict[str, Any] = dict(_collect_models()) if models else _collect()
     print("ready", flush=True)
     for line in sys.stdin:
         name, path = line.split()
@@ -215,9 +239,11 @@ def worker_main() -> None:
 class Worker:
     """One worker process; restarted after a crash or a timeout."""
 
-    def __init__(self) -> None:
+    def __init__(self, models: bool = False) -> None:
+        self.models = models
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "xtc.tools.conformance", "--worker"],
+            [sys.executable, "-m", "xtc.tools.conformance", "--worker"]
+            + (["--models"] if models else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -246,14 +272,20 @@ class Worker:
 
 
 def run_all(
-    names: Sequence[str], paths: Sequence[str], jobs: int, timeout: float, ops: dict[str, str]
+    names: Sequence[str],
+    paths: Sequence[str],
+    jobs: int,
+    timeout: float,
+    ops: dict[str, str],
+    models: bool = False,
 ) -> Iterator[CaseResult]:
-    """Runs every (case, path) on `jobs` workers; yields results as they come."""
+    """Runs every (case, path) on `jobs` workers (shipped models when
+    `models`); yields results as they come."""
     import selectors
 
     todo = [(n, p) for n in names for p in paths]
     todo.reverse()
-    workers = [Worker() for _ in range(max(1, min(jobs, len(todo))))]
+    workers = [Worker(models) for _ in range(max(1, min(jobs, len(todo))))]
     selector = selectors.DefaultSelector()
     for w in workers:
         selector.register(w.stdout, selectors.EVENT_READ, w)
@@ -275,7 +307,7 @@ def run_all(
                         yield CaseResult(
                             name, ops[name], path, "crashed", f"exit code {w.process.wait()}"
                         )
-                    fresh = Worker()
+                    fresh = Worker(models)
                     workers[workers.index(w)] = fresh
                     selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
                 elif line.strip() == "ready":
@@ -292,7 +324,7 @@ def run_all(
                     w.kill()
                     busy -= 1
                     yield CaseResult(name, ops[name], path, "timeout", f"over {timeout:g} s")
-                    fresh = Worker()
+                    fresh = Worker(models)
                     workers[workers.index(w)] = fresh
                     selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
     finally:
@@ -304,14 +336,15 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
     by_op: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     for r in results:
         by_op[r.op][r.path][r.status] += 1
-    header = f"{'op':28}" + "".join(f"{p + ' pass/total':>22}" for p in paths)
+    width = max([28, *(len(op) + 2 for op in by_op)])
+    header = f"{'op':{width}}" + "".join(f"{p + ' pass/total':>22}" for p in paths)
     print(header, file=out)
     for op in sorted(by_op):
         cells = ""
         for p in paths:
             c = by_op[op][p]
             cells += f"{c['passed']:>14}/{sum(c.values()):<7}"
-        print(f"{op:28}{cells}", file=out)
+        print(f"{op:{width}}{cells}", file=out)
     failing = Counter(r.op for r in results if r.status != "passed")
     print(
         "\nops failing most: " + ", ".join(f"{op} {n}" for op, n in failing.most_common(top)),
@@ -322,8 +355,12 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
         others = ", ".join(
             f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s]
         )
-        frozen = sum(1 for r in results if r.path == p and r.status == "passed" and r.detail)
-        print(f"{p}: {frozen} of the passes froze shape inputs to the case's values", file=out)
+        specialized = sum(1 for r in results if r.path == p and r.status == "passed" and r.detail)
+        print(
+            f"{p}: {specialized} of the passes specialized on the values of shape inputs "
+            "(every input is fed at run time)",
+            file=out,
+        )
         print(
             f"{p}: {c['passed']} passed, {sum(c.values()) - c['passed']} failed "
             f"({others or 'none other'})",
@@ -333,9 +370,18 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="xtc conformance", description="run ONNX's node test cases through xtc"
+        prog="xtc conformance",
+        description="run ONNX's node test cases (or, with --models, the model "
+        "directories that ship in the onnx package) through xtc",
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--models",
+        action="store_true",
+        help="run the shipped models of onnx/backend/test/data/{"
+        + ",".join(MODEL_KINDS)
+        + "} with their test data sets, one row per model",
+    )
     parser.add_argument("-k", "--filter", default="", help="regex on case names")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
@@ -349,9 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15, help="ops failing most to list")
     args = parser.parse_args(argv)
     if args.worker:
-        worker_main()
+        worker_main(args.models)
         return 0
-    cases = _collect()
+    cases: dict[str, Any] = dict(_collect_models()) if args.models else _collect()
     try:
         pattern = re.compile(args.filter)
     except re.error as e:
@@ -362,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ops = {n: op_of(cases[n], cases) for n in names}
     results: list[CaseResult] = []
     paths = BOTH if args.compiled else INTERPRETER
-    for r in run_all(names, paths, args.jobs, args.timeout, ops):
+    for r in run_all(names, paths, args.jobs, args.timeout, ops, args.models):
         results.append(r)
         if args.verbose and r.status != "passed":
             print(f"{r.status:12} {r.name} [{r.path}]: {r.detail[:300]}", flush=True)

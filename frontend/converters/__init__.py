@@ -31,6 +31,15 @@ class OnnxImportError(ValueError):
     """A model xtc cannot import, with a message that names the node."""
 
 
+class NeedsConstantError(OnnxImportError):
+    """A node input that determines a shape (axes, sizes, counts...) is not a
+    constant; `value` is its ONNX name, for callers that can freeze it."""
+
+    def __init__(self, message: str, value: str) -> None:
+        super().__init__(message)
+        self.value = value
+
+
 Converter = Callable[["Node"], Sequence[SSAValue | None]]
 OpKey = tuple[str, str]
 """An ONNX op as (domain, op type); the ONNX domain is "" ("ai.onnx" too)."""
@@ -145,8 +154,16 @@ class Node:
     def require_const(self, i: int, what: str) -> np.ndarray:
         value = self.const(i)
         if value is None:
-            self.fail(f"{what} (input {i}) must be a constant: xtc compiles static shapes")
+            self.fail_not_constant(i, f"{what} (input {i})", "xtc compiles static shapes")
         return value
+
+    def fail_not_constant(self, i: int, what: str, why: str) -> NoReturn:
+        """Fails with NeedsConstantError: `what` must be a constant, `why`."""
+        raise NeedsConstantError(
+            f"{op_label(self.domain, self.op_type)} node '{self.name}' (opset {self.opset}): "
+            f"{what} must be a constant: {why}",
+            self.proto.input[i],
+        )
 
     def shape(self, i: int) -> tuple[int, ...]:
         return shape_of(self.input(i).type)

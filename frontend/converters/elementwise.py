@@ -464,6 +464,6 @@ def check_inference_mode(node: Node, ratio: float | None) -> None:
         return
     training = node.const(2)
     if training is None:
-        node.fail("training_mode (input 2) must be a constant: xtc compiles for inference")
+        node.fail_not_constant(2, "training_mode (input 2)", "xtc compiles for inference")
     if bool(first(training)) and ratio != 0:
         node.fail("training_mode is true: random dropout masks are not supported")

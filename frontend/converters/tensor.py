@@ -390,7 +390,7 @@ def convert_eye_like(node: Node) -> Outputs:
 def _const_data(node: Node, i: int, why: str) -> np.ndarray:
     value = node.const(i)
     if value is None:
-        node.fail(f"input {i} must be a constant: {why}")
+        node.fail_not_constant(i, f"input {i}", why)
     return value
 
 

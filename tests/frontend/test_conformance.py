@@ -58,3 +58,41 @@ def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> Non
     }
     assert len(passed["interp"]) >= 15, run.stdout[-1500:]
     assert passed["native"] == passed["interp"], run.stdout[-1500:]
+
+
+def test_shipped_models_run_with_their_data_sets(tmp_path: Path) -> None:
+    """`--models` on three shipped directories: two opset-6 PyTorch exports
+    (upgraded on import; the PReLU one keeps its per-channel slope) and an
+    opset-12 model whose only op xtc does not have."""
+    report = tmp_path / "models.json"
+    sample = r"^test_(PReLU_2d_multiparam|BatchNorm2d_eval|sequence_model4)$"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xtc.tools.conformance",
+            "--models",
+            "--compiled",
+            "-k",
+            sample,
+            "--json",
+            str(report),
+            "-j",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    statuses = {(r["op"], r["path"]): r["status"] for r in json.loads(report.read_text())}
+    assert statuses == {
+        (op, path): status
+        for op, status in [
+            ("pytorch-converted/PReLU_2d_multiparam", "passed"),
+            ("pytorch-converted/BatchNorm2d_eval", "passed"),
+            ("simple/sequence_model4", "unsupported"),
+        ]
+        for path in ("interp", "native")
+    }
+    assert run.stdout.strip().splitlines()[-1] == "native: 2 passed, 1 failed (1 unsupported)"

@@ -11,9 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from xtc import interp
 from xtc.dialects.graph.constant import ConstantOp
+from xtc.driver.textual_ir import module_to_text, parse_module
 from xtc.frontend.onnx import OnnxImportError, import_model, parse_input_shapes
 from xtc.interp import entry_function, input_names
-from xtc.driver.textual_ir import module_to_text, parse_module
 
 XTC = str(Path(sys.executable).parent / "xtc")
 
@@ -112,10 +112,9 @@ def test_every_unsupported_op_is_listed_at_once() -> None:
         assert part in message
 
 
-@pytest.mark.parametrize("opset", [5, 99])
-def test_opsets_outside_the_supported_range(opset: int) -> None:
-    with pytest.raises(OnnxImportError, match=f"opset {opset}; xtc imports opsets 7 to"):
-        import_model(add_relu_model(opset=opset))
+def test_opsets_newer_than_onnx_knows_are_refused() -> None:
+    with pytest.raises(OnnxImportError, match="opset 99; xtc imports opsets 7 to"):
+        import_model(add_relu_model(opset=99))
 
 
 def test_shape_error_names_the_node() -> None:
