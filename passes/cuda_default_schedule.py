@@ -37,10 +37,22 @@ GPU_SINGLE_THREAD = "gpu-single-thread"
 iterations may not run at once (a whole-tensor reduction)."""
 
 
+WARP = 32
+FILLING_BLOCKS = 256
+"""Blocks enough to keep every multiprocessor of a large GPU busy (an
+H100 has 132) with two blocks each."""
+
+
 def threads_for(extent: int, most: int) -> int:
-    """The threads of a block: the largest divisor of `extent` up to
-    `most`, so that the blocks tile the iterations with no tail."""
-    return max(d for d in range(1, min(extent, most) + 1) if extent % d == 0)
+    """The threads of a block: a divisor of `extent` up to `most`, so that
+    the blocks tile the iterations with no tail. The largest that is a
+    whole number of warps and still leaves FILLING_BLOCKS blocks, else the
+    largest at all: a small output (ResNet-50's 7x7x512 convs) in blocks
+    of 256 would leave most multiprocessors idle while each thread runs a
+    long reduction."""
+    divisors = [d for d in range(1, min(extent, most) + 1) if extent % d == 0]
+    filling = [d for d in divisors if d % WARP == 0 and extent // d >= FILLING_BLOCKS]
+    return max(filling or divisors)
 
 
 def spatial_chain(func: FuncOp) -> list[ForOp]:
@@ -261,7 +273,8 @@ class CudaDefaultSchedule(ModulePass):
     to the first that is not, are fused into one loop `F` (tir-fuse:
     `i0_i1_...`), split by T (tir-split: `F_o`, `F_i`), `F_o` bound to
     blockIdx.x and `F_i` to threadIdx.x, T the largest divisor of the
-    fused extent up to `threads` (no tail remains); the innermost spatial
+    fused extent up to `threads` (no tail remains; threads_for: fewer
+    where that leaves too few blocks to fill the GPU); the innermost spatial
     loop varies fastest with threadIdx.x, so neighbouring threads write
     neighbouring outputs. A nest whose outermost loop is not independent
     (a reduction into one element) goes into loops `single_b` x

@@ -140,3 +140,10 @@ def test_a_reduction_into_one_element_runs_on_one_thread_and_says_so() -> None:
 def test_threads_out_of_range_is_a_bad_option() -> None:
     with pytest.raises(PassOptionError, match=r"threads=2048 is outside \[1, 1024\]"):
         CudaDefaultSchedule(threads=2048)
+
+
+def test_a_small_output_gets_fewer_threads_per_block_to_fill_the_gpu() -> None:
+    assert threads_for(7 * 7 * 512, 256) == 64  # 392 blocks, not 98 of 256
+    assert threads_for(56 * 56 * 64, 256) == 256  # 784 blocks of 256 already
+    assert threads_for(4 * 256, 256) == 256  # too small to fill: the largest
+    assert threads_for(97, 256) == 97  # a prime: one block of it

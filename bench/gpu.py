@@ -1,7 +1,7 @@
 """xtc on an NVIDIA GPU: the bench models checked against onnxruntime (CPU),
 and ResNet-50 timed against PyTorch, in one run of a few minutes.
 
-    python bench/cuda.py [--models resnet18,...] [--full resnet18,resnet50,...]
+    python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
@@ -14,7 +14,9 @@ run is a row with the reason, never the end of the run. Then ResNet-50
 (224x224) at batch 1 and 8: xtc's median latency (CUDA events around
 CUDA-graph replays, `--repeat` runs after warm-up) against PyTorch fp32
 (TF32 off), eager and captured in a CUDA graph, same process, same GPU.
-PyTorch is imported only here; torchvision's resnet50 is used when
+(The script is not named cuda.py: run as a script, its folder comes first
+on sys.path, and a module named `cuda` would hide the `cuda` package that
+CuPy imports.) PyTorch is imported only here; torchvision's resnet50 is used when
 installed, else the same network written below. Each result is one line,
 flushed; `--json` writes them all."""
 
@@ -42,6 +44,9 @@ from models import MODEL_NAMES, build_model, compare_outputs, ort_session, rando
 DEFAULT_FULL = ("resnet18", "mobilenet_v2", "squeezenet", "bert")
 """Full size; ResNet-50 at full size is the resnet50/b1 job, checked like these."""
 RESNET50_BATCHES = (1, 8)
+ORT_MAX_IR_VERSION = 10
+"""The newest ONNX IR version that onnxruntime 1.20 and later all read (a
+newer onnx package writes 14; onnxruntime 1.30 reads up to 13)."""
 WARMUP = 10
 
 
@@ -59,8 +64,11 @@ def build(job: str) -> Any:
 
     name, size = job.split("/")
     if size.startswith("b"):
-        return resnet(50, batch=int(size[1:]))
-    return build_model(name, small=size == "small", bert_layers=2)
+        model = resnet(50, batch=int(size[1:]))
+    else:
+        model = build_model(name, small=size == "small", bert_layers=2)
+    model.ir_version = min(model.ir_version, ORT_MAX_IR_VERSION)
+    return model
 
 
 def compile_job(job: str, arch: str, directory: str) -> tuple[str, float]:

@@ -1,4 +1,4 @@
-"""bench/cuda.py, the GPU benchmark, without a GPU: a compiled job checked
+"""bench/gpu.py, the GPU benchmark, without a GPU: a compiled job checked
 against onnxruntime (on the interpreter device), the ResNet-50 table with
 an uncompiled batch, and its command line."""
 
@@ -14,13 +14,13 @@ from onnx import TensorProto, helper
 
 from xtc.runtime import artifact
 
-BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "cuda.py"
+BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "gpu.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    """bench/cuda.py imported by path (bench/ is a folder of scripts)."""
-    spec = importlib.util.spec_from_file_location("bench_cuda", BENCH_PATH)
+    """bench/gpu.py imported by path (bench/ is a folder of scripts)."""
+    spec = importlib.util.spec_from_file_location("bench_gpu", BENCH_PATH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
