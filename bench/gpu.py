@@ -3,6 +3,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
 
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
+                         [--outputs-per-thread K]
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
 compiled. For each bench model (bench/models.py), at smoke-test size and,
@@ -71,12 +72,14 @@ def build(job: str) -> Any:
     return model
 
 
-def compile_job(job: str, arch: str, directory: str) -> tuple[str, float]:
+def compile_job(
+    job: str, arch: str, directory: str, outputs_per_thread: int = 1
+) -> tuple[str, float]:
     """In a worker: the job's model compiled for CUDA, exported; (tar, seconds)."""
     from xtc.driver.cuda import compile_cuda_model
 
     started = time.perf_counter()
-    model = compile_cuda_model(build(job), arch=arch)
+    model = compile_cuda_model(build(job), arch=arch, outputs_per_thread=outputs_per_thread)
     path = Path(directory) / (job.replace("/", "-") + ".tar")
     model.export(path)
     return str(path), time.perf_counter() - started
@@ -221,13 +224,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     parser.add_argument("--no-resnet50", action="store_true", help="skip the ResNet-50 timing")
     parser.add_argument("--json", metavar="PATH", help="write every row here")
+    parser.add_argument(
+        "--outputs-per-thread",
+        type=int,
+        default=1,
+        metavar="K",
+        help="register tiling: outputs of a conv/matmul per thread (default 1: off)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     arch, gpu = device_arch()
-    say(f"device: {gpu} ({arch}); compiling with {args.workers} workers")
+    say(
+        f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
+        f"outputs_per_thread={args.outputs_per_thread}"
+    )
     jobs = [f"resnet50/b{b}" for b in ([] if args.no_resnet50 else RESNET50_BATCHES)]
     jobs += [f"{n}/small" for n in args.models.split(",") if n]
     jobs += [f"{n}/full" for n in args.full.split(",") if n]
@@ -237,7 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.workers, mp_context=context) as pool:
             futures: dict[Future[tuple[str, float]], str] = {
-                pool.submit(compile_job, job, arch, directory): job for job in jobs
+                pool.submit(compile_job, job, arch, directory, args.outputs_per_thread): job
+                for job in jobs
             }
             for future in as_completed(futures):
                 job = futures[future]
@@ -255,7 +269,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     say(f"{job + ' zero-copy':<24} ERROR {one_line(error)}")
         timing = resnet50_table(compiled, args.repeat) if not args.no_resnet50 else []
     if args.json:
-        report = {"device": gpu, "arch": arch, "rows": rows, "resnet50": timing}
+        report = {
+            "device": gpu,
+            "arch": arch,
+            "outputs_per_thread": args.outputs_per_thread,
+            "rows": rows,
+            "resnet50": timing,
+        }
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
         say(f"wrote {args.json}")
     bad = [r["job"] for r in rows if r.get("match") != "ok"]

@@ -33,25 +33,40 @@ if TYPE_CHECKING:
 GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
 
 
-def cuda_pipeline(opt_level: int = 3) -> str:
-    """The passes from the graph level to the gpu level, as an `xtc-opt -p` string."""
+def cuda_pipeline(opt_level: int = 3, outputs_per_thread: int = 1) -> str:
+    """The passes from the graph level to the gpu level, as an `xtc-opt -p`
+    string; `outputs_per_thread` > 1 register-tiles reduction nests
+    (`cuda-default-schedule{outputs_per_thread=K}`)."""
+    from xtc.passes.cuda_default_schedule import MAX_OUTPUTS_PER_THREAD
+
     if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if not isinstance(outputs_per_thread, int) or not (
+        1 <= outputs_per_thread <= MAX_OUTPUTS_PER_THREAD
+    ):
+        raise CompileError(
+            f"outputs_per_thread must be an integer in [1, {MAX_OUTPUTS_PER_THREAD}], "
+            f"got {outputs_per_thread!r}"
+        )
+    lowerings = GPU_LOWERINGS
+    if outputs_per_thread > 1:
+        schedule = f"cuda-default-schedule{{outputs_per_thread={outputs_per_thread}}}"
+        lowerings = (schedule, *GPU_LOWERINGS[1:])
     if opt_level == 0:
-        return ",".join(("convert-graph-to-te", "convert-te-to-tir", *FAST_MATH, *GPU_LOWERINGS))
-    return ",".join(
-        (*GRAPH_PASSES, *FUSED_LOWERINGS, "convert-te-to-tir", *FAST_MATH, *GPU_LOWERINGS)
-    )
+        return ",".join(("convert-graph-to-te", "convert-te-to-tir", *FAST_MATH, *lowerings))
+    return ",".join((*GRAPH_PASSES, *FUSED_LOWERINGS, "convert-te-to-tir", *FAST_MATH, *lowerings))
 
 
-def compile_graph_to_gpu(module: ModuleOp, opt_level: int = 3) -> ModuleOp:
+def compile_graph_to_gpu(
+    module: ModuleOp, opt_level: int = 3, outputs_per_thread: int = 1
+) -> ModuleOp:
     """A graph-level module at the gpu level (a copy; `module` is
     unchanged), its host code checked against the host contract
     (xtc.lowering.convert_tir_to_gpu)."""
     from xtc.driver.pipelines import apply_pipeline
     from xtc.lowering.convert_tir_to_gpu import GPULoweringError, check_host_code
 
-    gpu = apply_pipeline(module.clone(), cuda_pipeline(opt_level))
+    gpu = apply_pipeline(module.clone(), cuda_pipeline(opt_level, outputs_per_thread))
     try:
         check_host_code(gpu)
     except GPULoweringError as error:
@@ -83,10 +98,12 @@ def compile_cuda_model(
     opt_level: int = 3,
     arch: str = "sm_80",
     device: str = "cuda",
+    outputs_per_thread: int = 1,
 ) -> CudaModel:
     """`model` compiled for CUDA: a CudaModel on `device` ("cuda", or
     "interp" to run the kernels in the interpreter), its files in a
-    temporary directory (`.export` writes them as model.tar)."""
+    temporary directory (`.export` writes them as model.tar);
+    `outputs_per_thread` as cuda_pipeline takes it."""
     from xtc import __version__
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.compiler import _model_name, tensor_specs
@@ -109,7 +126,7 @@ def compile_cuda_model(
         with blob_storage().scope():
             graph = import_model(model, input_shapes)
             inputs, outputs = tensor_specs(graph)
-            gpu = compile_graph_to_gpu(graph, opt_level)
+            gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread)
             plan = _plan(gpu)
             (directory / PTX_NAME).write_text(ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
@@ -124,7 +141,7 @@ def compile_cuda_model(
             "outputs": [s.to_json() for s in outputs],
             "target": {"name": "cuda", "arch": arch},
             "opt_level": opt_level,
-            "pipeline": cuda_pipeline(opt_level),
+            "pipeline": cuda_pipeline(opt_level, outputs_per_thread),
             "kernels": len({launch.kernel for launch in plan.launches}),
             "launches": len(plan.launches),
             "weights_bytes": len(plan.weights),

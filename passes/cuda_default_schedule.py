@@ -18,6 +18,7 @@ from xdsl.rewriter import Rewriter
 
 from xtc.dialects.tir import ForOp
 from xtc.passes.independent_iterations import check_independent_iterations
+from xtc.passes.register_tiling import reuse_axis, tile_outputs
 from xtc.passes.schedule_pass import PassOptionError, Refuser, SchedulePass
 from xtc.passes.tir_bind import MAX_THREADS_PER_BLOCK, bound_loops
 from xtc.passes.tir_fuse import TirFuse
@@ -38,6 +39,9 @@ iterations may not run at once (a whole-tensor reduction)."""
 
 
 WARP = 32
+MAX_OUTPUTS_PER_THREAD = 16
+"""The most outputs one thread computes: each takes a register and a copy
+of the reduction body."""
 FILLING_BLOCKS = 256
 """Blocks enough to keep every multiprocessor of a large GPU busy (an
 H100 has 132) with two blocks each."""
@@ -53,6 +57,15 @@ def threads_for(extent: int, most: int) -> int:
     divisors = [d for d in range(1, min(extent, most) + 1) if extent % d == 0]
     filling = [d for d in divisors if d % WARP == 0 and extent // d >= FILLING_BLOCKS]
     return max(filling or divisors)
+
+
+def fills_only_untiled(outputs: int, per_thread: int) -> bool:
+    """Whether `outputs` threads would fill the GPU (FILLING_BLOCKS blocks
+    of a warp or more) and `outputs / per_thread` would not: register tiling
+    then loses more to idle multiprocessors than it saves in loads
+    (ResNet-50's 7x7x512 convs at batch 1)."""
+    filling = FILLING_BLOCKS * WARP
+    return outputs // per_thread < filling <= outputs
 
 
 def spatial_chain(func: FuncOp) -> list[ForOp]:
@@ -287,7 +300,20 @@ class CudaDefaultSchedule(ModulePass):
     (it cannot move to a kernel), and what tir-fuse and tir-split refuse
     on the way (a loop from a non-zero bound).
 
-    Command line: `cuda-default-schedule{threads=128}`.
+    With `outputs_per_thread=K` (K > 1), before the fusion, a kernel
+    whose innermost independent loop holds reduction loops (a convolution,
+    a matmul) gives each thread K outputs along the independent loop, not
+    the innermost, whose extent K divides and that the most coalesced
+    loads of the reduction do not depend on (register_tiling.reuse_axis:
+    the output channels of a convolution): that loop `a` runs to extent/K
+    as `a_o`, and the innermost body holds K jammed copies of itself for
+    a = a_o * K + j, with K accumulators, each load shared by the copies
+    read once (register_tiling.tile_outputs). A kernel with no such loop,
+    or whose outputs fill the GPU with one thread each but would not with
+    K each (fills_only_untiled), is scheduled as above.
+
+    Command line: `cuda-default-schedule{threads=128}`,
+    `cuda-default-schedule{outputs_per_thread=4}`.
     """
 
     name = "cuda-default-schedule"
@@ -295,10 +321,19 @@ class CudaDefaultSchedule(ModulePass):
     threads: int = 256
     """The most threads per block (a divisor of the fused extent is taken)."""
 
+    outputs_per_thread: int = 1
+    """The outputs of a reduction nest each thread computes (register tiling; 1: off)."""
+
     def __post_init__(self) -> None:
         if not 1 <= self.threads <= MAX_THREADS_PER_BLOCK:
             raise PassOptionError(
                 self.name, f"threads={self.threads} is outside [1, {MAX_THREADS_PER_BLOCK}]"
+            )
+        if not 1 <= self.outputs_per_thread <= MAX_OUTPUTS_PER_THREAD:
+            raise PassOptionError(
+                self.name,
+                f"outputs_per_thread={self.outputs_per_thread} is outside "
+                f"[1, {MAX_OUTPUTS_PER_THREAD}]",
             )
 
     def schedule_of(self, func: FuncOp) -> list[SchedulePass]:
@@ -307,11 +342,16 @@ class CudaDefaultSchedule(ModulePass):
         is a division and a remainder, which the check cannot follow;
         distinct iterations of the fused loop differ in a first original
         loop, whose iterations write apart); none when the outermost loop
-        is not independent."""
+        is not independent. Register-tiles `func` first (in place) where
+        `outputs_per_thread` asks for it and a loop saves loads."""
         name = func.sym_name.data
         chain = independent_prefix(self.name, func, spatial_chain(func))
         if not chain:
             return []
+        outputs = prod(loop.extent for loop in chain)
+        axis = reuse_axis(chain, self.outputs_per_thread)
+        if axis is not None and not fills_only_untiled(outputs, self.outputs_per_thread):
+            tile_outputs(chain, axis, self.outputs_per_thread)  # `axis` shorter: still independent
         steps: list[SchedulePass] = []
         fused = loop_name(chain[-1])
         for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect

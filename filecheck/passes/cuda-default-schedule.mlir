@@ -1,5 +1,7 @@
 // RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p cuda-default-schedule | filecheck %s
 // RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'cuda-default-schedule{threads=16}' | filecheck %s --check-prefix=T16
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'cuda-default-schedule{outputs_per_thread=2}' | filecheck %s --check-prefix=K2
+// RUN: not xtc-opt %s -p 'cuda-default-schedule{outputs_per_thread=17}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // The spatial loops i0 x i1 (3 x 80 = 240 outputs) fuse into one loop,
 // split by the largest divisor of 240 up to `threads` (240 by default, 16
@@ -16,6 +18,10 @@
 // CHECK:             memref.store
 // CHECK-LABEL: func.func @bound(
 // CHECK-NEXT:    tir.for %{{.*}} = 0 to 4 step 1 {name = "i0", kind = "threadIdx.y"} {
+
+// K2-LABEL: func.func @relu(
+// K2-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "i0_i1_o", kind = "blockIdx.x"} {
+// K2-NEXT:      tir.for %{{.*}} = 0 to 240 step 1 {name = "i0_i1_i", kind = "threadIdx.x"} {
 
 // T16-LABEL: func.func @relu(
 // T16-NEXT:    tir.for %{{.*}} = 0 to 15 step 1 {name = "i0_i1_o", kind = "blockIdx.x"} {
@@ -117,6 +123,61 @@ func.func @stray(%x: memref<8xf32>) {
   %v = memref.load %x[%c0] : memref<8xf32>
   tir.for %i = 0 to 8 step 1 {name = "i", kind = "serial"} {
     memref.store %v, %x[%i] : memref<8xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Register tiling (outputs_per_thread=2): each thread computes two rows of
+// the matmul, i = i_o * 2 + {0, 1}: two accumulators, one reduction loop
+// holding both copies of its body, the load of %b (which does not depend
+// on i, and whose neighbouring j sit on neighbouring threads) read once and
+// used by both; 16 threads instead of 32, j still varying fastest. The
+// relu of the first case, which holds no reduction, is scheduled as
+// without the option (its K2 lines).
+// K2-LABEL: func.func @mm(
+// K2-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "i_o_j_o", kind = "blockIdx.x"} {
+// K2-NEXT:      tir.for %{{.*}} = 0 to 16 step 1 {name = "i_o_j_i", kind = "threadIdx.x"} {
+// K2:             %[[IO:.*]] = arith.divui
+// K2-NEXT:        %[[J:.*]] = arith.remui
+// K2-NEXT:        %[[TWO:.*]] = arith.constant 2 : index
+// K2-NEXT:        %[[I0:.*]] = arith.muli %[[IO]], %[[TWO]] : index
+// K2-NEXT:        %[[ONE:.*]] = arith.constant 1 : index
+// K2-NEXT:        %[[I1:.*]] = arith.addi %[[I0]], %[[ONE]] : index
+// K2-NEXT:        %[[ACC0:.*]] = memref.alloca() : memref<f32>
+// K2-NEXT:        %[[ACC1:.*]] = memref.alloca() : memref<f32>
+// K2-NEXT:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// K2-NEXT:        memref.store %[[ZERO]], %[[ACC0]][] : memref<f32>
+// K2-NEXT:        memref.store %[[ZERO]], %[[ACC1]][] : memref<f32>
+// K2-NEXT:        tir.for %[[K:.*]] = 0 to 3 step 1 {name = "k", kind = "serial"} {
+// K2-NEXT:          %[[X0:.*]] = memref.load %a[%[[I0]], %[[K]]]
+// K2-NEXT:          %[[X1:.*]] = memref.load %a[%[[I1]], %[[K]]]
+// K2-NEXT:          %[[Y:.*]] = memref.load %b[%[[K]], %[[J]]]
+// K2-NEXT:          arith.mulf %[[X0]], %[[Y]] : f32
+// K2-NEXT:          arith.mulf %[[X1]], %[[Y]] : f32
+// K2-NOT:           memref.load %b
+// K2:             memref.store %{{.*}}, %c[%[[I0]], %[[J]]]
+// K2-NEXT:        memref.store %{{.*}}, %c[%[[I1]], %[[J]]]
+// K2-NOT:     tir.for
+// BAD: cuda-default-schedule: outputs_per_thread=17 is outside [1, 16]
+func.func @mm(%a: memref<4x3xf32>, %b: memref<3x8xf32>, %c: memref<4x8xf32>) {
+  tir.for %i = 0 to 4 step 1 {name = "i", kind = "serial"} {
+    tir.for %j = 0 to 8 step 1 {name = "j", kind = "serial"} {
+      %acc = memref.alloca() : memref<f32>
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %acc[] : memref<f32>
+      tir.for %k = 0 to 3 step 1 {name = "k", kind = "serial"} {
+        %x = memref.load %a[%i, %k] : memref<4x3xf32>
+        %y = memref.load %b[%k, %j] : memref<3x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = memref.load %acc[] : memref<f32>
+        %t = arith.addf %s, %p : f32
+        memref.store %t, %acc[] : memref<f32>
+      }
+      %r = memref.load %acc[] : memref<f32>
+      memref.store %r, %c[%i, %j] : memref<4x8xf32>
+    }
   }
   func.return
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from xtc.driver.compiler import CompileError
 from xtc.driver.cuda import compile_cuda, cuda_pipeline
 from xtc.tools.cli import main
 
@@ -46,6 +47,14 @@ def test_the_model_becomes_ptx(opt_level: int) -> None:
     assert text.count(".visible .entry ") >= 2  # fused at -O3, one per node at -O0
     assert "%tid.x" in text and "%ctaid.x" in text
     assert cuda_pipeline(opt_level).endswith("cuda-default-schedule,convert-tir-to-gpu")
+
+
+def test_register_tiling_is_an_option_of_the_cuda_schedule() -> None:
+    tiled = cuda_pipeline(3, outputs_per_thread=4)
+    assert tiled.endswith("cuda-default-schedule{outputs_per_thread=4},convert-tir-to-gpu")
+    assert cuda_pipeline(3, outputs_per_thread=1) == cuda_pipeline(3)
+    with pytest.raises(CompileError, match=r"outputs_per_thread must be an integer in \[1, 16\]"):
+        cuda_pipeline(3, outputs_per_thread=0)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="CUDA's ptxas is not on PATH")

@@ -11,6 +11,9 @@ others run with XTC_CUDA_ALL_MODELS=1: the compile of resnet50, vgg16/19
 and inception_v1 (5 to 10 s each), the serial CPU run of the other models
 (5 to 30 s each), and the interpreter on resnet18 and mobilenet_v2 (more
 than 15 minutes each: the interpreter runs every scalar op in Python).
+The compile and the serial run are checked with register tiling
+(`outputs_per_thread=4`) too: by default on resnet18 (and squeezenet for
+the compile), on every model with XTC_CUDA_ALL_MODELS=1.
 """
 
 from __future__ import annotations
@@ -57,19 +60,34 @@ def _bench() -> ModuleType:
 BENCH = _bench()
 
 
-def _models(names: list[str], quick: set[str]) -> list[object]:
-    """`names` as test parameters, those not `quick` skipped unless
-    XTC_CUDA_ALL_MODELS=1."""
+def _models(names: list[str], quick: set[str], *more: object) -> list[object]:
+    """`names` as test parameters (each followed by `more`), those not
+    `quick` skipped unless XTC_CUDA_ALL_MODELS=1."""
     slow = pytest.mark.skipif(not ALL_MODELS, reason="slow: set XTC_CUDA_ALL_MODELS=1")
-    return [pytest.param(n, marks=[] if n in quick else [slow]) for n in names]
+    return [
+        pytest.param(
+            n, *more, marks=[] if n in quick else [slow], id="-".join(map(str, (n, *more)))
+        )
+        for n in names
+    ]
+
+
+QUICK_TO_COMPILE = set(BENCH.MODEL_NAMES) - SLOW_TO_COMPILE
+REGISTER_TILED = 4
+"""The outputs per thread of the register-tiled variant
+(cuda-default-schedule{outputs_per_thread=4}), checked on every model."""
 
 
 @pytest.mark.parametrize(
-    "name", _models(list(BENCH.MODEL_NAMES), set(BENCH.MODEL_NAMES) - SLOW_TO_COMPILE)
+    ("name", "outputs"),
+    _models(list(BENCH.MODEL_NAMES), QUICK_TO_COMPILE, 1)
+    + _models(list(BENCH.MODEL_NAMES), {"resnet18", "squeezenet"}, REGISTER_TILED),
 )
-def test_the_model_compiles_for_cuda_and_ptxas_accepts_it(name: str, tmp_path: Path) -> None:
+def test_the_model_compiles_for_cuda_and_ptxas_accepts_it(
+    name: str, outputs: int, tmp_path: Path
+) -> None:
     model = BENCH.build_model(name, small=True, bert_layers=1)
-    module = compile_graph_to_gpu(import_model(model), 3)
+    module = compile_graph_to_gpu(import_model(model), 3, outputs)
     launches = [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
     kernels = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
     assert launches and len(launches) == len(kernels)
@@ -105,19 +123,23 @@ def test_the_gpu_level_computes_what_the_cpu_build_does(name: str) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * float(np.abs(e).max()))
 
 
-@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18", "bert"}))
+@pytest.mark.parametrize(
+    ("name", "outputs"),
+    _models(list(BENCH.MODEL_NAMES), {"resnet18", "bert"}, 1)
+    + _models(list(BENCH.MODEL_NAMES), {"resnet18"}, REGISTER_TILED),
+)
 def test_the_cuda_schedule_run_serially_on_the_cpu_computes_what_the_cpu_build_does(
-    name: str,
+    name: str, outputs: int
 ) -> None:
     """Every transformation of cuda-default-schedule (kernels per nest, host
-    temporaries, fused and split loops) at native speed: convert-tir-to-llvm
-    runs bound loops serially, so the scheduled tir module lowered for the
-    CPU must give the CPU build's numbers."""
+    temporaries, fused and split loops, register tiles) at native speed:
+    convert-tir-to-llvm runs bound loops serially, so the scheduled tir
+    module lowered for the CPU must give the CPU build's numbers."""
     model = BENCH.build_model(name, small=True, bert_layers=1)
     inputs = BENCH.random_inputs(model, seed=6)
     expected = [np.asarray(e) for e in xtc.compile(model, target="llvm", opt_level=3).run(inputs)]
-    scheduled = cuda_pipeline(3).removesuffix(",convert-tir-to-gpu")
-    assert scheduled.endswith("cuda-default-schedule")
+    scheduled = cuda_pipeline(3, outputs).removesuffix(",convert-tir-to-gpu")
+    assert "cuda-default-schedule" in scheduled.rsplit(",", 1)[-1]
     module = apply_pipeline(import_model(model), f"{scheduled},tir-plan-memory,convert-tir-to-llvm")
     outputs = [aligned_empty(e.shape, e.dtype) for e in expected]
     compile_module(module).call("main", [aligned_copy(a) for a in inputs.values()] + outputs)

@@ -7,25 +7,40 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from math import prod
 from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, i32
-from xdsl.dialects.func import CallOp
+from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.dialects.gpu import FuncOp as GpuFuncOp
+from xdsl.ir import SSAValue
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
-from xtc.passes.cuda_default_schedule import GPU_SINGLE_THREAD, CudaDefaultSchedule, threads_for
+from xtc.passes.cuda_default_schedule import (
+    GPU_SINGLE_THREAD,
+    CudaDefaultSchedule,
+    fills_only_untiled,
+    threads_for,
+)
 from xtc.passes.schedule_pass import PassOptionError
 from xtc.remarks import collect_remarks
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
-from xtc.testing.schedules import add, conv2d, kernel_function, lower, matmul, pool
+from xtc.testing.schedules import (
+    add,
+    conv2d,
+    conv2d_blocked,
+    kernel_function,
+    lower,
+    matmul,
+    pool,
+)
 
 GRAPHS = {
     "add": add(5, 7, 64),
@@ -147,3 +162,79 @@ def test_a_small_output_gets_fewer_threads_per_block_to_fill_the_gpu() -> None:
     assert threads_for(56 * 56 * 64, 256) == 256  # 784 blocks of 256 already
     assert threads_for(4 * 256, 256) == 256  # too small to fill: the largest
     assert threads_for(97, 256) == 97  # a prime: one block of it
+
+
+def test_outputs_per_thread_out_of_range_is_a_bad_option() -> None:
+    with pytest.raises(PassOptionError, match=r"outputs_per_thread=0 is outside \[1, 16\]"):
+        CudaDefaultSchedule(outputs_per_thread=0)
+
+
+TILED = {
+    "conv2d": (conv2d(3, 6, 8, 3, 1, 1), "conv2d_0_k1", "tmp2"),  # the padded input
+    "conv2d_blocked": (conv2d_blocked(2, 6, 2, 4, 3), "conv2d_0", "in0"),
+    "matmul": (matmul(8, 5, 6), "matmul_0", "in1"),
+}
+"""A reduction nest, its kernel, and the input its coalesced loads read."""
+
+
+def _reduction_loads(func: FuncOp) -> dict[str, int]:
+    """The loads of the function's arguments under its reduction loops
+    (the loops in its thread loop), counted per argument name."""
+    threads = next(o for o in func.walk() if isinstance(o, ForOp) and o.kind.data == "threadIdx.x")
+    args: dict[SSAValue, str] = {a: a.name_hint or "" for a in func.args}
+    counts: dict[str, int] = {}
+    for loop in (o for o in threads.body.block.ops if isinstance(o, ForOp)):
+        for op in loop.walk():
+            if isinstance(op, memref.LoadOp) and op.memref in args:
+                counts[args[op.memref]] = counts.get(args[op.memref], 0) + 1
+    return counts
+
+
+def _threads(func: FuncOp) -> int:
+    """Blocks x threads of the function's bound loops."""
+    return prod(o.extent for o in func.walk() if isinstance(o, ForOp) and "Idx" in o.kind.data)
+
+
+@pytest.mark.parametrize("outputs", [2, 4])
+@pytest.mark.parametrize("name", list(TILED))
+def test_each_thread_computes_several_outputs_reading_the_shared_input_once(
+    name: str, outputs: int
+) -> None:
+    text, kernel_name, shared = TILED[name]
+    kernel = lower(text)
+    plain = apply_pipeline(kernel.tir.clone(), "cuda-default-schedule")
+    tiled = apply_pipeline(
+        kernel.tir.clone(), f"cuda-default-schedule{{outputs_per_thread={outputs}}}"
+    )
+    inputs = random_inputs(kernel.graph, seed=4)
+    gpu = apply_pipeline(tiled.clone(), "convert-tir-to-gpu")
+    expected = interp.run(kernel.tir, inputs)
+    for got in (interp.run(tiled, inputs), interp.run(gpu, inputs)):
+        for e, g in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(g, e)
+    before, after = kernel_function(plain, kernel_name), kernel_function(tiled, kernel_name)
+    assert _threads(after) * outputs == _threads(before)
+    loads_before, loads_after = _reduction_loads(before), _reduction_loads(after)
+    assert loads_after[shared] == loads_before[shared] == 1  # read once, used by every output
+    weights = next(n for n in loads_before if n != shared)
+    assert loads_after[weights] == outputs * loads_before[weights]
+    accumulators = [op for op in after.walk() if isinstance(op, memref.AllocaOp)]
+    assert len(accumulators) == outputs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [pool("max_pool2d", 4, 6, 2, 2, 0), add(4, 4, 8), matmul(1, 5, 8), matmul(8, 2, 1024)],
+    ids=["pool", "add", "one_row", "fills_the_gpu_only_untiled"],
+)
+def test_a_nest_where_no_load_is_saved_is_not_tiled(text: str) -> None:
+    kernel = lower(text)
+    plain = apply_pipeline(kernel.tir.clone(), "cuda-default-schedule")
+    tiled = apply_pipeline(kernel.tir.clone(), "cuda-default-schedule{outputs_per_thread=4}")
+    assert str(tiled) == str(plain)
+
+
+def test_register_tiling_never_leaves_a_gpu_it_filled_half_idle() -> None:
+    assert fills_only_untiled(7 * 7 * 512, 4)  # 6272 threads would leave most SMs idle
+    assert not fills_only_untiled(14 * 14 * 256, 4)  # 12544 threads still fill it
+    assert not fills_only_untiled(8 * 36, 4)  # too small to fill it either way

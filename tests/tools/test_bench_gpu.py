@@ -67,3 +67,5 @@ def test_the_command_line_defaults(bench: ModuleType) -> None:
     assert set(args.models.split(",")) == set(bench.MODEL_NAMES)
     assert set(args.full.split(",")) <= set(bench.MODEL_NAMES)
     assert args.repeat >= 20
+    assert args.outputs_per_thread == 1  # register tiling off unless asked for
+    assert bench.parse_args(["--outputs-per-thread", "4"]).outputs_per_thread == 4
