@@ -14,6 +14,12 @@
     xtc conformance [--models] [-k REGEX] [-j N] [--compiled]
     xtc cache info|clear|dir
 
+A model whose shapes depend on the values of some inputs (Reshape's `shape`
+a graph input) is compiled for the values given with `--specialize`, one
+native model each, into one artifact; `xtc compile` without them refuses and
+names the inputs. `xtc run` of that artifact runs the values it holds (the
+specialized inputs not in --inputs take the first's) and refuses others.
+
 Exit status: 0 on success, 1 when xtc refuses the request (a bad model,
 artifact, input or option: one line `xtc: error: ...` on stderr), 2 for a
 command line argparse cannot parse. A traceback is a bug (`xtc: internal

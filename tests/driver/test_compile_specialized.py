@@ -3,6 +3,7 @@ them as inputs, compiles one native model per distinct value (through the
 compile cache), and exports the specializations compiled so far; a loaded
 artifact refuses other values, naming the input and the values it holds."""
 
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,9 @@ def compiled() -> SpecializedModel:
     return model
 
 
-def test_compile_keeps_shape_inputs_as_inputs(compiled: SpecializedModel) -> None:
+def test_compile_keeps_shape_inputs_as_inputs() -> None:
+    compiled = xtc.compile(reshape_relu_model())
+    assert isinstance(compiled, SpecializedModel)
     assert compiled.specialized_inputs == ["shape"]
     assert compiled.input_names == ["data", "shape"]
     assert compiled.specializations == []  # nothing compiled before a value is seen
@@ -127,3 +130,22 @@ def test_a_model_without_shape_inputs_compiles_as_before() -> None:
     )
     model = xtc.compile(helper.make_model(graph))
     assert type(model) is CompiledModel
+
+
+def test_an_artifact_missing_a_specialization_is_refused(
+    compiled: SpecializedModel, tmp_path: Path
+) -> None:
+    run_on(compiled, [3, 4])
+    run_on(compiled, [4, 3])
+    compiled.export(tmp_path / "model.tar")
+    with (
+        tarfile.open(tmp_path / "model.tar") as whole,
+        tarfile.open(tmp_path / "cut.tar", "w") as cut,
+    ):
+        for member in whole.getmembers():
+            if not member.name.startswith("specialization-1/"):
+                cut.addfile(member, whole.extractfile(member))
+    with pytest.raises(
+        ArtifactError, match=r"has no specialization-1/manifest.json: it is incomplete"
+    ):
+        xtc.load(tmp_path / "cut.tar")
