@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from xtc.plugins import OpPlugin
     from xtc.runtime.cuda_model import CudaModel
     from xtc.runtime.model import CompiledModel
+    from xtc.runtime.specialized_model import SpecializedModel
     from xtc.tune.tuning import TuningSummary
 
 
@@ -32,7 +33,7 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     opt_level: int = 3,
     tuning_records: str | os.PathLike[str] | None = None,
     cache: bool = True,
-) -> CompiledModel | CudaModel:
+) -> CompiledModel | CudaModel | SpecializedModel:
     """Compiles an ONNX model (a ModelProto or a path) to native code for
     `target` ("llvm": this CPU; "cuda": an NVIDIA GPU, run through the CUDA
     driver) and loads it: `.run(inputs)`, `.benchmark(inputs)`,
@@ -40,7 +41,10 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     ({"data": [1, 3, 224, 224]}); `opt_level` 0 to 3 (0: no graph passes).
     A model compiled for the CPU before with the same request comes from
     the compile cache ($XDG_CACHE_HOME/xtc); `cache=False` compiles and
-    stores nothing."""
+    stores nothing. A model whose shapes depend on the values of some
+    inputs (Reshape's `shape` a graph input) keeps them as inputs: the
+    SpecializedModel returned compiles the model for each new value of them
+    it runs on (`.specialized_inputs`, `.specializations`)."""
     from xtc.driver.compiler import CompileError, compile_model
 
     if target == "cuda":
@@ -81,8 +85,9 @@ def tune(
     )
 
 
-def load(path: str | os.PathLike[str]) -> CompiledModel | CudaModel:
-    """The compiled model in an artifact written by `.export` or `xtc compile`."""
+def load(path: str | os.PathLike[str]) -> CompiledModel | CudaModel | SpecializedModel:
+    """The compiled model in an artifact written by `.export` or `xtc compile`
+    (a SpecializedModel runs only the specializations it holds)."""
     from xtc.runtime.artifact import load_artifact
 
     return load_artifact(path)

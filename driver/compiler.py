@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
     from xtc.dialects.resource_blobs import BlobScope
     from xtc.driver.records import Record, TuningRecords
+    from xtc.driver.specializing import CompilingSpecializedModel
+    from xtc.frontend.converters import NeedsConstantError
     from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
     from xtc.runtime.compile_cache import CompileCache
@@ -118,7 +120,7 @@ def compile_model(
     on_remark: RemarkSink | None = None,
     cache: bool = True,
     jobs: int | None = None,
-) -> CompiledModel:
+) -> CompiledModel | CompilingSpecializedModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
     in compile_graph). With `cache`, a model compiled before with the same
@@ -128,7 +130,11 @@ def compile_model(
     stored there; a compile that dumps IR or reports remarks compiles. Its
     kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
     else the CPU count; 1: in this process), each kernel's object also
-    cached (compile_graph)."""
+    cached (compile_graph). A model whose shapes depend on the values of
+    some of its inputs (Reshape's `shape` a graph input) is a
+    CompilingSpecializedModel (driver/specializing.py): it compiles the
+    model for each new value of them it is run on, each specialization
+    compiled and cached as a model of its own."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.kernel_units import JobsError, compile_jobs
     from xtc.remarks import collect_remarks
@@ -149,13 +155,34 @@ def compile_model(
             if progress is not None:
                 progress("done", _steps(opt_level), _steps(opt_level))
             return cached
+    from xtc.frontend.converters import NeedsConstantError
     from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
 
     if progress is not None:
         progress("import", 0, _steps(opt_level))
     with blob_storage().scope() as blobs:
         with timer.scope("import"), collect_remarks() as import_remarks:
-            module = import_model(model, input_shapes)
+            try:
+                module = import_model(model, input_shapes)
+            except NeedsConstantError as e:
+                specialized = _specialized(
+                    model,
+                    e,
+                    target=target,
+                    input_shapes=input_shapes,
+                    opt_level=opt_level,
+                    tuning_records=tuning_records,
+                    progress=progress,
+                    dump_stages=dump_stages,
+                    timer=timer,
+                    verify_each=verify_each,
+                    on_remark=on_remark,
+                    cache=cache,
+                    jobs=jobs,
+                )
+                if specialized is None:
+                    raise
+                return specialized
         compiled = compile_graph(
             module,
             target,
@@ -178,6 +205,57 @@ def compile_model(
             with timer.scope("compile cache store"):
                 _store_model(store, key, compiled)
     return compiled
+
+
+def _specialized(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    needs: NeedsConstantError,
+    *,
+    target: str,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    opt_level: int,
+    tuning_records: str | os.PathLike[str] | None,
+    progress: Progress | None,
+    dump_stages: Sequence[str],
+    timer: Timer,
+    verify_each: bool | None,
+    on_remark: RemarkSink | None,
+    cache: bool,
+    jobs: int | None,
+) -> CompilingSpecializedModel | None:
+    """compile_model's answer for a model whose import needs the value
+    `needs` names: a model specialized on the graph inputs it comes from
+    (None when none does), each specialization compiled with this request."""
+    from xtc.driver.specializing import compile_specialized
+
+    if dump_stages or on_remark is not None:
+        raise CompileError(
+            "dumping IR and reporting remarks are not supported for a model specialized on "
+            f"the values of its inputs yet ({needs})"
+        )
+
+    def compile_frozen(frozen: onnx.ModelProto) -> CompiledModel:
+        shapes = {n: s for n, s in (input_shapes or {}).items() if n in _input_names(frozen)}
+        compiled = compile_model(
+            frozen,
+            target,
+            shapes,
+            opt_level,
+            tuning_records,
+            progress=progress,
+            timer=timer,
+            verify_each=verify_each,
+            cache=cache,
+            jobs=jobs,
+        )
+        assert isinstance(compiled, CompiledModel)  # frozen: nothing left to specialize
+        return compiled
+
+    return compile_specialized(model, needs, _model_name(model), compile_frozen, input_shapes)
+
+
+def _input_names(model: onnx.ModelProto) -> set[str]:
+    return {i.name for i in model.graph.input}
 
 
 MODELS = "models"

@@ -25,6 +25,7 @@ from xtc import interp
 from xtc.driver.compiler import compile_model
 from xtc.frontend.onnx import import_model
 from xtc.runtime.model import CompiledModel
+from xtc.runtime.specialized_model import SpecializedModel
 
 DEVICES = ("CPU", "INTERP")
 """The devices a model can be prepared for: compiled for this CPU, or interpreted."""
@@ -34,7 +35,9 @@ class XtcBackendRep(BackendRep):
     """A model prepared once (compiled, or imported for the interpreter),
     run many times."""
 
-    def __init__(self, runnable: CompiledModel | ModuleOp, output_names: Sequence[str]) -> None:
+    def __init__(
+        self, runnable: CompiledModel | SpecializedModel | ModuleOp, output_names: Sequence[str]
+    ) -> None:
         self.runnable = runnable
         self.output_names = list(output_names)
 
@@ -44,10 +47,10 @@ class XtcBackendRep(BackendRep):
         arrays: Sequence[Any] | Mapping[str, Any] = (
             dict(inputs) if isinstance(inputs, Mapping) else list(inputs)
         )
-        if isinstance(self.runnable, CompiledModel):
-            outputs = self.runnable.run(arrays)
-        else:
+        if isinstance(self.runnable, ModuleOp):
             outputs = interp.run(self.runnable, arrays)
+        else:
+            outputs = self.runnable.run(arrays)
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
 

@@ -17,38 +17,63 @@ Which inputs are specialized is learnt from the importer: each
 `NeedsConstantError` names a value, and the graph inputs it is computed from
 are added to `specialized_inputs` (on the first run, or a later one whose
 values take the model down another path).
+
+`xtc.compile` of such a model is a `CompilingSpecializedModel`
+(`compile_specialized`): each specialization is the model with those inputs
+frozen to constants, compiled by compile_model, so through the compile
+cache; it keeps the compiled models for `.export` (a
+runtime/specialized_model.py SpecializedModel).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc.frontend.converters import NeedsConstantError
+from xtc.runtime.errors import InputError
+from xtc.runtime.specialized_model import Specialization, SpecializedModel
+
+if TYPE_CHECKING:
+    from xtc.runtime.model import CompiledModel
 
 Runner = Callable[[list[np.ndarray]], list[np.ndarray]]
 """A built model: inputs in order (the specialized ones left out) -> outputs."""
-Builder = Callable[[ModuleOp], Runner]
+Builder = Callable[[ModuleOp, Mapping[str, np.ndarray]], Runner]
+"""build(module, frozen): the module imported with the specialized inputs
+frozen to the values `frozen`, built."""
 SpecializationKey = tuple[tuple[str, str, tuple[int, ...], bytes], ...]
 
 
 class SpecializingModel:
     """An ONNX model run with its shape-determining inputs specialized on
     their values (see the module doc). `build` turns an imported module into
-    a runner."""
+    a runner. `input_shapes` fixes symbolic dimensions, as import_model's
+    does; the inputs with symbolic dimensions it leaves are specialized on
+    their shapes."""
 
-    def __init__(self, model: onnx.ModelProto, build: Builder) -> None:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        build: Builder,
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+    ) -> None:
         self.model = model
         self.build = build
+        self.input_shapes = dict(input_shapes or {})
         initializers = {t.name for t in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         """The model's run-time inputs, in order, the specialized ones included."""
         self.symbolic_inputs = [
-            i.name for i in model.graph.input if i.name in self.input_names and not _static(i)
+            i.name
+            for i in model.graph.input
+            if i.name in self.input_names and i.name not in self.input_shapes and not _static(i)
         ]
         """Inputs declared with symbolic dimensions: specialized on their shapes."""
         self.specialized_inputs: list[str] = []
@@ -60,19 +85,19 @@ class SpecializingModel:
         values = self._by_name(inputs)
         runner = self.specializations.get(self._key(values))
         if runner is None:
-            runner = self._specialize(values)
+            runner = self.specialize(values)
         return runner([values[n] for n in self.input_names if n not in self.specialized_inputs])
 
     def _by_name(self, inputs: Sequence[Any] | Mapping[str, Any]) -> dict[str, np.ndarray]:
         if isinstance(inputs, Mapping):
             missing = [n for n in self.input_names if n not in inputs]
             if missing:
-                raise ValueError(
+                raise InputError(
                     f"inputs {missing} are missing (the model takes {self.input_names})"
                 )
             return {n: np.asarray(inputs[n]) for n in self.input_names}
         if len(inputs) != len(self.input_names):
-            raise ValueError(
+            raise InputError(
                 f"{len(inputs)} inputs given; the model takes {len(self.input_names)}: "
                 f"{self.input_names}"
             )
@@ -86,14 +111,25 @@ class SpecializingModel:
             for n in self.specialized_inputs
         ) + tuple((n, "", values[n].shape, b"") for n in self.symbolic_inputs)
 
-    def _specialize(self, values: Mapping[str, np.ndarray]) -> Runner:
+    def specialize(self, values: Mapping[str, np.ndarray]) -> Runner:
         """Imports with the specialized inputs frozen to `values`, learning
-        more of them from the importer, then builds and keeps the result."""
+        more of them from the importer, then builds and keeps the result.
+        `values` needs the specialized inputs (and the symbolic ones) only;
+        an InputError names one it lacks."""
         from xtc.frontend.onnx import import_model
 
         while True:
+            lacking = [n for n in self.specialized_inputs + self.symbolic_inputs if n not in values]
+            if lacking:
+                raise InputError(
+                    f"input {lacking[0]!r} determines shapes: give its value "
+                    f"(the model is specialized on {', '.join(self.specialized_inputs)})"
+                )
             freeze = {n: values[n] for n in self.specialized_inputs}
-            shapes = {n: values[n].shape for n in self.symbolic_inputs if n not in freeze}
+            shapes: dict[str, Sequence[int]] = {
+                n: values[n].shape for n in self.symbolic_inputs if n not in freeze
+            }
+            shapes.update({n: s for n, s in self.input_shapes.items() if n not in freeze})
             try:
                 module = import_model(self.model, shapes, freeze)
                 break
@@ -102,7 +138,7 @@ class SpecializingModel:
                 if not sources:
                     raise
                 self.specialized_inputs += sources
-        runner = self.build(module)
+        runner = self.build(module, freeze)
         self.specializations[self._key(values)] = runner
         return runner
 
@@ -141,11 +177,131 @@ def specializing_model(model: onnx.ModelProto, path: str = "interp") -> Speciali
     if path == "native":
         from xtc.driver.compiler import compile_graph
 
-        return SpecializingModel(model, lambda module: compile_graph(module).run)
+        return SpecializingModel(model, lambda module, frozen: compile_graph(module).run)
     if path != "interp":
         raise ValueError(f"path '{path}': expected 'interp' or 'native'")
 
-    def interpret(module: ModuleOp) -> Runner:
+    def interpret(module: ModuleOp, frozen: Mapping[str, np.ndarray]) -> Runner:
         return lambda inputs: interp.run(module, inputs)
 
     return SpecializingModel(model, interpret)
+
+
+CompileFrozen = Callable[[onnx.ModelProto], "CompiledModel"]
+"""compile(model with the specialized inputs frozen): compile_model's request."""
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A runner that keeps the native model it runs, for export."""
+
+    model: CompiledModel
+
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return self.model.run(inputs)
+
+
+class CompilingSpecializedModel(SpecializedModel):
+    """`xtc.compile` of a model with shape-determining inputs: a
+    SpecializedModel that compiles each new value it is run on (see the
+    module doc)."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        name: str,
+        compile_frozen: CompileFrozen,
+        specialized_inputs: Sequence[str],
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+    ) -> None:
+        self.compile_frozen = compile_frozen
+        self.reason = ""
+        """Why the model is specialized: the importer's message."""
+        self.learner = SpecializingModel(model, self._build, input_shapes)
+        self.learner.specialized_inputs = list(specialized_inputs)
+        super().__init__(name, self.learner.input_names, specialized_inputs)
+
+    def value_of(self, name: str, value: Any) -> np.ndarray:
+        """`value` as input `name` takes it: its declared dtype, and its
+        declared shape when that is static and holds as many elements."""
+        declared = {i.name: i for i in self.learner.model.graph.input}
+        if name not in self.input_names:
+            raise InputError(f"{name!r} is not an input of the model (it takes {self.input_names})")
+        if name not in self.specialized_inputs:
+            raise InputError(
+                f"input {name!r} does not determine shapes: the model is specialized on "
+                f"{', '.join(self.specialized_inputs)}"
+            )
+        tensor_type = declared[name].type.tensor_type
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        try:
+            array = np.asarray(value, dtype)
+        except (TypeError, ValueError) as e:
+            raise InputError(
+                f"input {name!r}: {value!r} is not an array of {dtype} ({e})"
+            ) from None
+        if _static(declared[name]):
+            shape = tuple(d.dim_value for d in tensor_type.shape.dim)
+            if array.size == int(np.prod(shape, dtype=np.int64)):
+                array = array.reshape(shape)
+        return array
+
+    def _build(self, module: ModuleOp, frozen: Mapping[str, np.ndarray]) -> Runner:
+        return _Compiled(self.compile_frozen(frozen_model(self.learner.model, frozen, self.name)))
+
+    def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel:
+        runner = self.learner.specialize(values)
+        assert isinstance(runner, _Compiled)
+        self.specialized_inputs = list(self.learner.specialized_inputs)
+        frozen = {n: values[n] for n in self.specialized_inputs}
+        self.specializations.append(Specialization(frozen, runner.model))
+        return runner.model
+
+
+def compile_specialized(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    needs: NeedsConstantError,
+    name: str,
+    compile_frozen: CompileFrozen,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> CompilingSpecializedModel | None:
+    """The model that compile_model returns for `model` when its import
+    failed with `needs`: specialized on the graph inputs that the value
+    named is computed from. None when no graph input determines it (the
+    error stands)."""
+    from xtc.driver.compiler import CompileError
+    from xtc.frontend.onnx import load_model
+
+    proto = load_model(model)
+    sources = graph_inputs_of(proto, needs.value)
+    if not sources:
+        return None
+    compiled = CompilingSpecializedModel(proto, name, compile_frozen, sources, input_shapes)
+    compiled.reason = str(needs)
+    symbolic = compiled.learner.symbolic_inputs
+    if symbolic:
+        raise CompileError(
+            f"input {symbolic[0]!r} has symbolic dimensions: give its shape (input_shapes, "
+            f"--input-shapes) to compile a model specialized on {', '.join(sources)}"
+        )
+    return compiled
+
+
+def frozen_model(
+    model: onnx.ModelProto, frozen: Mapping[str, np.ndarray], name: str | None = None
+) -> onnx.ModelProto:
+    """A copy of `model` whose inputs in `frozen` are initializers of those
+    values (named `name` when given)."""
+    from xtc.frontend.onnx import frozen_inputs
+
+    initializers = {t.name for t in model.graph.initializer}
+    tensors = frozen_inputs(model, frozen, initializers)
+    result = onnx.ModelProto()
+    result.CopyFrom(model)
+    kept = [i for i in result.graph.input if i.name not in tensors]
+    del result.graph.input[:]
+    result.graph.input.extend(kept)
+    result.graph.initializer.extend(tensors.values())
+    if name is not None:
+        result.graph.name = name
+    return result

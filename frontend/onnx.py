@@ -373,7 +373,7 @@ def import_model(
     _check_supported(proto, opset)
 
     initializers = {t.name: t for t in graph.initializer}
-    frozen = _frozen_inputs(proto, freeze or {}, set(initializers))
+    frozen = frozen_inputs(proto, freeze or {}, set(initializers))
     initializers.update(frozen)
     inputs = _input_types(proto, set(initializers), input_shapes or {})
     block = Block(arg_types=[t for _, t in inputs])
@@ -412,7 +412,7 @@ def import_model(
     return module
 
 
-def _frozen_inputs(
+def frozen_inputs(
     model: onnx.ModelProto, freeze: Mapping[str, Any], initializers: set[str]
 ) -> dict[str, onnx.TensorProto]:
     """The frozen inputs as initializers, checked against their declarations."""

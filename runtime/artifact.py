@@ -12,7 +12,10 @@
 
 A CUDA artifact (manifest target "cuda") holds instead the PTX, a cubin
 when ptxas made one, the launch plan, the weights and the kernels' IR
-(runtime/cuda_model.py).
+(runtime/cuda_model.py). A model specialized on the values of its
+shape-determining inputs holds one such set of files per specialization, in
+a folder each, under a top manifest that lists them
+(runtime/specialized_model.py).
 
 `load_artifact` checks everything it can before running anything: that the
 file is a tar archive with an xtc manifest, of a format this xtc reads, that
@@ -44,6 +47,12 @@ from xtc.runtime.archive import (
 from xtc.runtime.cuda_model import CudaModel, cuda_members, open_cuda_model
 from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.model import CompiledModel, TensorSpec
+from xtc.runtime.specialized_model import (
+    SpecializedModel,
+    is_specialized,
+    open_specialized,
+    specialized_members,
+)
 
 
 def export_artifact(model: CompiledModel, path: Path) -> Path:
@@ -51,10 +60,13 @@ def export_artifact(model: CompiledModel, path: Path) -> Path:
     return write_archive(model.directory, Path(path))
 
 
-def load_artifact(path: str | Path, device: str = "cuda") -> CompiledModel | CudaModel:
+def load_artifact(
+    path: str | Path, device: str = "cuda"
+) -> CompiledModel | CudaModel | SpecializedModel:
     """The model in an artifact written by `export_artifact` (or `xtc
     compile`), checked and loaded (see the module doc); a CUDA artifact
-    (target "cuda") is a CudaModel on `device` (runtime/cuda_model.py)."""
+    (target "cuda") is a CudaModel on `device` (runtime/cuda_model.py); a
+    specialized one a SpecializedModel."""
     path = Path(path)
     if not path.is_file():
         raise ArtifactError(f"{path}: no such file")
@@ -67,7 +79,7 @@ def read_archive(
     where: str | Path,
     edit: Callable[[dict[str, Any]], None] | None = None,
     device: str = "cuda",
-) -> CompiledModel | CudaModel:
+) -> CompiledModel | CudaModel | SpecializedModel:
     """The model in the artifact that the open file `source` holds from its
     current position (`where` names it in messages), checked and loaded;
     `edit(manifest)` may change the manifest first (it is written back). A
@@ -79,6 +91,8 @@ def read_archive(
         if edit is not None:
             edit(manifest)
             write_manifest(directory, manifest)
+        if is_specialized(manifest):
+            return open_specialized(directory, manifest, owner)
         if _is_cuda(manifest):
             return open_cuda_model(directory, manifest, owner, device)
         return open_model(directory, manifest, owner)
@@ -147,12 +161,13 @@ def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
                     f"{path}: not an xtc model (the archive has no {MANIFEST_NAME})"
                 )
             manifest = _read_manifest(archive, members[MANIFEST_NAME], path)
-            for name in cuda_members(manifest) if _is_cuda(manifest) else MEMBERS:
+            for name in _members(manifest):
                 member = members.get(name)
                 if member is None or not member.isfile():
                     raise ArtifactError(f"{path}: the archive has no {name}: it is incomplete")
                 source = archive.extractfile(member)
                 assert source is not None
+                (directory / name).parent.mkdir(parents=True, exist_ok=True)
                 with source, (directory / name).open("wb") as target:
                     while chunk := source.read(1 << 20):
                         target.write(chunk)
@@ -163,6 +178,16 @@ def _extract(source: BinaryIO, path: Path, directory: Path) -> dict[str, Any]:
             f"{path}: cannot be read ({e}): the file is truncated or corrupt"
         ) from None
     return manifest
+
+
+def _members(manifest: dict[str, Any]) -> list[str]:
+    """The files the artifact must hold, by the kind its manifest says."""
+    try:
+        if is_specialized(manifest):
+            return specialized_members(manifest)
+    except (KeyError, TypeError) as e:
+        raise ArtifactError(f"malformed manifest ({type(e).__name__}: {e})") from None
+    return list(cuda_members(manifest) if _is_cuda(manifest) else MEMBERS)
 
 
 def _is_cuda(manifest: dict[str, Any]) -> bool:

@@ -2,7 +2,7 @@
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
                 [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [--no-cache]
-                [-j N] [-o model.tar]
+                [-j N] [--specialize "shape=[3,4]" ...] [-o model.tar]
     xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline]
                 [-o model.tar | -o model.ptx]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
@@ -13,6 +13,12 @@
                 [--runner local|ray] [--ray-address ADDR]
     xtc conformance [--models] [-k REGEX] [-j N] [--compiled]
     xtc cache info|clear|dir
+
+A model whose shapes depend on the values of some inputs (Reshape's `shape`
+a graph input) is compiled for the values given with `--specialize`, one
+native model each, into one artifact; `xtc compile` without them refuses and
+names the inputs. `xtc run` of that artifact runs the values it holds (the
+specialized inputs not in --inputs take the first's) and refuses others.
 
 Exit status: 0 on success, 1 when xtc refuses the request (a bad model,
 artifact, input or option: one line `xtc: error: ...` on stderr), 2 for a
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from xtc import __version__
 
 if TYPE_CHECKING:
+    from xtc.driver.specializing import CompilingSpecializedModel
     from xtc.remarks import Remark
 
 
@@ -64,8 +71,9 @@ def _refuse_textual_ir(path: str, expected: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from xtc.driver.compiler import compile_model
+    from xtc.driver.compiler import CompileError, compile_model
     from xtc.frontend.onnx import parse_input_shapes
+    from xtc.runtime.specialized_model import SpecializedModel
     from xtc.runtime.timing import NO_TIMER, Timer
 
     _refuse_textual_ir(args.model, "an ONNX model")
@@ -100,6 +108,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
         jobs=args.jobs,
     )
+    if isinstance(model, SpecializedModel):
+        return _export_specializations(args, model, output, started, bar)
+    if args.specialize:
+        raise CompileError(
+            f"--specialize: {args.model} has no input that determines shapes (nothing to "
+            "specialize on)"
+        )
     if bar:
         bar.close()
     for remark in remarks:
@@ -125,7 +140,67 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks")
+def _export_specializations(
+    args: argparse.Namespace,
+    model: CompilingSpecializedModel,
+    output: Path,
+    started: float,
+    bar: ProgressBar | None,
+) -> int:
+    """`xtc compile` of a model specialized on the values of some inputs:
+    compiles each --specialize set of values into one artifact; without
+    any, refuses (a tvmc user gets an artifact that runs, or a reason)."""
+    from xtc.driver.compiler import CompileError
+
+    inputs = ", ".join(model.specialized_inputs)
+    if not args.specialize:
+        example = " ".join(f"{n}=[...]" for n in model.specialized_inputs)
+        raise CompileError(
+            f"{args.model}: the shapes depend on the values of input {inputs} "
+            f"({model.reason}): give the values to compile for with --specialize '{example}' "
+            "(repeat the option for more; the artifact runs only those)"
+        )
+    for text in args.specialize:
+        values = {n: model.value_of(n, v) for n, v in parse_specialization(text).items()}
+        model.specialize(values)
+    if bar:
+        bar.close()
+    model.export(output)
+    if args.print_pipeline:
+        for specialization in model.specializations:
+            print(specialization.model.manifest["pipeline"])
+    held = "; ".join(s.describe() for s in model.specializations)
+    print(
+        f"xtc: compiled {args.model} in {time.perf_counter() - started:.1f} s -> {output} "
+        f"({len(model.specializations)} specializations on {inputs}: {held})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def parse_specialization(text: str) -> dict[str, Any]:
+    """`"shape=[3, 4] axes=[0]"` -> {"shape": [3, 4], "axes": [0]} (JSON values)."""
+    import json
+    import re
+
+    from xtc.driver.compiler import CompileError
+
+    names = list(re.finditer(r"(?:^|\s)([^\s=]+)=", text))
+    if not names or text[: names[0].start()].strip():
+        raise CompileError(f"--specialize: cannot read {text!r}, expected NAME=VALUE ...")
+    values: dict[str, Any] = {}
+    for match, after in zip(names, [*names[1:], None], strict=True):
+        raw = text[match.end() : after.start() if after else len(text)].strip()
+        try:
+            values[match.group(1)] = json.loads(raw)
+        except ValueError:
+            raise CompileError(
+                f"--specialize: the value of {match.group(1)} is not a number or a list: {raw!r}"
+            ) from None
+    return values
+
+
+CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks", "specialize")
 
 
 def compile_for_cuda(args: argparse.Namespace) -> int:
@@ -226,10 +301,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     import xtc
+    from xtc.runtime.specialized_model import SpecializedModel
 
     _refuse_textual_ir(args.artifact, "a model.tar")
     model = xtc.load(args.artifact)
-    inputs = _run_inputs(model.input_specs, args.inputs, args.fill_mode)
+    if isinstance(model, SpecializedModel):
+        # the specialized inputs not given take the first specialization's values
+        held = next(iter(model.held_values()), {})
+        inputs = _run_inputs(model.input_specs, args.inputs, args.fill_mode, held)
+        model, inputs = model.select(inputs)
+    else:
+        inputs = _run_inputs(model.input_specs, args.inputs, args.fill_mode)
     outputs = model.run(inputs)
     if args.output:
         np.savez(
@@ -248,8 +330,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_inputs(specs: Sequence[Any], npz: str | None, fill_mode: str | None) -> dict[str, Any]:
-    """The inputs from the .npz file (by name), the missing ones filled."""
+def _run_inputs(
+    specs: Sequence[Any],
+    npz: str | None,
+    fill_mode: str | None,
+    defaults: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The inputs from the .npz file (by name), the missing ones taken from
+    `defaults`, else filled."""
     import numpy as np
 
     from xtc.runtime.model import InputError
@@ -269,8 +357,10 @@ def _run_inputs(specs: Sequence[Any], npz: str | None, fill_mode: str | None) ->
                 f"{npz}: {', '.join(map(repr, unknown))} is not an input of the "
                 f"model (the model takes {takes})"
             )
-        if fill_mode is None:
-            return given
+    for name, value in (defaults or {}).items():
+        given.setdefault(name, value)
+    if npz and fill_mode is None:
+        return given
     rng = np.random.default_rng(0)
     mode = fill_mode or "random"
     for spec in specs:
@@ -476,6 +566,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="compile the kernels in N worker processes (default: XTC_COMPILE_JOBS, else the "
         "CPU count; 1: in this process)",
+    )
+    compiler.add_argument(
+        "--specialize",
+        action="append",
+        metavar="VALUES",
+        help="for a model whose shapes depend on input values (Reshape's shape an input): "
+        'compile for these values, "shape=[3,4] axes=[0]"; repeat for more (required there)',
     )
     compiler.add_argument(
         "-o",

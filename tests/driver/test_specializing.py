@@ -39,9 +39,9 @@ def counting(model: SpecializingModel) -> list[int]:
     builds: list[int] = []
     build = model.build
 
-    def counted(module):  # type: ignore[no-untyped-def]
+    def counted(module, frozen):  # type: ignore[no-untyped-def]
         builds.append(1)
-        return build(module)
+        return build(module, frozen)
 
     model.build = counted
     return builds
