@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 
 from xtc import __version__
+from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
 from xtc.runtime.model import CompiledModel, TensorSpec
 from xtc.runtime.timing import NO_TIMER, Timer
 
@@ -81,10 +82,6 @@ Dump = Callable[[str, str], None]
 """dump(stage, text) for each stage asked for."""
 RemarkSink = Callable[["Remark"], None]
 """on_remark(remark) for each remark of the compile, in order."""
-
-
-class CompileError(Exception):
-    """A compile request xtc refuses (bad target, opt level, option)."""
 
 
 def pipeline(opt_level: int = 3) -> str:

@@ -22,7 +22,8 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc import interp
-from xtc.driver.compiler import compile_model
+from xtc.driver.compiler import compile_graph, compile_model
+from xtc.driver.specializing import Runner, SpecializingModel
 from xtc.frontend.onnx import import_model
 from xtc.runtime.model import CompiledModel
 from xtc.runtime.specialized_model import SpecializedModel
@@ -101,3 +102,17 @@ prepare = XtcBackend.prepare
 run_model = XtcBackend.run_model
 run_node = XtcBackend.run_node
 supports_device = XtcBackend.supports_device
+
+
+def specializing_model(model: onnx.ModelProto, path: str = "interp") -> SpecializingModel:
+    """A SpecializingModel run by the interpreter (`path` "interp") or
+    compiled to native code ("native")."""
+    if path == "native":
+        return SpecializingModel(model, lambda module, frozen: compile_graph(module).run)
+    if path != "interp":
+        raise ValueError(f"path '{path}': expected 'interp' or 'native'")
+
+    def interpret(module: ModuleOp, frozen: Mapping[str, np.ndarray]) -> Runner:
+        return lambda inputs: interp.run(module, inputs)
+
+    return SpecializingModel(model, interpret)

@@ -9,7 +9,7 @@ native code), and keeps the result in `specializations`, keyed by the values,
 so the next run with the same values reuses it. Inputs declared with
 symbolic dimensions are specialized on their shapes the same way.
 
-    m = specializing_model(model, "interp")        # or "native"
+    m = specializing_model(model, "interp")        # or "native" (driver/onnx_backend.py)
     m.run({"data": x, "shape": np.array([2, 6])})
     m.specialized_inputs                           # ["shape"]
 
@@ -169,24 +169,6 @@ def graph_inputs_of(model: onnx.ModelProto, value: str) -> list[str]:
     return [i.name for i in model.graph.input if i.name in seen and i.name not in initializers]
 
 
-def specializing_model(model: onnx.ModelProto, path: str = "interp") -> SpecializingModel:
-    """A SpecializingModel run by the interpreter (`path` "interp") or
-    compiled to native code ("native")."""
-    from xtc import interp
-
-    if path == "native":
-        from xtc.driver.compiler import compile_graph
-
-        return SpecializingModel(model, lambda module, frozen: compile_graph(module).run)
-    if path != "interp":
-        raise ValueError(f"path '{path}': expected 'interp' or 'native'")
-
-    def interpret(module: ModuleOp, frozen: Mapping[str, np.ndarray]) -> Runner:
-        return lambda inputs: interp.run(module, inputs)
-
-    return SpecializingModel(model, interpret)
-
-
 CompileFrozen = Callable[[onnx.ModelProto], "CompiledModel"]
 """compile(model with the specialized inputs frozen): compile_model's request."""
 
@@ -269,7 +251,7 @@ def compile_specialized(
     failed with `needs`: specialized on the graph inputs that the value
     named is computed from. None when no graph input determines it (the
     error stands)."""
-    from xtc.driver.compiler import CompileError
+    from xtc.driver.errors import CompileError
     from xtc.frontend.onnx import load_model
 
     proto = load_model(model)

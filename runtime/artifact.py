@@ -92,7 +92,7 @@ def read_archive(
             edit(manifest)
             write_manifest(directory, manifest)
         if is_specialized(manifest):
-            return open_specialized(directory, manifest, owner)
+            return open_specialized(directory, manifest, open_model, owner)
         if _is_cuda(manifest):
             return open_cuda_model(directory, manifest, owner, device)
         return open_model(directory, manifest, owner)

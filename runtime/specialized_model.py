@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,13 +211,16 @@ def specialized_members(manifest: Mapping[str, Any]) -> list[str]:
     return [f"{_folder(i)}/{m}" for i in range(len(manifest["specializations"])) for m in MEMBERS]
 
 
+OpenModel = Callable[[Path, dict[str, Any]], CompiledModel]
+"""open_model(directory, manifest): one artifact's files loaded (runtime/artifact.py)."""
+
+
 def open_specialized(
-    directory: Path, manifest: Mapping[str, Any], owner: Any = None
+    directory: Path, manifest: Mapping[str, Any], open_model: OpenModel, owner: Any = None
 ) -> SpecializedModel:
     """A SpecializedModel over `directory` (the extracted artifact), each
-    specialization checked and loaded as runtime/artifact.py does."""
-    from xtc.runtime.artifact import open_model
-
+    specialization checked and loaded by `open_model` (runtime/artifact.py's,
+    passed in: artifact.py reads this module)."""
     try:
         # the folders are those the archive was checked to hold, by index
         specializations = [

@@ -185,7 +185,7 @@ def run_case(case: Any, path: str) -> CaseResult:
     result's detail names them."""
     import numpy as np
 
-    from xtc.driver.specializing import specializing_model
+    from xtc.driver.onnx_backend import specializing_model
     from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)

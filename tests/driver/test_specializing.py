@@ -6,7 +6,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from xtc.driver.specializing import SpecializingModel, graph_inputs_of, specializing_model
+from xtc.driver.onnx_backend import specializing_model
+from xtc.driver.specializing import SpecializingModel, graph_inputs_of
 
 
 def reshape_relu_model(shape_through_concat: bool = False) -> onnx.ModelProto:
