@@ -491,7 +491,7 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
     )
     for p in paths:
         if p == CUDA:
-            summarize_cuda(results, out)
+            summarize_cuda(results, out, top)
             continue
         c = Counter(r.status for r in results if r.path == p)
         others = ", ".join(
@@ -510,10 +510,28 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
         )
 
 
-def summarize_cuda(results: list[CaseResult], out: IO[str]) -> None:
-    """The cuda path's counts, and its builds among the cases the CPU
-    interpreter passes (the `interp` results of the same run)."""
+def _cause(detail: str) -> str:
+    """A failure's message with names and numbers blanked, so that the
+    cases one cause fails group together."""
+    general = re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'…'", detail))
+    return general if len(general) <= 100 else general[:99] + "…"
+
+
+def summarize_cuda(results: list[CaseResult], out: IO[str], top: int = 15) -> None:
+    """The cuda path's counts, its builds among the cases the CPU
+    interpreter passes (the `interp` results of the same run), and the
+    `top` causes of the ones it did not build."""
     cuda = {r.name: r.status for r in results if r.path == CUDA}
+    cpu_passed = {r.name for r in results if r.path == "interp" and r.status == "passed"}
+    causes = Counter(
+        f"{r.status}: {_cause(r.detail)}"
+        for r in results
+        if r.path == CUDA and r.name in cpu_passed and r.status not in CUDA_BUILT
+    )
+    if causes:
+        print(f"\n{CUDA}: why cases the CPU interpreter passes were not built:", file=out)
+        for cause, count in causes.most_common(top):
+            print(f"{count:>6}  {cause}", file=out)
     c = Counter(cuda.values())
     built = sum(c[s] for s in CUDA_BUILT)
     ptxas = shutil.which("ptxas")
@@ -533,7 +551,6 @@ def summarize_cuda(results: list[CaseResult], out: IO[str]) -> None:
         f"({others or 'none other'})",
         file=out,
     )
-    cpu_passed = {r.name for r in results if r.path == "interp" and r.status == "passed"}
     built_of_cpu = sum(1 for n in cpu_passed if cuda.get(n) in CUDA_BUILT)
     ratio = f"{100 * built_of_cpu / len(cpu_passed):.1f}%" if cpu_passed else "n/a"
     print(

@@ -198,6 +198,9 @@ def test_cuda_summary_says_when_ptxas_is_missing(monkeypatch: MonkeyPatch, tmp_p
     out = io.StringIO()
     summarize_cuda(results, out)
     assert out.getvalue().splitlines() == [
+        "",
+        "cuda: why cases the CPU interpreter passes were not built:",
+        "     1  error: CompileError: no",
         "cuda: built 1 of 2, ptxas-accepted 0 (ptxas is not on PATH: not run), numerically "
         "checked 0, passed 0, built only 1 (1 error)",
         "cuda: built 1 of the 2 cases the CPU interpreter passes (50.0%)",
