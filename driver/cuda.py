@@ -92,18 +92,23 @@ def compile_cuda(
 PTXAS_TIMEOUT_S = 600
 
 
+class PtxasError(CompileError):
+    """ptxas refused the PTX of a model."""
+
+
 def compile_cuda_model(
-    model: onnx.ModelProto | str | os.PathLike[str],
+    model: onnx.ModelProto | str | os.PathLike[str] | ModuleOp,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     opt_level: int = 3,
     arch: str = "sm_80",
     device: str = "cuda",
     outputs_per_thread: int = 1,
 ) -> CudaModel:
-    """`model` compiled for CUDA: a CudaModel on `device` ("cuda", or
-    "interp" to run the kernels in the interpreter), its files in a
-    temporary directory (`.export` writes them as model.tar);
-    `outputs_per_thread` as cuda_pipeline takes it."""
+    """`model` (ONNX, or a module at the graph level) compiled for CUDA: a
+    CudaModel on `device` ("cuda", or "interp" to run the kernels in the
+    interpreter), its files in a temporary directory (`.export` writes
+    them as model.tar); `outputs_per_thread` as cuda_pipeline takes it. A
+    PTX that ptxas refuses raises PtxasError."""
     from xtc import __version__
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.compiler import _model_name, tensor_specs
@@ -124,7 +129,7 @@ def compile_cuda_model(
     directory = Path(owner.name)
     try:
         with blob_storage().scope():
-            graph = import_model(model, input_shapes)
+            graph = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
             inputs, outputs = tensor_specs(graph)
             gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread)
             plan = _plan(gpu)
@@ -135,7 +140,7 @@ def compile_cuda_model(
         manifest: dict[str, Any] = {
             "format": "xtc-model",
             "format_version": 1,
-            "name": _model_name(model),
+            "name": "model" if isinstance(model, ModuleOp) else _model_name(model),
             "xtc_version": __version__,
             "inputs": [s.to_json() for s in inputs],
             "outputs": [s.to_json() for s in outputs],
@@ -190,5 +195,5 @@ def _cubin(directory: Path, arch: str) -> str | None:
         return None
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["(no message)"])[0]
-        raise CompileError(f"ptxas refused the PTX for {arch}: {first}")
+        raise PtxasError(f"ptxas refused the PTX for {arch}: {first}")
     return arch

@@ -11,7 +11,7 @@
     xtc tune model.onnx [-o records.jsonl] [--trials N] [--time-budget 30m]
                 [--tuner xgb|ga|random|grid] [--early-stopping N] [--workers N]
                 [--runner local|ray] [--ray-address ADDR]
-    xtc conformance [--models] [-k REGEX] [-j N] [--compiled]
+    xtc conformance [--models] [-k REGEX] [-j N] [--compiled] [--target cuda]
     xtc cache info|clear|dir
 
 A model whose shapes depend on the values of some inputs (Reshape's `shape`

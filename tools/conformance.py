@@ -15,6 +15,17 @@ importer upgrades). Each directory's `model.onnx` runs on its
 `test_data_set_*/input_*.pb` and is compared with `output_*.pb`; the table
 has one row per model, and `--compiled`, `-k`, `--timeout` work as for the
 node cases.
+
+`--target cuda` adds a `cuda` path beside the CPU interpreter's: each case
+is compiled for CUDA (PTX for sm_90, assembled by `ptxas -arch=sm_90` when
+ptxas is on PATH), then, where it is cheap, run on the interpreter device
+(the gpu-level interpreter, threads one after another) within
+`--check-timeout` seconds and compared with the case's outputs. A case is
+`passed` (built and checked), `built` (built, not checked: the interpreter
+device ran past its time), `failed` (built, outputs differ),
+`ptxas-refused`, or did not build. The summary gives built, ptxas-accepted,
+checked and passed counts, and how many of the cases the CPU interpreter
+passes were built for CUDA.
 """
 
 from __future__ import annotations
@@ -23,20 +34,30 @@ import argparse
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from types import FrameType
 from typing import IO, Any
 
 INTERPRETER = ("interp",)
 BOTH = ("interp", "native")
 MODEL_KINDS = ("pytorch-converted", "pytorch-operator", "simple")
 """The directories of onnx/backend/test/data that `--models` runs."""
+CUDA = "cuda"
+CUDA_ARCH = "sm_90"
+CUDA_BUILT = ("passed", "built", "failed", "ptxas-refused")
+"""The statuses of the cuda path whose PTX was built."""
+CHECK_SECONDS = 10.0
+"""The default time the interpreter device gets per case."""
 
 
 @dataclass
@@ -220,16 +241,121 @@ def run_case(case: Any, path: str) -> CaseResult:
     return CaseResult(case.name, op, path, "passed", detail)
 
 
-def worker_main(models: bool = False) -> None:
+class CheckSkipped(BaseException):
+    """The interpreter device ran past the case's time (a BaseException, so
+    that the interpreter's own `except Exception` lets it through)."""
+
+
+class CheckError(Exception):
+    """The interpreter device failed on a model that was built."""
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raises CheckSkipped in the block once `seconds` have passed (SIGALRM:
+    the worker runs cases on its main thread)."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise CheckSkipped
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class CudaBuilder:
+    """Builds each specialization of a case for CUDA (PTX, then ptxas) and
+    returns a runner on the interpreter device; the runs of all of the
+    case's data sets share `budget` seconds, past which they are skipped."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget
+
+    def __call__(self, module: Any) -> Callable[[list[Any]], list[Any]]:
+        from xtc.driver.cuda import compile_cuda_model
+
+        cuda_model = compile_cuda_model(module, arch=CUDA_ARCH, device="interp")
+
+        def check(inputs: list[Any]) -> list[Any]:
+            if self.budget <= 0:
+                raise CheckSkipped
+            started = time.monotonic()
+            try:
+                with _deadline(self.budget):
+                    return cuda_model.run(inputs)
+            except Exception as e:
+                raise CheckError(f"{type(e).__name__}: {e}") from e
+            finally:
+                self.budget -= time.monotonic() - started
+
+        return check
+
+
+def run_cuda_case(case: Any, check_seconds: float) -> CaseResult:
+    """Builds one case for CUDA and, within `check_seconds`, checks it on
+    the interpreter device (see the module doc for the statuses)."""
+    import numpy as np
+
+    from xtc.driver.cuda import PtxasError
+    from xtc.driver.specializing import SpecializingModel
+    from xtc.frontend.onnx import OnnxImportError
+
+    op = op_of(case)
+    try:
+        data_sets = case.data_sets
+    except Exception as e:  # noqa: BLE001 - unreadable case data, reported per case
+        return CaseResult(case.name, op, CUDA, "error", f"data: {type(e).__name__}: {e}")
+    model = SpecializingModel(case.model, CudaBuilder(check_seconds))
+    unchecked = ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for raw_inputs, raw_outputs in data_sets:
+            inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
+            try:
+                with np.errstate(all="ignore"):
+                    got = model.run(list(inputs))
+            except CheckSkipped:
+                unchecked = f"not checked: the interpreter device ran past {check_seconds:g} s"
+                continue
+            except CheckError as e:
+                return CaseResult(case.name, op, CUDA, "failed", f"interpreter device: {e}")
+            except PtxasError as e:
+                return CaseResult(case.name, op, CUDA, "ptxas-refused", str(e))
+            except OnnxImportError as e:
+                status = "unsupported" if "unsupported node" in str(e) else "error"
+                return CaseResult(case.name, op, CUDA, status, str(e))
+            except Exception as e:  # noqa: BLE001 - reported per case
+                return CaseResult(case.name, op, CUDA, "error", f"{type(e).__name__}: {e}")
+            names = [o.name for o in case.model.graph.output]
+            if len(got) != len(outputs):
+                return CaseResult(
+                    case.name, op, CUDA, "failed", f"{len(got)} outputs, expected {len(outputs)}"
+                )
+            for name, g, e in zip(names, got, outputs, strict=True):
+                why = _compare(name, g, e, case.rtol, case.atol)
+                if why:
+                    return CaseResult(case.name, op, CUDA, "failed", why)
+    return CaseResult(case.name, op, CUDA, "built" if unchecked else "passed", unchecked)
+
+
+def worker_main(models: bool = False, check_seconds: float = CHECK_SECONDS) -> None:
     """Reads `name path` lines on stdin, answers one JSON line per case (of
-    the shipped models when `models`)."""
+    the shipped models when `models`); the cuda path checks within
+    `check_seconds`."""
     cases: dict[str, Any] = dict(_collect_models()) if models else _collect()
     print("ready", flush=True)
     for line in sys.stdin:
         name, path = line.split()
         case = cases[name]
         try:
-            result = run_case(case, path)
+            if path == CUDA:
+                result = run_cuda_case(case, check_seconds)
+            else:
+                result = run_case(case, path)
             result.op = op_of(case, cases)
         except Exception as e:  # noqa: BLE001 - a bug in xtc, counted as an error
             result = CaseResult(name, op_of(case, cases), path, "error", f"{type(e).__name__}: {e}")
@@ -239,11 +365,13 @@ def worker_main(models: bool = False) -> None:
 class Worker:
     """One worker process; restarted after a crash or a timeout."""
 
-    def __init__(self, models: bool = False) -> None:
+    def __init__(self, models: bool = False, check_seconds: float = CHECK_SECONDS) -> None:
         self.models = models
+        self.check_seconds = check_seconds
         self.process = subprocess.Popen(
             [sys.executable, "-m", "xtc.tools.conformance", "--worker"]
-            + (["--models"] if models else []),
+            + (["--models"] if models else [])
+            + ["--check-timeout", repr(check_seconds)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -278,14 +406,16 @@ def run_all(
     timeout: float,
     ops: dict[str, str],
     models: bool = False,
+    check_seconds: float = CHECK_SECONDS,
 ) -> Iterator[CaseResult]:
     """Runs every (case, path) on `jobs` workers (shipped models when
-    `models`); yields results as they come."""
+    `models`; the cuda path checking within `check_seconds`); yields
+    results as they come."""
     import selectors
 
     todo = [(n, p) for n in names for p in paths]
     todo.reverse()
-    workers = [Worker(models) for _ in range(max(1, min(jobs, len(todo))))]
+    workers = [Worker(models, check_seconds) for _ in range(max(1, min(jobs, len(todo))))]
     selector = selectors.DefaultSelector()
     for w in workers:
         selector.register(w.stdout, selectors.EVENT_READ, w)
@@ -307,7 +437,7 @@ def run_all(
                         yield CaseResult(
                             name, ops[name], path, "crashed", f"exit code {w.process.wait()}"
                         )
-                    fresh = Worker(models)
+                    fresh = Worker(models, check_seconds)
                     workers[workers.index(w)] = fresh
                     selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
                 elif line.strip() == "ready":
@@ -324,7 +454,7 @@ def run_all(
                     w.kill()
                     busy -= 1
                     yield CaseResult(name, ops[name], path, "timeout", f"over {timeout:g} s")
-                    fresh = Worker(models)
+                    fresh = Worker(models, check_seconds)
                     workers[workers.index(w)] = fresh
                     selector.register(fresh.stdout, selectors.EVENT_READ, fresh)
     finally:
@@ -337,20 +467,32 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
     for r in results:
         by_op[r.op][r.path][r.status] += 1
     width = max([28, *(len(op) + 2 for op in by_op)])
-    header = f"{'op':{width}}" + "".join(f"{p + ' pass/total':>22}" for p in paths)
+    header = f"{'op':{width}}" + "".join(
+        f"{p + ' pass/total':>22}" if p != CUDA else f"{'cuda built/checked/pass/total':>32}"
+        for p in paths
+    )
     print(header, file=out)
     for op in sorted(by_op):
         cells = ""
         for p in paths:
             c = by_op[op][p]
-            cells += f"{c['passed']:>14}/{sum(c.values()):<7}"
+            if p == CUDA:
+                built = sum(c[s] for s in CUDA_BUILT)
+                checked = c["passed"] + c["failed"]
+                cell = f"{built}/{checked}/{c['passed']}/{sum(c.values())}"
+                cells += f"{cell:>25}{'':7}"
+            else:
+                cells += f"{c['passed']:>14}/{sum(c.values()):<7}"
         print(f"{op:{width}}{cells}", file=out)
-    failing = Counter(r.op for r in results if r.status != "passed")
+    failing = Counter(r.op for r in results if r.status not in ("passed", "built"))
     print(
         "\nops failing most: " + ", ".join(f"{op} {n}" for op, n in failing.most_common(top)),
         file=out,
     )
     for p in paths:
+        if p == CUDA:
+            summarize_cuda(results, out, top)
+            continue
         c = Counter(r.status for r in results if r.path == p)
         others = ", ".join(
             f"{c[s]} {s}" for s in ("unsupported", "error", "timeout", "crashed") if c[s]
@@ -366,6 +508,56 @@ def summarize(results: list[CaseResult], paths: Sequence[str], out: IO[str], top
             f"({others or 'none other'})",
             file=out,
         )
+
+
+def _cause(detail: str) -> str:
+    """A failure's message with names and numbers blanked, so that the
+    cases one cause fails group together."""
+    general = re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'…'", detail))
+    return general if len(general) <= 100 else general[:99] + "…"
+
+
+def summarize_cuda(results: list[CaseResult], out: IO[str], top: int = 15) -> None:
+    """The cuda path's counts, its builds among the cases the CPU
+    interpreter passes (the `interp` results of the same run), and the
+    `top` causes of the ones it did not build."""
+    cuda = {r.name: r.status for r in results if r.path == CUDA}
+    cpu_passed = {r.name for r in results if r.path == "interp" and r.status == "passed"}
+    causes = Counter(
+        f"{r.status}: {_cause(r.detail)}"
+        for r in results
+        if r.path == CUDA and r.name in cpu_passed and r.status not in CUDA_BUILT
+    )
+    if causes:
+        print(f"\n{CUDA}: why cases the CPU interpreter passes were not built:", file=out)
+        for cause, count in causes.most_common(top):
+            print(f"{count:>6}  {cause}", file=out)
+    c = Counter(cuda.values())
+    built = sum(c[s] for s in CUDA_BUILT)
+    ptxas = shutil.which("ptxas")
+    accepted = (
+        f"ptxas-accepted {built - c['ptxas-refused']} (ptxas -arch={CUDA_ARCH}: {ptxas})"
+        if ptxas
+        else "ptxas-accepted 0 (ptxas is not on PATH: not run)"
+    )
+    others = ", ".join(
+        f"{c[s]} {s}"
+        for s in ("ptxas-refused", "unsupported", "error", "timeout", "crashed")
+        if c[s]
+    )
+    print(
+        f"{CUDA}: built {built} of {len(cuda)}, {accepted}, numerically checked "
+        f"{c['passed'] + c['failed']}, passed {c['passed']}, built only {c['built']} "
+        f"({others or 'none other'})",
+        file=out,
+    )
+    built_of_cpu = sum(1 for n in cpu_passed if cuda.get(n) in CUDA_BUILT)
+    ratio = f"{100 * built_of_cpu / len(cpu_passed):.1f}%" if cpu_passed else "n/a"
+    print(
+        f"{CUDA}: built {built_of_cpu} of the {len(cpu_passed)} cases the CPU interpreter "
+        f"passes ({ratio})",
+        file=out,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -391,12 +583,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also compile each case to native code and run it (two columns)",
     )
+    parser.add_argument(
+        "--target",
+        choices=("cpu", CUDA),
+        default="cpu",
+        help="cuda: also build each case for CUDA (PTX, ptxas) and check it on the "
+        "interpreter device (a column beside the CPU interpreter's)",
+    )
+    parser.add_argument(
+        "--check-timeout",
+        type=float,
+        default=CHECK_SECONDS,
+        metavar="SECONDS",
+        help="--target cuda: time the interpreter device gets per case; past it "
+        "the case counts as built, not checked (0: build only)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failure")
     parser.add_argument("--top", type=int, default=15, help="ops failing most to list")
     args = parser.parse_args(argv)
     if args.worker:
-        worker_main(args.models)
+        worker_main(args.models, args.check_timeout)
         return 0
+    if args.check_timeout < 0:
+        parser.error(f"--check-timeout must be 0 or more, got {args.check_timeout:g}")
     cases: dict[str, Any] = dict(_collect_models()) if args.models else _collect()
     try:
         pattern = re.compile(args.filter)
@@ -407,8 +616,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no case matches '{args.filter}'")
     ops = {n: op_of(cases[n], cases) for n in names}
     results: list[CaseResult] = []
-    paths = BOTH if args.compiled else INTERPRETER
-    for r in run_all(names, paths, args.jobs, args.timeout, ops, args.models):
+    paths = (BOTH if args.compiled else INTERPRETER) + ((CUDA,) if args.target == CUDA else ())
+    for r in run_all(names, paths, args.jobs, args.timeout, ops, args.models, args.check_timeout):
         results.append(r)
         if args.verbose and r.status != "passed":
             print(f"{r.status:12} {r.name} [{r.path}]: {r.detail[:300]}", flush=True)

@@ -1,10 +1,20 @@
 """ONNX's node conformance cases through the importer and the interpreter:
 the pass count never drops below the floor recorded beside this file."""
 
+import io
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from pytest import MonkeyPatch
+
+from xtc.tools.conformance import CaseResult, run_cuda_case, summarize_cuda
 
 FLOOR_FILE = Path(__file__).with_name("conformance_floor.txt")
 
@@ -96,3 +106,102 @@ def test_shipped_models_run_with_their_data_sets(tmp_path: Path) -> None:
         for path in ("interp", "native")
     }
     assert run.stdout.strip().splitlines()[-1] == "native: 2 passed, 1 failed (1 unsupported)"
+
+
+def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path) -> None:
+    """`--target cuda` on two cases xtc runs and one op it lacks: the cuda
+    column builds and checks what the CPU interpreter passes."""
+    report = tmp_path / "cuda.json"
+    sample = r"^test_(relu|softmax_axis_1|stft)$"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xtc.tools.conformance",
+            "--target",
+            "cuda",
+            "-k",
+            sample,
+            "--json",
+            str(report),
+            "--timeout",
+            "120",
+            "-j",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    statuses = {(r["name"], r["path"]): r["status"] for r in json.loads(report.read_text())}
+    assert statuses == {
+        ("test_relu", "interp"): "passed",
+        ("test_relu", "cuda"): "passed",
+        ("test_softmax_axis_1", "interp"): "passed",
+        ("test_softmax_axis_1", "cuda"): "passed",
+        ("test_stft", "interp"): "unsupported",
+        ("test_stft", "cuda"): "unsupported",
+    }
+    lines = run.stdout.strip().splitlines()
+    accepted = "ptxas-accepted 2 (ptxas -arch=sm_90:" if shutil.which("ptxas") else "not on PATH"
+    assert lines[-2].startswith("cuda: built 2 of 3, "), lines[-2]
+    assert accepted in lines[-2], lines[-2]
+    assert "numerically checked 2, passed 2, built only 0 (1 unsupported)" in lines[-2]
+    assert lines[-1] == "cuda: built 2 of the 2 cases the CPU interpreter passes (100.0%)"
+
+
+@dataclass
+class _Case:
+    """A node case written here: a one-node model and one data set."""
+
+    name: str
+    model: onnx.ModelProto
+    data_sets: list[tuple[list[np.ndarray], list[np.ndarray]]]
+    rtol: float = 1e-3
+    atol: float = 1e-7
+
+
+def _relu_case(expected: np.ndarray) -> _Case:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = np.array([[-1.0, 2.0, -3.0], [4.0, -5.0, 6.0]], np.float32)
+    return _Case("test_relu_here", model, [([data], [expected])])
+
+
+RELU_OF_DATA = np.array([[0.0, 2.0, 0.0], [4.0, 0.0, 6.0]], np.float32)
+
+
+def test_cuda_case_is_checked_on_the_interpreter_device() -> None:
+    assert run_cuda_case(_relu_case(RELU_OF_DATA), 30.0).status == "passed"
+    wrong = run_cuda_case(_relu_case(RELU_OF_DATA + 1), 30.0)
+    assert (wrong.status, wrong.path) == ("failed", "cuda")
+    assert "differs: 6 of 6 values" in wrong.detail
+
+
+def test_cuda_case_without_time_to_check_counts_as_built_only() -> None:
+    result = run_cuda_case(_relu_case(RELU_OF_DATA + 1), 0.0)
+    assert result.status == "built"
+    assert result.detail == "not checked: the interpreter device ran past 0 s"
+
+
+def test_cuda_summary_says_when_ptxas_is_missing(monkeypatch: MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    results = [
+        CaseResult("test_a", "Relu", "interp", "passed"),
+        CaseResult("test_a", "Relu", "cuda", "built"),
+        CaseResult("test_b", "Add", "interp", "passed"),
+        CaseResult("test_b", "Add", "cuda", "error", "CompileError: no"),
+    ]
+    out = io.StringIO()
+    summarize_cuda(results, out)
+    assert out.getvalue().splitlines() == [
+        "",
+        "cuda: why cases the CPU interpreter passes were not built:",
+        "     1  error: CompileError: no",
+        "cuda: built 1 of 2, ptxas-accepted 0 (ptxas is not on PATH: not run), numerically "
+        "checked 0, passed 0, built only 1 (1 error)",
+        "cuda: built 1 of the 2 cases the CPU interpreter passes (50.0%)",
+    ]
