@@ -358,6 +358,13 @@ class CudaDefaultSchedule(ModulePass):
             steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
             fused = f"{loop_name(outer)}_{fused}"
         extent = prod(loop.extent for loop in chain)
+        if extent == 0:
+            raise ScheduleError(
+                self.name,
+                f"@{name} computes an empty tensor (a loop of extent 0): a kernel of no "
+                "threads cannot be launched",
+                func,
+            )
         threads = threads_for(extent, self.threads)
         return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
 

@@ -99,3 +99,16 @@ def test_cpu_only_options_and_bad_arch_are_one_line_errors(
         "xtc: error: arch 'sm80' is not a CUDA architecture like sm_80 or sm_90 (sm_50 up)\n"
     )
     assert not (tmp_path / "m.ptx").exists()
+
+
+def test_an_empty_tensor_is_refused_in_one_line() -> None:
+    from onnx import TensorProto, helper
+
+    from xtc.passes.tir_loops import ScheduleError
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ScheduleError, match="@relu_0 computes an empty tensor"):
+        compile_cuda(model)
