@@ -275,7 +275,7 @@ class CudaBuilder:
     def __init__(self, budget: float) -> None:
         self.budget = budget
 
-    def __call__(self, module: Any) -> Callable[[list[Any]], list[Any]]:
+    def __call__(self, module: Any, frozen: Any) -> Callable[[list[Any]], list[Any]]:
         from xtc.driver.cuda import compile_cuda_model
 
         cuda_model = compile_cuda_model(module, arch=CUDA_ARCH, device="interp")
