@@ -235,8 +235,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from xtc.runtime.cuda_driver import CudaError
+
     args = parse_args(argv)
-    arch, gpu = device_arch()
+    try:
+        arch, gpu = device_arch()
+    except CudaError as e:
+        print(f"bench/gpu.py: error: {e}: this benchmark needs an NVIDIA GPU", file=sys.stderr)
+        return 1
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
         f"outputs_per_thread={args.outputs_per_thread}"

@@ -69,3 +69,19 @@ def test_the_command_line_defaults(bench: ModuleType) -> None:
     assert args.repeat >= 20
     assert args.outputs_per_thread == 1  # register tiling off unless asked for
     assert bench.parse_args(["--outputs-per-thread", "4"]).outputs_per_thread == 4
+
+
+def test_without_a_gpu_it_says_so_in_one_line(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from xtc.runtime.cuda_driver import CudaError
+
+    def no_driver() -> tuple[str, str]:
+        raise CudaError("no CUDA driver found (libcuda.so.1)")
+
+    monkeypatch.setattr(bench, "device_arch", no_driver)
+    assert bench.main(["--models", "", "--full", "", "--no-resnet50"]) == 1
+    assert capsys.readouterr().err == (
+        "bench/gpu.py: error: no CUDA driver found (libcuda.so.1): this benchmark needs an "
+        "NVIDIA GPU\n"
+    )
