@@ -44,6 +44,17 @@ class ErrorKind(StrEnum):
     """Its outputs differ from the default schedule's."""
 
 
+def ran(costs: tuple[float, ...], error: object) -> bool:
+    """Whether a measurement (or its record) ran: no error, some costs."""
+    return error is None and bool(costs)
+
+
+def best_cost(costs: tuple[float, ...], error: object) -> float:
+    """The fastest repeat's seconds per call (interference on a shared
+    machine only ever slows a repeat down); infinity for a failure."""
+    return min(costs) if ran(costs, error) else float("inf")
+
+
 @dataclass(frozen=True)
 class MeasureResult:
     """Seconds per call of each repeat, or the error that stopped it."""
@@ -56,13 +67,11 @@ class MeasureResult:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and bool(self.costs)
+        return ran(self.costs, self.error)
 
     @property
     def cost(self) -> float:
-        """The fastest repeat's seconds per call (interference on a shared
-        machine only ever slows a repeat down); infinity for a failure."""
-        return min(self.costs) if self.ok else float("inf")
+        return best_cost(self.costs, self.error)
 
 
 class MeasuredTask(Protocol):
@@ -117,12 +126,11 @@ class Record:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and bool(self.costs)
+        return ran(self.costs, self.error)
 
     @property
     def cost(self) -> float:
-        """The fastest repeat's seconds per call; infinity for a failure."""
-        return min(self.costs) if self.ok else float("inf")
+        return best_cost(self.costs, self.error)
 
     @staticmethod
     def of(task: MeasuredTask, config: Config, result: MeasureResult, target: Target) -> Record:

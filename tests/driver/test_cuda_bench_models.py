@@ -18,11 +18,9 @@ the compile), on every model with XTC_CUDA_ALL_MODELS=1.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -38,6 +36,7 @@ from xtc.frontend.onnx import import_model
 from xtc.lowering.convert_tir_to_gpu import HOST_OPS
 from xtc.runtime.llvm_jit import aligned_copy, aligned_empty, compile_module
 from xtc.runtime.ptx import ptx
+from xtc.testing.scripts import load_script
 
 BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "models.py"
 ALL_MODELS = os.environ.get("XTC_CUDA_ALL_MODELS") == "1"
@@ -46,15 +45,7 @@ SLOW_TO_COMPILE = {"resnet50", "vgg16", "vgg19", "inception_v1"}
 
 def _bench() -> ModuleType:
     """bench/models.py imported by path (bench/ is a folder of scripts)."""
-    spec = importlib.util.spec_from_file_location("bench_models_cuda", BENCH_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_script(BENCH_PATH, "bench_models_cuda")
 
 
 BENCH = _bench()

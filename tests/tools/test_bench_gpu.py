@@ -2,8 +2,6 @@
 against onnxruntime (on the interpreter device), the ResNet-50 table with
 an uncompiled batch, and its command line."""
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from xtc.runtime import artifact
+from xtc.testing.scripts import load_script
 
 BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "gpu.py"
 
@@ -20,15 +19,7 @@ BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "gpu.py"
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
     """bench/gpu.py imported by path (bench/ is a folder of scripts)."""
-    spec = importlib.util.spec_from_file_location("bench_gpu", BENCH_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_script(BENCH_PATH, "bench_gpu")
 
 
 def relu_sigmoid() -> onnx.ModelProto:

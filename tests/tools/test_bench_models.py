@@ -1,9 +1,7 @@
 """bench/models.py, the xtc-against-onnxruntime benchmark: its helpers, its
 command line, and a smoke run of its main on tiny models."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -11,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
+from xtc.testing.scripts import load_script
 from xtc.tools.model_builders import bert_encoder
 
 BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "models.py"
@@ -19,16 +18,7 @@ BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "models.py"
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
     """bench/models.py imported by path (bench/ is a folder of scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_models", BENCH_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the file executes.
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_script(BENCH_PATH, "bench_models")
 
 
 def test_bert_mask_keeps_all_but_the_last_positions(bench: ModuleType) -> None:

@@ -4,9 +4,7 @@ smoke run on three small ops, and the mismatch and failure paths."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -15,6 +13,8 @@ from types import ModuleType, SimpleNamespace
 import numpy as np
 import onnx
 import pytest
+
+from xtc.testing.scripts import load_script
 
 RunBench = Callable[..., CompletedProcess[str]]
 """The run_bench fixture (tests/tools/conftest.py)."""
@@ -26,16 +26,7 @@ SMALL_OPS = "Softmax 1x1000|ChannelShuffle g2|Concat 2 "
 @pytest.fixture(scope="module")
 def ops() -> ModuleType:
     """bench/ops.py imported by path (bench/ is a folder of scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_ops", BENCH_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the file executes.
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_script(BENCH_PATH, "bench_ops")
 
 
 def ints(node: onnx.NodeProto, name: str) -> list[int]:

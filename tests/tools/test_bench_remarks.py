@@ -10,13 +10,13 @@ import onnx
 import pytest
 from xdsl.dialects.func import FuncOp
 
+from xtc.driver.compiler import pipeline, schedule_kernels
+from xtc.driver.pipelines import apply_pipeline, pipeline_steps
 from xtc.frontend.onnx import import_model
 from xtc.interp import entry_function
 from xtc.ops.schedules import default_schedule
 from xtc.remarks import Remark, collect_remarks
-from xtc.driver.compiler import pipeline, schedule_kernels
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet, resnet_like, squeezenet
-from xtc.driver.pipelines import apply_pipeline, pipeline_steps
 
 BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "resnet_like": resnet_like,

@@ -2,15 +2,14 @@
 it finds here, and that each variant compiles with the tools it names and
 leaves the environment as it found it."""
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from xtc.runtime import toolchain
+from xtc.testing.scripts import load_script
 
 BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "toolchain.py"
 
@@ -18,15 +17,7 @@ BENCH_PATH = Path(__file__).resolve().parents[2] / "bench" / "toolchain.py"
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
     """bench/toolchain.py imported by path (bench/ is a folder of scripts)."""
-    spec = importlib.util.spec_from_file_location("bench_toolchain", BENCH_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_script(BENCH_PATH, "bench_toolchain")
 
 
 def test_each_variant_uses_the_tools_it_names(

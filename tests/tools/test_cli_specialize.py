@@ -11,26 +11,10 @@ from onnx import TensorProto, helper
 
 import xtc
 from xtc.runtime.specialized_model import SpecializedModel
+from xtc.testing.onnx_models import reshape_relu_model
 from xtc.tools.cli import main, parse_specialization
 
 DATA = np.linspace(-1, 1, 12, dtype=np.float32).reshape(2, 6)
-
-
-def reshape_relu_model() -> onnx.ModelProto:
-    """relu(reshape(data, shape)), `shape` a graph input of two elements."""
-    graph = helper.make_graph(
-        [
-            helper.make_node("Reshape", ["data", "shape"], ["r"]),
-            helper.make_node("Relu", ["r"], ["out"]),
-        ],
-        "reshape_relu",
-        [
-            helper.make_tensor_value_info("data", TensorProto.FLOAT, [2, 6]),
-            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
-        ],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def xtc_cli(*argv: str | Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
