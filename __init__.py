@@ -44,7 +44,8 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     stores nothing. A model whose shapes depend on the values of some
     inputs (Reshape's `shape` a graph input) keeps them as inputs: the
     SpecializedModel returned compiles the model for each new value of them
-    it runs on (`.specialized_inputs`, `.specializations`)."""
+    it runs on (`.specialized_inputs`, `.specializations`), for either
+    target."""
     from xtc.driver.compiler import CompileError, compile_model
 
     if target == "cuda":

@@ -4,6 +4,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
                          [--outputs-per-thread K]
+    python bench/gpu.py --check-dlpack     # __dlpack__ in, outputs="device" out (PyTorch)
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
 compiled. For each bench model (bench/models.py), at smoke-test size and,
@@ -133,6 +134,84 @@ def zero_copy_check(model: Any, job: str, rows: list[dict[str, Any]]) -> None:
     say(f"{job + ' zero-copy':<24} {'ok' if same else 'MISMATCH'} (cupy inputs vs numpy inputs)")
 
 
+class DLPackOnly:
+    """A GPU tensor seen through __dlpack__ alone (no __cuda_array_interface__),
+    so that xtc reads its DLPack capsule."""
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.tensor.__dlpack_device__()
+
+
+def device_arrays_check(model: Any, job: str, rows: list[dict[str, Any]]) -> bool:
+    """PyTorch CUDA tensors given through __dlpack__ only, and outputs kept on
+    the GPU (outputs="device") read back by torch.from_dlpack, by
+    __cuda_array_interface__ (torch.as_tensor) and by .numpy(), all equal to
+    the numpy run; a float64 tensor is refused in one line; every capsule's
+    deleter ran. One row; True when it all holds."""
+    import torch  # type: ignore[import-not-found]
+
+    from xtc.runtime import dlpack
+    from xtc.runtime.errors import InputError
+
+    inputs = random_inputs(build(job))
+    host = model.run(inputs)
+    tensors = {k: torch.from_numpy(v).cuda() for k, v in inputs.items()}
+    torch.cuda.synchronize()
+    capsules = dlpack.live_capsules()
+    checks: dict[str, bool] = {}
+    got = model.run({k: DLPackOnly(t) for k, t in tensors.items()})
+    checks["dlpack inputs"] = all(np.array_equal(a, b) for a, b in zip(host, got, strict=True))
+    outputs = model.run(tensors, outputs="device")
+    checks["from_dlpack"] = all(
+        np.array_equal(torch.from_dlpack(o).cpu().numpy(), h)
+        for o, h in zip(outputs, host, strict=True)
+    )
+    checks["cuda_array_interface"] = all(
+        np.array_equal(torch.as_tensor(o, device="cuda").cpu().numpy(), h)
+        for o, h in zip(outputs, host, strict=True)
+    )
+    checks[".numpy()"] = all(
+        np.array_equal(o.numpy(), h) for o, h in zip(outputs, host, strict=True)
+    )
+    del outputs
+    try:
+        model.run({k: DLPackOnly(t.double()) for k, t in tensors.items()})
+        checks["float64 refused"] = False
+    except InputError as error:
+        checks["float64 refused"] = "\n" not in str(error) and "dtype float64" in str(error)
+    checks["capsules released"] = dlpack.live_capsules() == capsules
+    ok = all(checks.values())
+    failed = [name for name, passed in checks.items() if not passed]
+    rows.append(
+        {"job": f"{job} device arrays", "match": "ok" if ok else "MISMATCH", "failed": failed}
+    )
+    say(f"{job + ' device arrays':<24} {'ok' if ok else 'MISMATCH ' + ', '.join(failed)} "
+        f"({', '.join(checks)})")  # fmt: skip
+    return ok
+
+
+def check_dlpack_only(arch: str) -> int:
+    """`--check-dlpack`: compiles resnet18 (smoke size) and runs
+    device_arrays_check on it, in about a minute."""
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="xtc-bench-dlpack-") as directory:
+        job = "resnet18/small"
+        path, seconds = compile_job(job, arch, directory, 1)
+        model = check_job(job, path, seconds, rows)
+        try:
+            ok = device_arrays_check(model, job, rows)
+        except Exception as error:  # noqa: BLE001 - the check's failure is its report
+            say(f"{job + ' device arrays':<24} ERROR {one_line(error)}")
+            ok = False
+    return 0 if ok and rows[0]["match"] == "ok" else 1
+
+
 def xtc_latency(model: Any, inputs: Any, repeat: int) -> float:
     return model.benchmark(inputs, repeat=repeat, number=1, warmup=WARMUP).median_ms
 
@@ -225,6 +304,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-resnet50", action="store_true", help="skip the ResNet-50 timing")
     parser.add_argument("--json", metavar="PATH", help="write every row here")
     parser.add_argument(
+        "--check-dlpack",
+        action="store_true",
+        help="only check __dlpack__ inputs and outputs='device' (PyTorch) on resnet18, then stop",
+    )
+    parser.add_argument(
         "--outputs-per-thread",
         type=int,
         default=1,
@@ -243,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CudaError as e:
         print(f"bench/gpu.py: error: {e}: this benchmark needs an NVIDIA GPU", file=sys.stderr)
         return 1
+    if args.check_dlpack:
+        say(f"device: {gpu} ({arch}); __dlpack__ inputs and device outputs")
+        return check_dlpack_only(arch)
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
         f"outputs_per_thread={args.outputs_per_thread}"
@@ -273,6 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     zero_copy_check(compiled[job], job, rows)
                 except Exception as error:  # noqa: BLE001
                     say(f"{job + ' zero-copy':<24} ERROR {one_line(error)}")
+        if "resnet18/small" in compiled:
+            try:
+                device_arrays_check(compiled["resnet18/small"], "resnet18/small", rows)
+            except Exception as error:  # noqa: BLE001
+                rows.append({"job": "resnet18/small device arrays", "match": "ERROR"})
+                say(f"{'resnet18/small device arrays':<24} ERROR {one_line(error)}")
         timing = resnet50_table(compiled, args.repeat) if not args.no_resnet50 else []
     if args.json:
         report = {

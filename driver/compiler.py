@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +86,31 @@ RemarkSink = Callable[["Remark"], None]
 """on_remark(remark) for each remark of the compile, in order."""
 
 
+@dataclass(frozen=True)
+class CompileOptions:
+    """What a compile is asked for besides the model, as compile_model and
+    compile_graph take it (their docs say what each does): built once and
+    passed whole down the compile and to each specialization's."""
+
+    target: str = "llvm"
+    opt_level: int = 3
+    tuning_records: str | os.PathLike[str] | None = None
+    progress: Progress | None = None
+    dump: Dump | None = None
+    dump_stages: tuple[str, ...] = ()
+    timer: Timer = NO_TIMER
+    verify_each: bool | None = None
+    on_remark: RemarkSink | None = None
+    cache: bool = True
+    jobs: int | None = None
+    """Kernel compile workers; None: XTC_COMPILE_JOBS, else the CPU count."""
+
+    def check(self) -> None:
+        """CompileError for a target, opt level, dump stage or records
+        request that xtc cannot compile."""
+        _check_request(self.target, self.opt_level, self.tuning_records, self.dump_stages)
+
+
 def pipeline(opt_level: int = 3) -> str:
     """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p`
     string, less the kernels' schedules (from -O2 on, after
@@ -132,69 +159,71 @@ def compile_model(
     CompilingSpecializedModel (driver/specializing.py): it compiles the
     model for each new value of them it is run on, each specialization
     compiled and cached as a model of its own."""
+    options = CompileOptions(
+        target=target,
+        opt_level=opt_level,
+        tuning_records=tuning_records,
+        progress=progress,
+        dump=dump,
+        dump_stages=tuple(dump_stages),
+        timer=timer,
+        verify_each=verify_each,
+        on_remark=on_remark,
+        cache=cache,
+        jobs=jobs,
+    )
+    return _compile_model(model, input_shapes, options)
+
+
+def _compile_model(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    options: CompileOptions,
+) -> CompiledModel | CompilingSpecializedModel:
+    """compile_model with its options gathered."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.kernel_units import JobsError, compile_jobs
     from xtc.remarks import collect_remarks
     from xtc.runtime.compile_cache import CompileCache
 
-    _check_request(target, opt_level, tuning_records, dump_stages)
+    options.check()
     try:
-        workers = compile_jobs(jobs)
+        workers = compile_jobs(options.jobs)
     except JobsError as e:
         raise CompileError(str(e)) from None
-    store = CompileCache.default() if cache and not dump_stages and on_remark is None else None
+    timer, progress, steps = options.timer, options.progress, _steps(options.opt_level)
+    quiet = not options.dump_stages and options.on_remark is None
+    store = CompileCache.default() if options.cache and quiet else None
     key = None
     if store is not None:
         with timer.scope("compile cache lookup"):
-            key = model_cache_key(model, input_shapes, target, opt_level, tuning_records)
+            key = model_cache_key(
+                model, input_shapes, options.target, options.opt_level, options.tuning_records
+            )
             cached = _cached_model(store, key) if key is not None else None
         if cached is not None:
             if progress is not None:
-                progress("done", _steps(opt_level), _steps(opt_level))
+                progress("done", steps, steps)
             return cached
     from xtc.frontend.converters import NeedsConstantError
     from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
 
     if progress is not None:
-        progress("import", 0, _steps(opt_level))
+        progress("import", 0, steps)
     with blob_storage().scope() as blobs:
         with timer.scope("import"), collect_remarks() as import_remarks:
             try:
                 module = import_model(model, input_shapes)
             except NeedsConstantError as e:
-                specialized = _specialized(
-                    model,
-                    e,
-                    target=target,
-                    input_shapes=input_shapes,
-                    opt_level=opt_level,
-                    tuning_records=tuning_records,
-                    progress=progress,
-                    dump_stages=dump_stages,
-                    timer=timer,
-                    verify_each=verify_each,
-                    on_remark=on_remark,
-                    cache=cache,
-                    jobs=jobs,
-                )
+                specialized = _specialized(model, e, input_shapes, options)
                 if specialized is None:
                     raise
                 return specialized
-        compiled = compile_graph(
+        compiled = _compile_graph(
             module,
-            target,
-            opt_level,
+            replace(options, jobs=workers),
             name=_model_name(model),
-            progress=progress,
-            dump=dump,
-            dump_stages=dump_stages,
             imported=True,
-            tuning_records=tuning_records,
-            timer=timer,
-            verify_each=verify_each,
-            on_remark=on_remark,
-            jobs=workers,
-            cache=cache,
             blobs=blobs,
             import_remarks=import_remarks,
         )
@@ -207,25 +236,15 @@ def compile_model(
 def _specialized(
     model: onnx.ModelProto | str | os.PathLike[str],
     needs: NeedsConstantError,
-    *,
-    target: str,
     input_shapes: Mapping[str, Sequence[int]] | None,
-    opt_level: int,
-    tuning_records: str | os.PathLike[str] | None,
-    progress: Progress | None,
-    dump_stages: Sequence[str],
-    timer: Timer,
-    verify_each: bool | None,
-    on_remark: RemarkSink | None,
-    cache: bool,
-    jobs: int | None,
+    options: CompileOptions,
 ) -> CompilingSpecializedModel | None:
     """compile_model's answer for a model whose import needs the value
     `needs` names: a model specialized on the graph inputs it comes from
-    (None when none does), each specialization compiled with this request."""
+    (None when none does), each specialization compiled with `options`."""
     from xtc.driver.specializing import compile_specialized
 
-    if dump_stages or on_remark is not None:
+    if options.dump_stages or options.on_remark is not None:
         raise CompileError(
             "dumping IR and reporting remarks are not supported for a model specialized on "
             f"the values of its inputs yet ({needs})"
@@ -233,18 +252,7 @@ def _specialized(
 
     def compile_frozen(frozen: onnx.ModelProto) -> CompiledModel:
         shapes = {n: s for n, s in (input_shapes or {}).items() if n in _input_names(frozen)}
-        compiled = compile_model(
-            frozen,
-            target,
-            shapes,
-            opt_level,
-            tuning_records,
-            progress=progress,
-            timer=timer,
-            verify_each=verify_each,
-            cache=cache,
-            jobs=jobs,
-        )
+        compiled = _compile_model(frozen, shapes, replace(options, dump=None))
         assert isinstance(compiled, CompiledModel)  # frozen: nothing left to specialize
         return compiled
 
@@ -427,22 +435,25 @@ def compile_graph(
     and passed on first."""
     from xtc.dialects.resource_blobs import blob_storage
 
+    options = CompileOptions(
+        target=target,
+        opt_level=opt_level,
+        tuning_records=tuning_records,
+        progress=progress,
+        dump=dump,
+        dump_stages=tuple(dump_stages),
+        timer=timer,
+        verify_each=verify_each,
+        on_remark=on_remark,
+        cache=cache,
+        jobs=jobs,
+    )
     with blob_storage().scope() as own:
         return _compile_graph(
             module,
-            target,
-            opt_level,
+            options,
             name=name,
-            progress=progress,
-            dump=dump,
-            dump_stages=dump_stages,
             imported=imported,
-            tuning_records=tuning_records,
-            timer=timer,
-            verify_each=verify_each,
-            on_remark=on_remark,
-            jobs=jobs,
-            cache=cache,
             blobs=blobs or own,
             import_remarks=import_remarks,
         )
@@ -450,20 +461,10 @@ def compile_graph(
 
 def _compile_graph(
     module: ModuleOp,
-    target: str,
-    opt_level: int,
+    options: CompileOptions,
     *,
     name: str,
-    progress: Progress | None,
-    dump: Dump | None,
-    dump_stages: Sequence[str],
     imported: bool,
-    tuning_records: str | os.PathLike[str] | None,
-    timer: Timer,
-    verify_each: bool | None,
-    on_remark: RemarkSink | None,
-    jobs: int,
-    cache: bool,
     blobs: BlobScope,
     import_remarks: Sequence[Remark],
 ) -> CompiledModel:
@@ -485,8 +486,11 @@ def _compile_graph(
     from xtc.runtime.library import KernelObject, build_library
 
     if not imported:
-        _check_request(target, opt_level, tuning_records, dump_stages)
-    records = _tuning_records(tuning_records)
+        options.check()
+    target, opt_level, timer, dump = options.target, options.opt_level, options.timer, options.dump
+    dump_stages, on_remark, cache = options.dump_stages, options.on_remark, options.cache
+    jobs = options.jobs or 1
+    records = _tuning_records(options.tuning_records)
     tuned: list[dict[str, Any]] = []
     if not imported:
         module = module.clone()
@@ -494,8 +498,8 @@ def _compile_graph(
     inputs, outputs = tensor_specs(module)
     passes = pipeline(opt_level).split(",")
     steps = _steps(opt_level)
-    report = progress or (lambda name, done, total: None)
-    verify_each = _verify_each(verify_each)
+    report = options.progress or (lambda name, done, total: None)
+    verify_each = _verify_each(options.verify_each)
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
@@ -537,9 +541,7 @@ def _compile_graph(
         if opt_level == 0 and "graph" in dump_stages and dump is not None:
             dump("graph", "// -O0 runs no graph pass: the graph is the imported one\n")
         report("llvm", steps - 1, steps)
-        owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
-        directory = Path(owner.name)
-        try:
+        with model_directory("xtc-model-") as (directory, owner):
             started = time.perf_counter()
             with timer.scope("llvm"):
                 info = build_library(
@@ -557,21 +559,16 @@ def _compile_graph(
             if dump is not None and "asm" in dump_stages:
                 dump("asm", (directory / "model.s").read_text())
                 (directory / "model.s").unlink()
-            manifest: dict[str, Any] = {
-                "format": "xtc-model",
-                "format_version": 1,
-                "name": name,
-                "xtc_version": __version__,
-                "inputs": [s.to_json() for s in inputs],
-                "outputs": [s.to_json() for s in outputs],
-                "target": {
-                    "name": target,
-                    "triple": info.triple,
-                    "cpu": info.cpu,
-                    "features": info.features,
-                },
-                "opt_level": opt_level,
-                "pipeline": ",".join(replay),
+            target_entry = {
+                "name": target,
+                "triple": info.triple,
+                "cpu": info.cpu,
+                "features": info.features,
+            }
+            manifest = base_manifest(
+                name, inputs, outputs, target_entry, opt_level, ",".join(replay)
+            )
+            manifest |= {
                 "arena_bytes": arena.get("arena_bytes", 0),
                 "unplanned_bytes": arena.get("unplanned_bytes", 0),
                 "weights_bytes": info.weights_bytes,
@@ -596,9 +593,40 @@ def _compile_graph(
             report("done", steps, steps)
             with timer.scope("load"):
                 return open_compiled(directory, manifest, owner)
-        except BaseException:
-            owner.cleanup()
-            raise
+
+
+@contextmanager
+def model_directory(prefix: str) -> Iterator[tuple[Path, tempfile.TemporaryDirectory[str]]]:
+    """A temporary directory for a compiled model's files, and its owner:
+    removed if the compile fails, else the model's to keep (`owner`)."""
+    owner = tempfile.TemporaryDirectory(prefix=prefix)
+    try:
+        yield Path(owner.name), owner
+    except BaseException:
+        owner.cleanup()
+        raise
+
+
+def base_manifest(
+    name: str,
+    inputs: Sequence[TensorSpec],
+    outputs: Sequence[TensorSpec],
+    target: dict[str, Any],
+    opt_level: int,
+    pipeline: str,
+) -> dict[str, Any]:
+    """The manifest fields of every artifact (CPU and CUDA), in order."""
+    return {
+        "format": "xtc-model",
+        "format_version": 1,
+        "name": name,
+        "xtc_version": __version__,
+        "inputs": [s.to_json() for s in inputs],
+        "outputs": [s.to_json() for s in outputs],
+        "target": target,
+        "opt_level": opt_level,
+        "pipeline": pipeline,
+    }
 
 
 VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"

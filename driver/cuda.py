@@ -16,9 +16,9 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xtc.driver.compiler import FAST_MATH, FUSED_LOWERINGS, GRAPH_PASSES, CompileError
 
 if TYPE_CHECKING:
+    from xtc.driver.specializing import CompilingSpecializedModel
+    from xtc.frontend.converters import NeedsConstantError
     from xtc.runtime.cuda_model import CudaModel
 
 GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
@@ -103,15 +105,17 @@ def compile_cuda_model(
     arch: str = "sm_80",
     device: str = "cuda",
     outputs_per_thread: int = 1,
-) -> CudaModel:
+) -> CudaModel | CompilingSpecializedModel:
     """`model` (ONNX, or a module at the graph level) compiled for CUDA: a
     CudaModel on `device` ("cuda", or "interp" to run the kernels in the
     interpreter), its files in a temporary directory (`.export` writes
     them as model.tar); `outputs_per_thread` as cuda_pipeline takes it. A
-    PTX that ptxas refuses raises PtxasError."""
-    from xtc import __version__
+    PTX that ptxas refuses raises PtxasError. An ONNX model whose shapes
+    depend on the values of some inputs is a CompilingSpecializedModel
+    (driver/specializing.py) whose specializations are CudaModels."""
     from xtc.dialects.resource_blobs import blob_storage
-    from xtc.driver.compiler import _model_name, tensor_specs
+    from xtc.driver.compiler import _model_name, base_manifest, model_directory, tensor_specs
+    from xtc.frontend.converters import NeedsConstantError
     from xtc.frontend.onnx import import_model
     from xtc.runtime.archive import MANIFEST_NAME
     from xtc.runtime.cuda_model import (
@@ -125,40 +129,78 @@ def compile_cuda_model(
 
     check_arch(arch)
     started = time.perf_counter()
-    owner = tempfile.TemporaryDirectory(prefix="xtc-cuda-model-")
-    directory = Path(owner.name)
-    try:
-        with blob_storage().scope():
-            graph = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
+    request = CudaRequest(input_shapes, opt_level, arch, device, outputs_per_thread)
+    with blob_storage().scope():
+        if isinstance(model, ModuleOp):
+            graph, name = model, "model"
+        else:
+            name = _model_name(model)
+            try:
+                graph = import_model(model, input_shapes)
+            except NeedsConstantError as needs:
+                specialized = _specialized(model, needs, request)
+                if specialized is None:
+                    raise
+                return specialized
+        with model_directory("xtc-cuda-model-") as (directory, owner):
             inputs, outputs = tensor_specs(graph)
             gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread)
             plan = _plan(gpu)
             (directory / PTX_NAME).write_text(ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
-        (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
-        (directory / WEIGHTS_NAME).write_bytes(plan.weights)
-        manifest: dict[str, Any] = {
-            "format": "xtc-model",
-            "format_version": 1,
-            "name": "model" if isinstance(model, ModuleOp) else _model_name(model),
-            "xtc_version": __version__,
-            "inputs": [s.to_json() for s in inputs],
-            "outputs": [s.to_json() for s in outputs],
-            "target": {"name": "cuda", "arch": arch},
-            "opt_level": opt_level,
-            "pipeline": cuda_pipeline(opt_level, outputs_per_thread),
-            "kernels": len({launch.kernel for launch in plan.launches}),
-            "launches": len(plan.launches),
-            "weights_bytes": len(plan.weights),
-            "temporary_bytes": sum(b.nbytes for b in plan.buffers if b.kind == "temporary"),
-            "cubin_arch": _cubin(directory, arch),
-        }
-        manifest["compile_seconds"] = round(time.perf_counter() - started, 3)
-        (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
-        return open_cuda_model(directory, manifest, owner, device)
-    except BaseException:
-        owner.cleanup()
-        raise
+            (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
+            (directory / WEIGHTS_NAME).write_bytes(plan.weights)
+            target = {"name": "cuda", "arch": arch}
+            pipeline = cuda_pipeline(opt_level, outputs_per_thread)
+            manifest = base_manifest(name, inputs, outputs, target, opt_level, pipeline)
+            manifest |= {
+                "kernels": len({launch.kernel for launch in plan.launches}),
+                "launches": len(plan.launches),
+                "weights_bytes": len(plan.weights),
+                "temporary_bytes": sum(b.nbytes for b in plan.buffers if b.kind == "temporary"),
+                "cubin_arch": _cubin(directory, arch),
+                "compile_seconds": round(time.perf_counter() - started, 3),
+            }
+            (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n")
+            return open_cuda_model(directory, manifest, owner, device)
+
+
+@dataclass(frozen=True)
+class CudaRequest:
+    """compile_cuda_model's options, given again to each specialization."""
+
+    input_shapes: Mapping[str, Sequence[int]] | None
+    opt_level: int
+    arch: str
+    device: str
+    outputs_per_thread: int
+
+
+def _specialized(
+    model: onnx.ModelProto | str | os.PathLike[str],
+    needs: NeedsConstantError,
+    request: CudaRequest,
+) -> CompilingSpecializedModel | None:
+    """compile_cuda_model of a model whose import needs the value `needs`
+    names: specialized on the graph inputs it comes from (None when none
+    does), each specialization a CudaModel compiled with `request`."""
+    from xtc.driver.compiler import _model_name
+    from xtc.driver.specializing import compile_specialized
+    from xtc.runtime.cuda_model import CudaModel
+
+    def compile_frozen(frozen: onnx.ModelProto) -> CudaModel:
+        names = {i.name for i in frozen.graph.input}
+        shapes = {n: s for n, s in (request.input_shapes or {}).items() if n in names}
+        compiled = compile_cuda_model(
+            frozen, shapes, request.opt_level, request.arch, request.device,
+            request.outputs_per_thread,
+        )  # fmt: skip
+        assert isinstance(compiled, CudaModel)  # frozen: nothing left to specialize
+        return compiled
+
+    return compile_specialized(
+        model, needs, _model_name(model), compile_frozen, request.input_shapes
+    )
 
 
 def _plan(gpu: ModuleOp) -> Any:

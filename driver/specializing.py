@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import onnx
@@ -41,13 +41,24 @@ from xtc.runtime.errors import InputError
 from xtc.runtime.specialized_model import Specialization, SpecializedModel
 
 if TYPE_CHECKING:
+    from xtc.runtime.cuda_model import CudaModel
     from xtc.runtime.model import CompiledModel
 
 Runner = Callable[[list[np.ndarray]], list[np.ndarray]]
 """A built model: inputs in order (the specialized ones left out) -> outputs."""
-Builder = Callable[[ModuleOp, Mapping[str, np.ndarray]], Runner]
-"""build(module, frozen): the module imported with the specialized inputs
-frozen to the values `frozen`, built."""
+
+
+class Builder(Protocol):
+    """How a SpecializingModel builds a specialization: a Protocol, so that
+    a builder of another signature is a type error where it is written, not
+    a failure at the first run."""
+
+    def __call__(self, module: ModuleOp, frozen: Mapping[str, np.ndarray], /) -> Runner:
+        """`module`: the model imported with the specialized inputs frozen
+        to the values `frozen`; returns it built, ready to run."""
+        ...
+
+
 SpecializationKey = tuple[tuple[str, str, tuple[int, ...], bytes], ...]
 
 
@@ -169,15 +180,21 @@ def graph_inputs_of(model: onnx.ModelProto, value: str) -> list[str]:
     return [i.name for i in model.graph.input if i.name in seen and i.name not in initializers]
 
 
-CompileFrozen = Callable[[onnx.ModelProto], "CompiledModel"]
-"""compile(model with the specialized inputs frozen): compile_model's request."""
+class CompileFrozen(Protocol):
+    """How a CompilingSpecializedModel compiles a specialization."""
+
+    def __call__(self, frozen: onnx.ModelProto, /) -> CompiledModel | CudaModel:
+        """`frozen`: the model with the specialized inputs made initializers;
+        returns it compiled with the request of the xtc.compile that made
+        the CompilingSpecializedModel."""
+        ...
 
 
 @dataclass(frozen=True)
 class _Compiled:
     """A runner that keeps the native model it runs, for export."""
 
-    model: CompiledModel
+    model: CompiledModel | CudaModel
 
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         return self.model.run(inputs)
@@ -231,7 +248,7 @@ class CompilingSpecializedModel(SpecializedModel):
     def _build(self, module: ModuleOp, frozen: Mapping[str, np.ndarray]) -> Runner:
         return _Compiled(self.compile_frozen(frozen_model(self.learner.model, frozen, self.name)))
 
-    def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel:
+    def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel | CudaModel:
         runner = self.learner.specialize(values)
         assert isinstance(runner, _Compiled)
         self.specialized_inputs = list(self.learner.specialized_inputs)

@@ -92,13 +92,24 @@ def read_archive(
             edit(manifest)
             write_manifest(directory, manifest)
         if is_specialized(manifest):
-            return open_specialized(directory, manifest, open_model, owner)
+            return open_specialized(directory, manifest, _opener(device), owner)
         if _is_cuda(manifest):
             return open_cuda_model(directory, manifest, owner, device)
         return open_model(directory, manifest, owner)
     except BaseException:
         owner.cleanup()
         raise
+
+
+def _opener(device: str) -> Callable[[Path, dict[str, Any]], CompiledModel | CudaModel]:
+    """How a specialization's files open: by its manifest's target."""
+
+    def open_any(directory: Path, manifest: dict[str, Any]) -> CompiledModel | CudaModel:
+        if _is_cuda(manifest):
+            return open_cuda_model(directory, manifest, None, device)
+        return open_model(directory, manifest)
+
+    return open_any
 
 
 def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> CompiledModel:
@@ -185,7 +196,7 @@ def _members(manifest: dict[str, Any]) -> list[str]:
     try:
         if is_specialized(manifest):
             return specialized_members(manifest)
-    except (KeyError, TypeError) as e:
+    except (KeyError, TypeError, AttributeError) as e:
         raise ArtifactError(f"malformed manifest ({type(e).__name__}: {e})") from None
     return list(cuda_members(manifest) if _is_cuda(manifest) else MEMBERS)
 

@@ -3,7 +3,7 @@
 replayed on a device.
 
     m = xtc.compile("model.onnx", target="cuda")
-    m.run({"data": x})     # numpy arrays (copied) or __cuda_array_interface__ objects
+    m.run({"data": x})     # numpy arrays (copied) or CUDA arrays (read in place)
     m.benchmark([x])       # CUDA events around CUDA-graph replays
     m.export("model.tar")
 
@@ -15,16 +15,25 @@ device opens on the first run, so building and exporting need no GPU.
 
 On the GPU, weights are copied once; inputs given as numpy arrays are
 copied to buffers the model owns, and then one CUDA graph replays every
-launch; an input with `__cuda_array_interface__` (CuPy, PyTorch, Numba;
-C-contiguous) is read where it lies, its launches issued one by one.
-Outputs come back as new numpy arrays."""
+launch. A CUDA array (C-contiguous) is read where it lies: one with
+`__cuda_array_interface__` (CuPy, PyTorch, Numba) or `__dlpack__` on a CUDA
+device (PyTorch, CuPy, JAX: the capsule read with ctypes,
+runtime/dlpack.py); a CPU DLPack tensor is taken as numpy. Outputs come
+back as new numpy arrays, or with `run(inputs, outputs="device")` as
+DeviceArrays that stay on the GPU (runtime/device_array.py), each owning
+its memory, to feed the next model; a run on arrays other than the
+model's own buffers issues its launches one by one.
+
+    a = first.run({"x": x}, outputs="device")     # stays on the GPU
+    y = second.run([a[0]])                        # read in place
+    torch.from_dlpack(a[0])                       # no copy either"""
 
 from __future__ import annotations
 
 import json
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,8 +44,22 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from xtc.runtime.archive import MANIFEST_NAME, ArtifactError
 from xtc.runtime.cuda_plan import Launch, Plan
+from xtc.runtime.device_array import DeviceArray
+from xtc.runtime.dlpack import (
+    KDL_CPU,
+    KDL_CUDA,
+    KDL_CUDA_HOST,
+    KDL_CUDA_MANAGED,
+    DLPackError,
+    read_capsule,
+)
 from xtc.runtime.errors import InputError
-from xtc.runtime.model import BenchmarkResult, TensorSpec, check_inputs
+from xtc.runtime.model import (
+    BenchmarkResult,
+    TensorSpec,
+    check_tensor,
+    ordered_inputs,
+)
 
 PTX_NAME = "kernels.ptx"
 CUBIN_NAME = "kernels.cubin"
@@ -182,17 +205,78 @@ def _runs_on(arch: str, major: int, minor: int) -> bool:
     return int(digits[:-1]) == major and int(digits[-1]) <= minor
 
 
-def _device_pointer(value: Any, spec: TensorSpec) -> tuple[int, np.ndarray]:
-    """The device address of a __cuda_array_interface__ object, and an empty
-    stand-in array of its shape and dtype for the input checks."""
+@dataclass
+class DeviceInput:
+    """An input read where it lies on the GPU: its device address, and what
+    to call once the run no longer reads it (a DLPack capsule's deleter)."""
+
+    pointer: int
+    release: Callable[[], None] = lambda: None
+
+
+OUTPUT_KINDS = ("numpy", "device")
+
+
+def model_input(value: Any, spec: TensorSpec) -> np.ndarray | DeviceInput:
+    """`value` as input `spec`: a host array (numpy, anything np.asarray
+    takes, a CPU DLPack tensor) or a CUDA array read in place
+    (__cuda_array_interface__, or __dlpack__ on a CUDA device); InputError
+    for a wrong dtype, shape, device or layout."""
+    if not isinstance(value, np.ndarray):
+        if hasattr(value, "__cuda_array_interface__"):
+            return _interface_input(value, spec)
+        if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+            device_type = int(value.__dlpack_device__()[0])
+            if device_type in (KDL_CUDA, KDL_CUDA_MANAGED):
+                return _dlpack_input(value, spec)
+            if device_type not in (KDL_CPU, KDL_CUDA_HOST):
+                raise InputError(
+                    f"input {spec.name!r} is on DLPack device type {device_type}: xtc takes "
+                    "host (CPU) or CUDA arrays"
+                )
+            value = np.from_dlpack(value)
+    try:
+        array = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any conversion failure is the user's input
+        raise InputError(f"input {spec.name!r} is not an array: {e}") from None
+    check_tensor(spec, array.shape, array.dtype)
+    return array
+
+
+def _interface_input(value: Any, spec: TensorSpec) -> DeviceInput:
+    """The device address of a __cuda_array_interface__ object, checked."""
     interface = value.__cuda_array_interface__
     shape = tuple(int(d) for d in interface["shape"])
     dtype = np.dtype(interface["typestr"])
+    check_tensor(spec, shape, dtype)
     strides = interface.get("strides")
     if strides is not None and tuple(strides) != _c_strides(shape, dtype.itemsize):
         raise InputError(f"input {spec.name!r} is a strided device array: make it contiguous")
-    stand_in = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape))
-    return int(interface["data"][0]), stand_in
+    return DeviceInput(int(interface["data"][0]))
+
+
+def _dlpack_input(value: Any, spec: TensorSpec) -> DeviceInput:
+    """The device address of a CUDA DLPack tensor, checked; its deleter is
+    the input's release."""
+    try:
+        view = read_capsule(value.__dlpack__())
+    except (BufferError, TypeError, RuntimeError, DLPackError) as e:
+        raise InputError(f"input {spec.name!r}: __dlpack__ failed ({e})") from None
+    try:
+        if view.device_id != 0:
+            raise InputError(
+                f"input {spec.name!r} is on CUDA device {view.device_id}: xtc runs on device 0"
+            )
+        check_tensor(spec, view.shape, view.dtype or view.dtype_text)
+        if not view.is_contiguous():
+            raise InputError(
+                f"input {spec.name!r} has strides {list(view.strides or ())}: make it "
+                "contiguous (.contiguous(), cupy.ascontiguousarray)"
+            )
+    except InputError:
+        view.release()
+        raise
+    return DeviceInput(view.pointer, view.release)
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -245,58 +329,77 @@ class CudaModel:
         self._device, self._buffers = device, buffers
         return device
 
-    def _arguments(self, inputs: Any) -> tuple[list[np.ndarray | None], list[int | None]]:
-        """Each input as a host array to copy, or the device address to read."""
-        pointers: dict[int, int] = {}
-        if isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        if isinstance(inputs, dict):
-            values = dict(inputs)
-            names = {s.name: i for i, s in enumerate(self.input_specs)}
-            for key, value in inputs.items():
-                if hasattr(value, "__cuda_array_interface__") and key in names:
-                    spec = self.input_specs[names[key]]
-                    pointers[names[key]], values[key] = _device_pointer(value, spec)
-            arrays = check_inputs(self.input_specs, values)
-        elif isinstance(inputs, list | tuple):
-            values_list = list(inputs)
-            for i, (value, spec) in enumerate(zip(values_list, self.input_specs, strict=False)):
-                if hasattr(value, "__cuda_array_interface__"):
-                    pointers[i], values_list[i] = _device_pointer(value, spec)
-            arrays = check_inputs(self.input_specs, values_list)
-        else:
-            arrays = check_inputs(self.input_specs, inputs)
-        if pointers and self.device != "cuda":
-            raise InputError("device arrays (__cuda_array_interface__) need the cuda device")
-        host = [None if i in pointers else a for i, a in enumerate(arrays)]
-        return host, [pointers.get(i) for i in range(len(arrays))]
+    def _arguments(self, inputs: Any) -> list[np.ndarray | DeviceInput]:
+        """Each input as a host array to copy, or a device array to read in place."""
+        values = ordered_inputs(self.input_specs, inputs)
+        arguments: list[np.ndarray | DeviceInput] = []
+        try:
+            for value, spec in zip(values, self.input_specs, strict=True):
+                arguments.append(model_input(value, spec))
+            if self.device != "cuda" and any(isinstance(a, DeviceInput) for a in arguments):
+                raise InputError(
+                    "device arrays (__cuda_array_interface__, __dlpack__) need the cuda device"
+                )
+        except BaseException:
+            _release(arguments)
+            raise
+        return arguments
 
-    def run(self, inputs: Any) -> list[np.ndarray]:
+    def run(self, inputs: Any, outputs: str = "numpy") -> list[Any]:
         """The outputs for `inputs` (a dict by name, or a list in the
-        model's input order), as new numpy arrays in the output order."""
-        host, pointers = self._arguments(inputs)
+        model's input order), in the output order: new numpy arrays, or
+        with `outputs="device"` new DeviceArrays that stay on the GPU
+        (runtime/device_array.py: __cuda_array_interface__ and __dlpack__,
+        so they feed the next model with no copy)."""
+        if outputs not in OUTPUT_KINDS:
+            raise InputError(f"outputs must be 'numpy' or 'device', got {outputs!r}")
+        if outputs == "device" and self.device != "cuda":
+            raise InputError("outputs='device' needs the cuda device")
+        arguments = self._arguments(inputs)
+        try:
+            return self._run(arguments, outputs == "device")
+        finally:
+            _release(arguments)
+
+    def _run(self, arguments: list[np.ndarray | DeviceInput], on_device: bool) -> list[Any]:
         device = self.open_device()
         buffers = list(self._buffers)
-        for number, array, pointer in zip(
-            self.plan.buffers_of("input"), host, pointers, strict=True
-        ):
-            if array is not None:
-                device.upload(buffers[number], array)
+        for number, argument in zip(self.plan.buffers_of("input"), arguments, strict=True):
+            if isinstance(argument, DeviceInput):
+                buffers[number] = argument.pointer
             else:
-                buffers[number] = pointer
-        if isinstance(device, CudaDevice) and all(p is None for p in pointers):
-            device.driver.replay(self._captured(device))
-        elif isinstance(device, CudaDevice):
+                device.upload(buffers[number], argument)
+        results: list[Any] = []
+        if on_device:
+            assert isinstance(device, CudaDevice)
+            results = self._device_outputs(device, buffers)
+        foreign = any(isinstance(a, DeviceInput) for a in arguments)
+        if isinstance(device, CudaDevice) and foreign:
             # the device arrays may still be written on the stream of their library
             device.driver.synchronize_all()
-            device.run(self.plan.launches, buffers)
+        if isinstance(device, CudaDevice) and not (foreign or on_device):
+            device.driver.replay(self._captured(device))
         else:
+            # the graph holds the model's own buffers: launches on others go one by one
             device.run(self.plan.launches, buffers)
-        outputs = [np.empty(s.shape, s.dtype) for s in self.output_specs]
-        for number, out in zip(self.plan.buffers_of("output"), outputs, strict=True):
-            device.download(buffers[number], out)
+        if not on_device:
+            results = [np.empty(s.shape, s.dtype) for s in self.output_specs]
+            for number, out in zip(self.plan.buffers_of("output"), results, strict=True):
+                device.download(buffers[number], out)
         device.synchronize()
-        return outputs
+        return results
+
+    def _device_outputs(self, device: CudaDevice, buffers: list[Any]) -> list[DeviceArray]:
+        """A new device array for each output, put in place of its buffer."""
+        results: list[DeviceArray] = []
+        for number, spec in zip(self.plan.buffers_of("output"), self.output_specs, strict=True):
+            array = DeviceArray(
+                device.driver, device.allocate(self.plan.buffers[number].nbytes), spec.shape,
+                spec.dtype,
+            )  # fmt: skip
+            buffers[number] = array.pointer
+            results.append(array)
+        return results
 
     def _captured(self, device: CudaDevice) -> int:
         """The CUDA graph of every launch on the model's own buffers."""
@@ -339,6 +442,12 @@ class CudaModel:
     def export(self, path: str | Path) -> Path:
         """Writes the artifact (model.tar: manifest, PTX, cubin, plan, weights, kernels IR)."""
         return write_cuda_archive(self.directory, self.manifest, Path(path))
+
+
+def _release(arguments: Sequence[np.ndarray | DeviceInput]) -> None:
+    for argument in arguments:
+        if isinstance(argument, DeviceInput):
+            argument.release()
 
 
 def cuda_members(manifest: dict[str, Any]) -> tuple[str, ...]:

@@ -67,6 +67,21 @@ def check_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[np.ndarray]:
     """The inputs as arrays in the model's order, or InputError naming what
     is wrong: a missing, unknown or misnamed input, a wrong count, shape or
     dtype. A mapping is by name; a sequence is in the model's order."""
+    arrays: list[np.ndarray] = []
+    for spec, value in zip(specs, ordered_inputs(specs, inputs), strict=True):
+        try:
+            array = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - any conversion failure is the user's input
+            raise InputError(f"input {spec.name!r} is not an array: {e}") from None
+        check_tensor(spec, array.shape, array.dtype)
+        arrays.append(array)
+    return arrays
+
+
+def ordered_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[Any]:
+    """The input values, unconverted, in the model's order (a mapping by
+    name, a sequence in order, or one array); InputError for a missing,
+    unknown or misnamed input or a wrong count."""
     if isinstance(inputs, np.ndarray):
         inputs = [inputs]
     # dict, list and tuple first: the ABC checks below cost a microsecond.
@@ -78,8 +93,8 @@ def check_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[np.ndarray]:
             parts = [f"missing input {n!r}" for n in missing]
             parts += [f"{n!r} is not an input of the model" for n in unknown]
             raise InputError(f"{'; '.join(parts)} (the model takes {_takes(specs)})")
-        values = [inputs[n] for n in names]
-    elif isinstance(inputs, list | tuple) or (
+        return [inputs[n] for n in names]
+    if isinstance(inputs, list | tuple) or (
         isinstance(inputs, Sequence) and not isinstance(inputs, str | bytes)
     ):
         values = list(inputs)
@@ -87,29 +102,26 @@ def check_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[np.ndarray]:
             raise InputError(
                 f"the model takes {len(specs)} inputs ({_takes(specs)}), got {len(values)}"
             )
-    else:
+        return values
+    raise InputError(
+        f"inputs must be a dict of arrays by name or a list in order, not "
+        f"{type(inputs).__name__} (the model takes {_takes(specs)})"
+    )
+
+
+def check_tensor(spec: TensorSpec, shape: Sequence[int], dtype: np.dtype[Any] | str) -> None:
+    """InputError unless a tensor of `shape` and `dtype` (a numpy dtype, or
+    the name of one numpy lacks) is what input `spec` takes."""
+    if not isinstance(dtype, np.dtype) or dtype != spec.dtype:
+        name = dtype.name if isinstance(dtype, np.dtype) else dtype
         raise InputError(
-            f"inputs must be a dict of arrays by name or a list in order, not "
-            f"{type(inputs).__name__} (the model takes {_takes(specs)})"
+            f"input {spec.name!r} has dtype {name}, the model takes "
+            f"{spec.dtype.name} (convert with .astype(np.{spec.dtype.name}))"
         )
-    arrays: list[np.ndarray] = []
-    for spec, value in zip(specs, values, strict=True):
-        try:
-            array = np.asarray(value)
-        except Exception as e:  # noqa: BLE001 - any conversion failure is the user's input
-            raise InputError(f"input {spec.name!r} is not an array: {e}") from None
-        if array.dtype != spec.dtype:
-            raise InputError(
-                f"input {spec.name!r} has dtype {array.dtype.name}, the model takes "
-                f"{spec.dtype.name} (convert with .astype(np.{spec.dtype.name}))"
-            )
-        if tuple(array.shape) != spec.shape:
-            raise InputError(
-                f"input {spec.name!r} has shape {list(array.shape)}, the model takes "
-                f"{list(spec.shape)}"
-            )
-        arrays.append(array)
-    return arrays
+    if tuple(shape) != spec.shape:
+        raise InputError(
+            f"input {spec.name!r} has shape {list(shape)}, the model takes {list(spec.shape)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import tarfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,13 +34,16 @@ from xtc.runtime.archive import FORMAT, FORMAT_VERSION, MANIFEST_NAME, MEMBERS, 
 from xtc.runtime.errors import InputError
 from xtc.runtime.model import BenchmarkResult, CompiledModel, TensorSpec
 
+if TYPE_CHECKING:
+    from xtc.runtime.cuda_model import CudaModel
+
 
 @dataclass(frozen=True)
 class Specialization:
     """One native model, built with the specialized inputs set to `values`."""
 
     values: dict[str, np.ndarray]
-    model: CompiledModel
+    model: CompiledModel | CudaModel
 
     def matches(self, inputs: Mapping[str, np.ndarray]) -> bool:
         return all(np.array_equal(v, inputs[n]) for n, v in self.values.items())
@@ -85,7 +88,11 @@ class SpecializedModel:
             "input_names": self.input_names,
             "specialized_inputs": self.specialized_inputs,
             "specializations": [
-                {"folder": _folder(i), "values": {n: _to_json(v) for n, v in s.values.items()}}
+                {
+                    "folder": _folder(i),
+                    "values": {n: _to_json(v) for n, v in s.values.items()},
+                    "members": list(_members_of(s.model)),
+                }
                 for i, s in enumerate(self.specializations)
             ],
         }
@@ -107,7 +114,7 @@ class SpecializedModel:
         """The specialized inputs' values of each specialization held."""
         return [dict(s.values) for s in self.specializations]
 
-    def specialize(self, inputs: Mapping[str, Any]) -> CompiledModel:
+    def specialize(self, inputs: Mapping[str, Any]) -> CompiledModel | CudaModel:
         """The native model for these values of the specialized inputs
         (the others may be left out)."""
         values = {n: np.asarray(v) for n, v in inputs.items()}
@@ -122,7 +129,7 @@ class SpecializedModel:
                 return specialization.model
         return self._compile(values)
 
-    def select(self, inputs: Any) -> tuple[CompiledModel, dict[str, np.ndarray]]:
+    def select(self, inputs: Any) -> tuple[CompiledModel | CudaModel, dict[str, np.ndarray]]:
         """The native model for `inputs` (a dict by name, or a list in
         order) and the inputs it takes."""
         values = self._by_name(inputs)
@@ -155,7 +162,7 @@ class SpecializedModel:
             with partial.open("wb") as f, tarfile.open(fileobj=f, mode="w") as archive:
                 _add_bytes(archive, MANIFEST_NAME, json.dumps(self.manifest, indent=2).encode())
                 for i, specialization in enumerate(self.specializations):
-                    for member in MEMBERS:
+                    for member in _members_of(specialization.model):
                         source = specialization.model.directory / member
                         archive.add(source, arcname=f"{_folder(i)}/{member}", recursive=False)
             partial.replace(path)
@@ -164,7 +171,7 @@ class SpecializedModel:
             raise ArtifactError(f"cannot write {path}: {e.strerror or e}") from None
         return path
 
-    def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel:
+    def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel | CudaModel:
         """A loaded artifact cannot compile: it names what it holds."""
         given = " ".join(f"{n}={values[n].tolist()}" for n in self.specialized_inputs)
         held = "; ".join(s.describe() for s in self.specializations) or "none"
@@ -207,11 +214,29 @@ def is_specialized(manifest: Mapping[str, Any]) -> bool:
 
 
 def specialized_members(manifest: Mapping[str, Any]) -> list[str]:
-    """The archive members a specialized artifact must hold."""
-    return [f"{_folder(i)}/{m}" for i in range(len(manifest["specializations"])) for m in MEMBERS]
+    """The archive members a specialized artifact must hold: each
+    specialization's files (its "members", CPU ones when it names none)."""
+    from xtc.runtime.cuda_model import CUBIN_NAME, CUDA_MEMBERS
+
+    known = {*MEMBERS, *CUDA_MEMBERS, CUBIN_NAME}
+    members: list[str] = []
+    for i, entry in enumerate(manifest["specializations"]):
+        names = [str(m) for m in entry.get("members", MEMBERS)]
+        strange = [m for m in names if m not in known]
+        if strange:
+            raise ArtifactError(f"malformed manifest: {strange[0]!r} is not an artifact file")
+        members += [f"{_folder(i)}/{m}" for m in names]
+    return members
 
 
-OpenModel = Callable[[Path, dict[str, Any]], CompiledModel]
+def _members_of(model: CompiledModel | CudaModel) -> tuple[str, ...]:
+    """The files of one specialization's artifact, by its target."""
+    from xtc.runtime.cuda_model import CudaModel, cuda_members
+
+    return cuda_members(model.manifest) if isinstance(model, CudaModel) else tuple(MEMBERS)
+
+
+OpenModel = Callable[[Path, dict[str, Any]], "CompiledModel | CudaModel"]
 """open_model(directory, manifest): one artifact's files loaded (runtime/artifact.py)."""
 
 

@@ -200,7 +200,7 @@ def parse_specialization(text: str) -> dict[str, Any]:
     return values
 
 
-CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks", "specialize")
+CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks")
 
 
 def compile_for_cuda(args: argparse.Namespace) -> int:
@@ -208,6 +208,7 @@ def compile_for_cuda(args: argparse.Namespace) -> int:
     is here, launch plan, weights), or the PTX alone for `-o x.ptx`."""
     from xtc.driver.compiler import CompileError
     from xtc.driver.cuda import compile_cuda, compile_cuda_model, cuda_pipeline
+    from xtc.driver.specializing import CompilingSpecializedModel
     from xtc.frontend.onnx import parse_input_shapes
 
     given = [o for o in CPU_ONLY_OPTIONS if getattr(args, o)]
@@ -217,12 +218,21 @@ def compile_for_cuda(args: argparse.Namespace) -> int:
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     started = time.perf_counter()
+    if output.suffix == ".ptx" and args.specialize:
+        raise CompileError("--specialize writes a model artifact (-o model.tar), not PTX")
     if output.suffix == ".ptx":
         text = compile_cuda(args.model, shapes, args.opt_level, args.arch)
         output.write_text(text)
         what = f"{text.count('.entry ')} kernels, PTX for {args.arch}"
     else:
         model = compile_cuda_model(args.model, shapes, args.opt_level, args.arch)
+        if isinstance(model, CompilingSpecializedModel):
+            return _export_specializations(args, model, output, started, None)
+        if args.specialize:
+            raise CompileError(
+                f"--specialize: {args.model} has no input that determines shapes (nothing to "
+                "specialize on)"
+            )
         model.export(output)
         manifest = model.manifest
         binary = f", cubin for {args.arch}" if manifest["cubin_arch"] else ", no ptxas: PTX only"

@@ -10,11 +10,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
 from xtc.driver.compiler import CompileError
-from xtc.driver.cuda import compile_cuda, cuda_pipeline
+from xtc.driver.cuda import compile_cuda, compile_cuda_model, cuda_pipeline
 from xtc.tools.cli import main
 
 
@@ -112,3 +113,32 @@ def test_an_empty_tensor_is_refused_in_one_line() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(ScheduleError, match="@relu_0 computes an empty tensor"):
         compile_cuda(model)
+
+
+def test_a_model_with_shape_inputs_compiles_one_cuda_model_per_value() -> None:
+    from onnx import TensorProto, helper
+
+    from xtc.runtime.cuda_model import CudaModel
+    from xtc.runtime.specialized_model import SpecializedModel
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Reshape", ["data", "shape"], ["r"]),
+            helper.make_node("Relu", ["r"], ["out"]),
+        ],
+        "reshape_relu",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [2, 6]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = compile_cuda_model(model, device="interp")
+    assert isinstance(compiled, SpecializedModel) and compiled.specialized_inputs == ["shape"]
+    data = np.linspace(-1, 1, 12, dtype=np.float32).reshape(2, 6)
+    for shape in ([3, 4], [6, 2], [3, 4]):
+        (out,) = compiled.run({"data": data, "shape": np.array(shape, np.int64)})
+        np.testing.assert_array_equal(out, np.maximum(data.reshape(shape), 0))
+    assert len(compiled.specializations) == 2
+    assert all(isinstance(s.model, CudaModel) for s in compiled.specializations)

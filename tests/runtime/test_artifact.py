@@ -323,3 +323,17 @@ def test_a_foreign_tar_is_not_a_model(tmp_path: Path) -> None:
         archive.add(tmp_path / "notes.txt", arcname="notes.txt")
     with pytest.raises(ArtifactError, match="not an xtc model"):
         xtc.load(tmp_path / "foreign.tar")
+
+
+def test_a_specialization_lists_its_files_and_only_artifact_files() -> None:
+    from xtc.runtime.archive import MEMBERS, ArtifactError
+    from xtc.runtime.specialized_model import specialized_members
+
+    manifest = {"specializations": [{"members": ["manifest.json", "kernels.ptx"]}, {}]}
+    assert specialized_members(manifest) == [
+        "specialization-0/manifest.json",
+        "specialization-0/kernels.ptx",
+        *(f"specialization-1/{m}" for m in MEMBERS),
+    ]
+    with pytest.raises(ArtifactError, match="'../x' is not an artifact file"):
+        specialized_members({"specializations": [{"members": ["../x"]}]})

@@ -111,3 +111,29 @@ def test_specialize_on_a_model_without_shape_inputs_is_refused(
 def test_parse_specialization() -> None:
     assert parse_specialization("shape=[3, 4] axes=[0]") == {"shape": [3, 4], "axes": [0]}
     assert parse_specialization("k=5") == {"k": 5}
+
+
+def test_compile_for_cuda_specializes_too(
+    onnx_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from xtc.runtime.artifact import load_artifact
+    from xtc.runtime.cuda_model import CudaModel
+
+    tar = tmp_path / "m.tar"
+    code, _, err = xtc_cli(
+        "compile", onnx_file, "--target", "cuda", "-o", tar, "--specialize", "shape=[3,4]",
+        "--specialize", "shape=[4, 3]", capsys=capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "2 specializations on shape: shape=[3, 4]; shape=[4, 3]" in err
+    loaded = load_artifact(tar, device="interp")
+    assert isinstance(loaded, SpecializedModel)
+    assert all(isinstance(s.model, CudaModel) for s in loaded.specializations)
+    assert loaded.manifest["target"] == {"name": "cuda", "arch": "sm_80"}
+    (out,) = loaded.run({"data": DATA, "shape": np.array([4, 3], np.int64)})
+    np.testing.assert_array_equal(out, np.maximum(DATA.reshape(4, 3), 0))
+    code, _, err = xtc_cli(
+        "compile", onnx_file, "--target", "cuda", "-o", tmp_path / "m.ptx",
+        "--specialize", "shape=[3,4]", capsys=capsys,
+    )  # fmt: skip
+    assert code == 1 and err.count("\n") == 1 and "not PTX" in err
