@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xtc.analysis.loops import Dimension
+from xtc.analysis.types import element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.passes.tir_bind import is_bound, is_thread_axis
 from xtc.passes.tir_loops import emit_sum, index_constant, loops_in, nest_of, new_loop
@@ -32,10 +33,10 @@ MAX_SHARED_BYTES = 48 * 1024
 dynamic allocation)."""
 
 
-def memory_space_attr(scope: str) -> IntegerAttr | None:
-    """The memref memory space of a scope (None for global)."""
+def memory_space_attr(scope: str) -> Attribute:
+    """The memref memory space of a scope (none for global)."""
     space = MEMORY_SPACES.get(scope)
-    return None if space is None else IntegerAttr(space, i64)
+    return NoneAttr() if space is None else IntegerAttr(space, i64)
 
 
 def memory_space(t: Attribute) -> int | None:
@@ -61,8 +62,6 @@ def shared_buffers(op: Operation) -> list[memref.AllocaOp]:
 
 def shared_bytes(buffers: Sequence[memref.AllocaOp]) -> int:
     """The shared memory the buffers take together."""
-    from xtc.analysis.types import element_bytes
-
     total = 0
     for buffer in buffers:
         t = buffer.memref.type

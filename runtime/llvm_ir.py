@@ -151,9 +151,9 @@ def _translate_addrspacecast(
     cast_op = cast(llvm_ext.AddrSpaceCastOp, op)
     target = cast(llvm.LLVMPointerType, cast_op.res.type).addr_space
     space = target.data if isinstance(target, IntAttr) else 0
-    values[cast_op.res] = builder.addrspacecast(
-        values[cast_op.arg], ir.PointerType(addrspace=space)
-    )
+    # llvmlite's stubs type the casts as returning None
+    generic = builder.addrspacecast(values[cast_op.arg], ir.PointerType(addrspace=space))
+    values[cast_op.res] = cast(ir.Value, generic)
 
 
 EXTENSION_TRANSLATIONS: dict[type[Operation], ExtensionTranslation] = {

@@ -4,9 +4,9 @@ numbers as the unscheduled one (the tir interpreter runs bound loops one
 after another, so the copy phase ends before the compute phase starts:
 the serial run is a correct reference), bit for bit, and natively; the
 kernel convert-tir-to-gpu makes of it has the barrier, and its PTX the
-`.shared` buffers and `bar.sync` (that ptxas accepts for sm_90). What the
-GPU itself computes is not checked here (no GPU): the gpu-level
-interpreter refuses gpu.barrier."""
+`.shared` buffers and `bar.sync` (that ptxas accepts for sm_90), and the
+gpu-level interpreter (a block's threads at once, waiting at barriers)
+computes the same numbers too."""
 
 from __future__ import annotations
 
@@ -83,6 +83,9 @@ def test_shared_copies_keep_the_numbers(case: tuple[int, int, int, int, int, lis
     kernel = apply_pipeline(scheduled, "convert-tir-to-gpu")
     barriers = [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
     assert len(barriers) == 1
+    # the gpu level, each block's threads at once, phase after phase
+    for e, g in zip(expected, interp.run(kernel, inputs), strict=True):
+        np.testing.assert_array_equal(g, e)
 
 
 def test_the_ptx_has_shared_buffers_and_a_barrier(tmp_path: Path) -> None:
