@@ -26,6 +26,17 @@ becomes
 so that callers (`@main`) are unchanged. A bound loop with a lower bound
 or a step other than 0 and 1 gets `lower + id * step`.
 
+A block may run in phases, its threads through shared memory:
+
+    tir.for %b = 0 to 64 step 1 {name = "b", kind = "blockIdx.x"} {
+      %a_shared = memref.alloca() : memref<16x32xf32, 3 : i64>
+      tir.for %c = 0 to 256 step 1 {name = "c", kind = "threadIdx.x"} { COPY }
+      tir.for %t = 0 to 256 step 1 {name = "t", kind = "threadIdx.x"} { COMPUTE }
+    }
+
+becomes a kernel of 256 threads per block running COPY, `gpu.barrier`,
+COMPUTE, each phase's loop variable the thread id.
+
 The host contract (what a CUDA runtime walks to build its launch plan).
 After cuda-default-schedule and convert-tir-to-gpu on a model from
 convert-te-to-tir (any -O level), every `func.func` (`@main` and the host
@@ -416,7 +427,12 @@ class ConvertTirToGPU(ModulePass):
     function to run on the GPU, a body that is one loop bound by tir-bind,
     holding (with pure scalar ops) one bound loop, and so on down to the
     last bound loop, which may hold anything tir has but parallel and
-    bound loops.
+    bound loops. Or a block in phases: the last bound loop is a blockIdx
+    one whose body holds the block's shared buffers (memref.alloca in
+    memory space 3, tir-cache-read scope=shared) and several
+    threadIdx-bound loop nests (the phases: cooperative copies, the
+    compute), at its top or under serial loops (a reduction-tile loop),
+    all of one thread shape.
 
     Produces: a `gpu.module @xtc_kernels` holding, per such function, a
     `gpu.func` kernel of its name and signature whose bound loops are
@@ -425,13 +441,24 @@ class ConvertTirToGPU(ModulePass):
     block sizes the bound extents, 1 along unbound axes), so callers are
     unchanged. The module gets the `gpu.container_module` attribute.
     Functions without bound loops are left as they are. A module without
-    bound loops is unchanged. The interpreter runs the result, one thread
-    after another (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
+    bound loops is unchanged. In a block in phases every phase's loops
+    become thread ids too (the block size is the phases' thread shape), and
+    a `gpu.barrier` goes before each phase that reads a shared buffer a
+    phase since the last barrier wrote (or writes one such a phase read
+    or wrote), and at the end of a serial loop's body when its next
+    iteration would do so (insert_barriers); the shared buffers stay
+    memref.allocas in memory space 3 (runtime/ptx.py makes them `.shared`
+    variables). The interpreter runs the result, one thread after another,
+    or a block's threads at once where the kernel has barriers
+    (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
 
     Refuses (naming the function and pointing at the op): a bound loop
-    that is not among the outermost, a body with other ops than the bound
-    nest and pure scalar ops, a parallel loop inside a kernel, a function
-    with results.
+    that is not among the outermost (or in a phase), a body with other
+    ops than the bound nest and pure scalar ops, a parallel loop inside a
+    kernel, a function with results; for a block in phases, phases of
+    different thread shapes, a phase under an op other than a serial loop
+    (a barrier every thread must reach), more than 1024 threads per block
+    and more than 48 KiB of shared memory per block.
     """
 
     name = "convert-tir-to-gpu"
