@@ -93,6 +93,10 @@ def is_thread_loop(loop: ForOp) -> bool:
     return is_bound(loop) and is_thread_axis(loop.kind.data)
 
 
+def is_block_loop(loop: ForOp) -> bool:
+    return is_bound(loop) and not is_thread_axis(loop.kind.data)
+
+
 def thread_shape(loop: ForOp) -> ThreadShape:
     """The shape of the threads a threadIdx-bound loop and those nested in
     it make."""

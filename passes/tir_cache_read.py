@@ -24,6 +24,8 @@ from xtc.passes.gpu_memory import (
     ThreadShape,
     cooperative_copy,
     enclosing_loops,
+    is_block_loop,
+    is_thread_loop,
     memory_space_attr,
     outermost_thread_loops,
     shared_buffers,
@@ -39,7 +41,6 @@ from xtc.passes.loop_rewrites import (
     redirect,
 )
 from xtc.passes.schedule_pass import Refuser, SchedulePass
-from xtc.passes.tir_bind import is_bound, is_thread_axis
 from xtc.passes.tir_loops import (
     check_fresh_names,
     emit_sum,
@@ -214,7 +215,7 @@ class TirCacheRead(SchedulePass):
         listed = "x".join(map(str, shape))
         limit = {"global": MAX_LOCAL_BYTES, "local": MAX_STACK_BYTES}.get(self.scope)
         if limit is None:  # shared: with the block's other shared buffers
-            block = next(outer for outer in [loop, *enclosing_loops(loop)] if _is_block(outer))
+            block = next(outer for outer in [loop, *enclosing_loops(loop)] if is_block_loop(outer))
             taken = shared_bytes(shared_buffers(block))
             if taken + size > MAX_SHARED_BYTES:
                 raise refuse(
@@ -232,12 +233,12 @@ class TirCacheRead(SchedulePass):
         """The axis and extent of the threads that copy into a shared buffer
         at the start of `loop`'s body; refuses a loop not of a block."""
         around = [loop, *enclosing_loops(loop)]
-        if any(is_bound(outer) and is_thread_axis(outer.kind.data) for outer in around):
+        if any(is_thread_loop(outer) for outer in around):
             raise refuse(
                 "scope=shared caches for a block, so the loop must not be (inside) a "
                 "threadIdx-bound loop"
             )
-        if not any(_is_block(outer) for outer in around):
+        if not any(is_block_loop(outer) for outer in around):
             raise refuse("scope=shared needs the loop to be (inside) a blockIdx-bound loop")
         shapes = {thread_shape(inner) for inner in outermost_thread_loops(loop)}
         if not shapes:
@@ -253,7 +254,3 @@ class TirCacheRead(SchedulePass):
 
 def _describe(shape: ThreadShape) -> str:
     return " x ".join(f"{axis} {extent}" for axis, extent in shape)
-
-
-def _is_block(loop: ForOp) -> bool:
-    return is_bound(loop) and not is_thread_axis(loop.kind.data)
