@@ -3,7 +3,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
 
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
-                         [--outputs-per-thread K]
+                         [--outputs-per-thread K] [--shared-tiling]
     python bench/gpu.py --check-dlpack     # __dlpack__ in, outputs="device" out (PyTorch)
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
@@ -74,13 +74,15 @@ def build(job: str) -> Any:
 
 
 def compile_job(
-    job: str, arch: str, directory: str, outputs_per_thread: int = 1
+    job: str, arch: str, directory: str, outputs_per_thread: int = 1, shared_tiling: bool = False
 ) -> tuple[str, float]:
     """In a worker: the job's model compiled for CUDA, exported; (tar, seconds)."""
     from xtc.driver.cuda import compile_cuda_model
 
     started = time.perf_counter()
-    model = compile_cuda_model(build(job), arch=arch, outputs_per_thread=outputs_per_thread)
+    model = compile_cuda_model(
+        build(job), arch=arch, outputs_per_thread=outputs_per_thread, shared_tiling=shared_tiling
+    )
     path = Path(directory) / (job.replace("/", "-") + ".tar")
     model.export(path)
     return str(path), time.perf_counter() - started
@@ -315,6 +317,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="K",
         help="register tiling: outputs of a conv/matmul per thread (default 1: off)",
     )
+    parser.add_argument(
+        "--shared-tiling",
+        action="store_true",
+        help="conv/matmul output tiles per block through shared memory",
+    )
     return parser.parse_args(argv)
 
 
@@ -332,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_dlpack_only(arch)
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
-        f"outputs_per_thread={args.outputs_per_thread}"
+        f"outputs_per_thread={args.outputs_per_thread}, shared_tiling={args.shared_tiling}"
     )
     jobs = [f"resnet50/b{b}" for b in ([] if args.no_resnet50 else RESNET50_BATCHES)]
     jobs += [f"{n}/small" for n in args.models.split(",") if n]
@@ -343,7 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.workers, mp_context=context) as pool:
             futures: dict[Future[tuple[str, float]], str] = {
-                pool.submit(compile_job, job, arch, directory, args.outputs_per_thread): job
+                pool.submit(
+                    compile_job, job, arch, directory, args.outputs_per_thread, args.shared_tiling
+                ): job
                 for job in jobs
             }
             for future in as_completed(futures):
@@ -372,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "device": gpu,
             "arch": arch,
             "outputs_per_thread": args.outputs_per_thread,
+            "shared_tiling": args.shared_tiling,
             "rows": rows,
             "resnet50": timing,
         }

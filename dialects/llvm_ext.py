@@ -1,15 +1,16 @@
 """The `llvm_ext` dialect: the LLVM vector instructions that xDSL's `llvm`
 dialect cannot write and the vectorized code needs (tir-lower-vectorized):
 a lane-wise float comparison, a lane-wise select and the extraction of one
-lane. Each is the LLVM instruction of the same name; runtime/llvm_ir.py
-translates them.
+lane; and the pointer cast between address spaces the GPU's shared memory
+needs (lowering/convert_gpu_to_nvvm.py). Each is the LLVM instruction of
+the same name; runtime/llvm_ir.py translates them.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, cast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import AnyFloat, IntegerType, StringAttr, VectorType, i1
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
@@ -138,4 +139,23 @@ class ExtractElementOp(IRDLOperation):
             )
 
 
-LLVMExt = Dialect("llvm_ext", [VectorFCmpOp, VectorSelectOp, ExtractElementOp], [])
+@irdl_op_definition
+class AddrSpaceCastOp(IRDLOperation):
+    """`addrspacecast`: a pointer of one address space as a pointer of
+    another (a GPU block's shared buffer, addrspace 3, as a generic
+    pointer, which every load and store takes)."""
+
+    name = "llvm_ext.addrspacecast"
+
+    arg = operand_def(llvm.LLVMPointerType)
+    res = result_def(llvm.LLVMPointerType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$arg attr-dict `:` type($arg) `to` type($res)"
+
+    def __init__(self, arg: SSAValue, target: llvm.LLVMPointerType) -> None:
+        super().__init__(operands=[arg], result_types=[target])
+
+
+LLVMExt = Dialect("llvm_ext", [VectorFCmpOp, VectorSelectOp, ExtractElementOp, AddrSpaceCastOp], [])

@@ -3,17 +3,26 @@
 after another (blocks in order, threads in order within a block), with
 `gpu.block_id` / `gpu.thread_id` (and `block_dim` / `grid_dim`) giving the
 running thread's place. Serial threads compute what parallel ones do for
-kernels whose threads touch disjoint elements, which tir-bind checks; a
-`gpu.barrier` would need the threads of a block to run in step, so it is
-refused, as are asynchronous launches, clusters and dynamic shared memory.
+kernels whose threads touch disjoint elements, which tir-bind checks.
+
+A kernel holding `gpu.barrier` (a block in phases, convert-tir-to-gpu) runs
+its blocks one after another, and the threads of a block at once, each in
+a Python thread with its own interpreter, a `gpu.barrier` waiting for all
+of them (threading.Barrier): every thread ends a phase before any starts
+the next, as on the GPU. The block's shared buffers (memref.alloca in
+memory space 3) are one array per block, which its threads share.
+Asynchronous launches, clusters and dynamic shared memory are refused.
 """
 
 from __future__ import annotations
 
+import threading
 from itertools import product
 from typing import Any
 
-from xdsl.dialects import gpu
+import numpy as np
+from xdsl.dialects import gpu, memref
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -24,6 +33,8 @@ from xdsl.interpreter import (
 )
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
+
+from xtc.passes.gpu_memory import is_shared
 
 Args = tuple[Any, ...]
 Results = tuple[Any, ...]
@@ -41,14 +52,74 @@ def _places(sizes: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     return [(i, j, k) for k, j, i in product(range(z), range(y), range(x))]
 
 
+class _Thread(threading.local):
+    """Where the running thread of the kernel is, per Python thread."""
+
+    def __init__(self) -> None:
+        self.place: dict[str, tuple[int, int, int]] = {}
+        """"block", "thread", "grid" and "block_dim" (x, y, z)."""
+        self.barrier: threading.Barrier | None = None
+        """The block's barrier, while its threads run at once."""
+        self.shared: dict[memref.AllocaOp, np.ndarray] | None = None
+        """The block's shared buffers, while its threads run at once."""
+
+
+RUNNING = _Thread()
+
+
+def shared_buffer(op: memref.AllocaOp) -> np.ndarray | None:
+    """The running block's array for a shared buffer (interp/tir.py's
+    alloca asks); None outside a block run in phases."""
+    return None if RUNNING.shared is None else RUNNING.shared.get(op)
+
+
+def _run_block(
+    kernel: gpu.FuncOp,
+    kernel_args: Args,
+    workers: list[Interpreter],
+    threads: list[tuple[int, int, int]],
+    place: dict[str, tuple[int, int, int]],
+    shared: dict[memref.AllocaOp, np.ndarray],
+) -> None:
+    """The threads of one block at once, each in its Python thread with its
+    interpreter; the first error of a thread is raised once all stopped
+    (a failing thread breaks the barrier, so that none waits forever)."""
+    barrier = threading.Barrier(len(threads))
+    failures: list[BaseException] = []
+
+    def run(worker: Interpreter, thread_id: tuple[int, int, int]) -> None:
+        RUNNING.place = {**place, "thread": thread_id}
+        RUNNING.barrier, RUNNING.shared = barrier, shared
+        try:
+            worker.run_ssacfg_region(kernel.body, kernel_args, kernel.sym_name.data)
+        except threading.BrokenBarrierError:
+            pass  # another thread failed: its error is reported
+        except BaseException as e:  # noqa: BLE001 - raised below, in the launching thread
+            failures.append(e)
+            barrier.abort()
+        finally:
+            RUNNING.barrier, RUNNING.shared = None, None
+
+    pool = [
+        threading.Thread(target=run, args=(worker, thread_id))
+        for worker, thread_id in zip(workers, threads, strict=True)
+    ]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
 @register_impls
 class GpuFunctions(InterpreterFunctions):
     """The launch runs the kernel for each (block, thread); the id ops read
     where the running thread is."""
 
-    def __init__(self) -> None:
-        self.place: dict[str, tuple[int, int, int]] = {}
-        """"block", "thread", "grid" and "block_dim" of the running thread (x, y, z)."""
+    @property
+    def place(self) -> dict[str, tuple[int, int, int]]:
+        return RUNNING.place
 
     @impl(gpu.LaunchFuncOp)
     def run_launch_func(
@@ -74,14 +145,42 @@ class GpuFunctions(InterpreterFunctions):
         block: tuple[int, int, int],
         kernel_args: Args,
     ) -> None:
-        """Runs `kernel` once per thread of the grid, one thread after another
-        (the CUDA runtime's interpreter device calls it too)."""
+        """Runs `kernel` once per thread of the grid, one thread after another,
+        or, when it holds barriers, each block's threads at once (the CUDA
+        runtime's interpreter device calls it too)."""
         self.place["grid"], self.place["block_dim"] = grid, block
+        if any(isinstance(op, gpu.BarrierOp) for op in kernel.walk()):
+            self.launch_in_phases(kernel, grid, block, kernel_args)
+            return
         for block_id in _places(grid):
             self.place["block"] = block_id
             for thread_id in _places(block):
                 self.place["thread"] = thread_id
                 interpreter.run_ssacfg_region(kernel.body, kernel_args, kernel.sym_name.data)
+
+    def launch_in_phases(
+        self,
+        kernel: gpu.FuncOp,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        kernel_args: Args,
+    ) -> None:
+        """Each block's threads at once, one Python thread (and interpreter)
+        each, sharing the block's shared buffers and barrier."""
+        from xtc.interp import make_interpreter
+        from xtc.interp.tir import buffer_for
+
+        module = kernel.get_toplevel_object()
+        assert isinstance(module, ModuleOp)
+        threads = _places(block)
+        workers = [make_interpreter(module) for _ in threads]
+        shared_ops = [
+            op for op in kernel.walk() if isinstance(op, memref.AllocaOp) and is_shared(op.memref)
+        ]
+        for block_id in _places(grid):
+            shared = {op: buffer_for(op.memref.type) for op in shared_ops}
+            place = {"grid": grid, "block_dim": block, "block": block_id}
+            _run_block(kernel, kernel_args, workers, threads, place, shared)
 
     def _read(self, what: str, dimension: gpu.DimensionAttr) -> Results:
         return (self.place[what][DIMENSIONS.index(dimension.data.value)],)
@@ -104,10 +203,10 @@ class GpuFunctions(InterpreterFunctions):
 
     @impl(gpu.BarrierOp)
     def run_barrier(self, interpreter: Interpreter, op: gpu.BarrierOp, args: Args) -> Results:
-        raise InterpretationError(
-            "gpu.barrier: the interpreter runs a block's threads one after another, "
-            "so it cannot wait for the others"
-        )
+        if RUNNING.barrier is None:
+            raise InterpretationError("gpu.barrier outside a launch")
+        RUNNING.barrier.wait()
+        return ()
 
     @impl_terminator(gpu.ReturnOp)
     def run_return(

@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import InterpretationError
 from xtc.dialects.graph.constant import array_from_attr, numpy_dtype
 from xtc.dialects.tir import OUTPUT_ATTR, AssertOp, ForOp, PrefetchOp, format_message
 from xtc.interp import RunTimeFault
+from xtc.interp.gpu import shared_buffer
 from xtc.interp.scalar import as_signed, width_of
 from xtc.interp.te import load_element, store_element
 
@@ -71,7 +72,8 @@ class TirFunctions(InterpreterFunctions):
 
     @impl(memref.AllocaOp)
     def run_alloca(self, interpreter: Interpreter, op: memref.AllocaOp, args: Args) -> Results:
-        return (buffer_for(op.memref.type),)
+        shared = shared_buffer(op)  # a GPU block's, shared by its threads
+        return (buffer_for(op.memref.type) if shared is None else shared,)
 
     @impl(memref.ViewOp)
     def run_view(self, interpreter: Interpreter, op: memref.ViewOp, args: Args) -> Results:

@@ -8,6 +8,10 @@ the gpu ops it has become NVVM intrinsics:
   `gpu.block_id`, ntid for `gpu.block_dim`, nctaid for `gpu.grid_dim`),
   zero-extended to i64 (index);
 - `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`);
+- a shared buffer (`memref.alloca` in memory space 3, tir-cache-read
+  `scope=shared`) -> an `llvm.mlir.global` of address space 3 (`.shared`),
+  used through its generic address (LLVM's NVPTX back end infers the
+  `ld.shared`/`st.shared`);
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
   with C's rules for a zero exponent and a negative base.
 
@@ -22,12 +26,15 @@ yet. runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
 from __future__ import annotations
 
 import re
+from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm, math
+from xdsl.dialects import arith, func, gpu, llvm, math, memref
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
+    IntAttr,
+    MemRefType,
     ModuleOp,
     UnrealizedConversionCastOp,
     f32,
@@ -44,7 +51,10 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.dialects.llvm_ext import AddrSpaceCastOp
 from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
+from xtc.lowering.llvm_emit import as_memref, llvm_type
+from xtc.passes.gpu_memory import SHARED_MEMORY_SPACE, is_shared
 from xtc.passes.typed_applier import TypedPatternApplier
 
 _SPECIAL_REGISTERS: dict[type[Operation], str] = {
@@ -104,6 +114,41 @@ class LowerBarrier(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: gpu.BarrierOp, rewriter: PatternRewriter) -> None:
         rewriter.replace(op, llvm.CallIntrinsicOp("llvm.nvvm.barrier0", [], []))
+
+
+class LowerSharedBuffer(RewritePattern):
+    """A shared buffer (`memref.alloca` in memory space 3) -> an internal
+    `llvm.mlir.global` of address space 3 (PTX's `.shared`), one per
+    buffer, its generic address (addrspacecast) bridged back to the memref
+    for the loads and stores."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter) -> None:
+        if not is_shared(op.memref):
+            return
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        module = op.get_toplevel_object()
+        assert isinstance(module, ModuleOp)
+        taken = {g.sym_name.data for g in module.ops if isinstance(g, llvm.GlobalOp)}
+        function = op.parent_op()
+        while not isinstance(function, func.FuncOp):
+            assert function is not None
+            function = function.parent_op()
+        base = f"{function.sym_name.data}_{op.memref.name_hint or 'shared'}"
+        name = next(n for n in (f"{base}_{k}" for k in range(len(taken) + 1)) if n not in taken)
+        buffer = llvm.GlobalOp(
+            llvm.LLVMArrayType(prod(t.get_shape()), llvm_type(t.get_element_type())),
+            name,
+            "internal",
+            addr_space=SHARED_MEMORY_SPACE,
+            alignment=op.alignment.value.data if op.alignment else None,
+        )
+        rewriter.insert(buffer, InsertPoint.at_start(module.body.block))
+        shared = llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE))
+        address = llvm.AddressOfOp(name, shared)
+        generic = AddrSpaceCastOp(address.result, llvm.LLVMPointerType())
+        rewriter.replace(op, [address, generic, as_memref(generic.res, t)])
 
 
 class LowerPowf(RewritePattern):
@@ -183,7 +228,9 @@ def kernels_to_llvm(module: ModuleOp) -> ModuleOp:
         )
     lowered = ModuleOp([_kernel_as_function(k) for k in kernels])
     PatternRewriteWalker(
-        TypedPatternApplier([LowerIdToSpecialRegister(), LowerBarrier(), LowerPowf()])
+        TypedPatternApplier(
+            [LowerIdToSpecialRegister(), LowerBarrier(), LowerSharedBuffer(), LowerPowf()]
+        )
     ).rewrite_module(lowered)
     ConvertTirToLLVM().apply(Context(), lowered)
     _check_defined(lowered)

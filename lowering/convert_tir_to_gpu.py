@@ -26,6 +26,17 @@ becomes
 so that callers (`@main`) are unchanged. A bound loop with a lower bound
 or a step other than 0 and 1 gets `lower + id * step`.
 
+A block may run in phases, its threads through shared memory:
+
+    tir.for %b = 0 to 64 step 1 {name = "b", kind = "blockIdx.x"} {
+      %a_shared = memref.alloca() : memref<16x32xf32, 3 : i64>
+      tir.for %c = 0 to 256 step 1 {name = "c", kind = "threadIdx.x"} { COPY }
+      tir.for %t = 0 to 256 step 1 {name = "t", kind = "threadIdx.x"} { COMPUTE }
+    }
+
+becomes a kernel of 256 threads per block running COPY, `gpu.barrier`,
+COMPUTE, each phase's loop variable the thread id.
+
 The host contract (what a CUDA runtime walks to build its launch plan).
 After cuda-default-schedule and convert-tir-to-gpu on a model from
 convert-te-to-tir (any -O level), every `func.func` (`@main` and the host
@@ -57,6 +68,7 @@ inside a thread is a register).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref
@@ -81,7 +93,17 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.dialects.tir import GPU_AXES, ForOp
-from xtc.passes.tir_bind import is_bound
+from xtc.passes.gpu_memory import (
+    MAX_SHARED_BYTES,
+    is_shared,
+    is_thread_loop,
+    outermost_thread_loops,
+    shared_buffers,
+    shared_bytes,
+    thread_loops,
+    thread_shape,
+)
+from xtc.passes.tir_bind import MAX_THREADS_PER_BLOCK, is_bound
 from xtc.passes.tir_loops import is_pure_scalar, loop_name, loops_in
 
 KERNEL_MODULE = "xtc_kernels"
@@ -105,18 +127,23 @@ def _has_bound_loop(function: func.FuncOp) -> bool:
     return any(is_bound(loop) for loop in loops_in(function))
 
 
-def _bound_chain(function: func.FuncOp) -> list[ForOp]:
+def _is_shared_buffer(op: Operation) -> bool:
+    return isinstance(op, memref.AllocaOp) and is_shared(op.memref)
+
+
+def _bound_chain(function: func.FuncOp) -> tuple[list[ForOp], list[ForOp]]:
     """The function's outermost loops, each the only loop of its parent's
-    body, down to the last bound one; refuses a body with anything else
-    than pure scalar ops around them, and a bound loop elsewhere."""
+    body, down to the last bound one, and the block's phases
+    (block_phases); refuses a body with anything else than pure scalar ops
+    around them, and a bound loop elsewhere."""
     name = function.sym_name.data
     chain: list[ForOp] = []
     block = function.body.block
     while True:
         loops = [op for op in block.ops if isinstance(op, ForOp)]
         others = [op for op in block.ops if not isinstance(op, ForOp | func.ReturnOp)]
-        if len(loops) != 1 or not is_bound(loops[0]):
-            break
+        if len(loops) != 1 or not is_bound(loops[0]) or any(map(_is_shared_buffer, others)):
+            break  # a block's shared buffers are allocated around its phases
         for op in others:
             if not is_pure_scalar(op):
                 raise GPULoweringError(
@@ -133,8 +160,9 @@ def _bound_chain(function: func.FuncOp) -> list[ForOp]:
             "function's body is not one bound loop (bind the outermost loop)",
             first,
         )
+    phases = block_phases(function, chain)
     for loop in loops_in(chain[-1]):
-        if loop is not chain[-1] and is_bound(loop):
+        if loop is not chain[-1] and is_bound(loop) and not _in_phase(loop, phases):
             raise GPULoweringError(
                 f"@{name}: loop '{loop_name(loop)}' is bound to {loop.kind.data} below a "
                 "loop that is not: bound loops must be the outermost",
@@ -146,12 +174,123 @@ def _bound_chain(function: func.FuncOp) -> list[ForOp]:
                 "come from bound loops (tir-bind)",
                 loop,
             )
-    return chain
+    return chain, phases
 
 
-def launch_sizes(chain: list[ForOp]) -> tuple[list[int], list[int]]:
+def block_phases(function: func.FuncOp, chain: list[ForOp]) -> list[ForOp]:
+    """The phases of a block: when the last loop of the bound chain is a
+    blockIdx one whose body holds threadIdx-bound loops, those not inside
+    another (each with the thread loops nested in it runs once per thread
+    of the block, one phase after another); empty otherwise. Refuses
+    phases of different thread shapes, a phase under an op other than a
+    serial tir.for (a barrier must be reached by every thread), and a
+    block using more shared memory than CUDA gives it."""
+    name = function.sym_name.data
+    last = chain[-1]
+    if is_thread_loop(last):
+        return []
+    phases = outermost_thread_loops(last)
+    if not phases:
+        return []
+    shapes = {thread_shape(phase) for phase in phases}
+    if len(shapes) > 1:
+        raise GPULoweringError(
+            f"@{name}: the threadIdx-bound loop nests of a block differ in shape; every "
+            "phase of a block runs on the same threads",
+            phases[0],
+        )
+    threads = prod(extent for _, extent in shapes.pop())
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise GPULoweringError(
+            f"@{name}: {threads} threads per block; CUDA allows at most {MAX_THREADS_PER_BLOCK}",
+            phases[0],
+        )
+    for phase in phases:
+        parent = phase.parent_op()
+        while parent is not last:
+            assert parent is not None
+            if not isinstance(parent, ForOp) or parent.kind.data != "serial":
+                raise GPULoweringError(
+                    f"@{name}: loop '{loop_name(phase)}' is bound to {phase.kind.data} under "
+                    f"'{parent.name}'; threads of a block are bound at its top or under serial "
+                    "loops only (every thread must reach the barriers between them)",
+                    phase,
+                )
+            parent = parent.parent_op()
+    taken = shared_bytes(shared_buffers(last))
+    if taken > MAX_SHARED_BYTES:
+        raise GPULoweringError(
+            f"@{name}: a block uses {taken} bytes of shared memory; CUDA gives a block "
+            f"{MAX_SHARED_BYTES} bytes of static shared memory",
+            last,
+        )
+    return phases
+
+
+def _in_phase(loop: ForOp, phases: list[ForOp]) -> bool:
+    return any(loop is phase or phase.is_ancestor(loop) for phase in phases)
+
+
+@dataclass
+class SharedAccesses:
+    """The shared buffers phases read and write."""
+
+    reads: set[SSAValue]
+    writes: set[SSAValue]
+
+    @staticmethod
+    def of(op: Operation) -> SharedAccesses:
+        accesses = SharedAccesses(set(), set())
+        for inner in op.walk():
+            if isinstance(inner, memref.LoadOp) and is_shared(inner.memref):
+                accesses.reads.add(inner.memref)
+            elif isinstance(inner, memref.StoreOp) and is_shared(inner.memref):
+                accesses.writes.add(inner.memref)
+        return accesses
+
+    def conflicts(self, later: SharedAccesses) -> bool:
+        """Whether `later` must wait for these: it reads what they write or
+        writes what they read or write."""
+        return bool(later.reads & self.writes or later.writes & (self.reads | self.writes))
+
+    def add(self, other: SharedAccesses) -> None:
+        self.reads |= other.reads
+        self.writes |= other.writes
+
+
+def insert_barriers(
+    block: Block, repeated: bool, pending: SharedAccesses, rewriter: PatternRewriter
+) -> SharedAccesses:
+    """`gpu.barrier` before each phase of `block` that touches a shared
+    buffer a phase since the last barrier wrote (or writes one it read),
+    and at the end of the body of a serial loop (`repeated`) whose next
+    iteration would so touch what this one left; `pending` are the
+    accesses since the last barrier, on entry and (returned) on exit."""
+    holders = [op for op in block.ops if any(is_thread_loop(loop) for loop in loops_in(op))]
+    for op in holders:
+        if isinstance(op, ForOp) and not is_thread_loop(op):
+            pending = insert_barriers(op.body.block, op.extent > 1, pending, rewriter)
+            continue
+        accesses = SharedAccesses.of(op)
+        if pending.conflicts(accesses):
+            rewriter.insert(gpu.BarrierOp(), InsertPoint.before(op))
+            pending = SharedAccesses(set(), set())
+        pending.add(accesses)
+    if repeated and holders:
+        whole = SharedAccesses(set(), set())
+        for op in holders:
+            whole.add(SharedAccesses.of(op))
+        if pending.conflicts(whole):
+            rewriter.insert(gpu.BarrierOp(), InsertPoint.after(holders[-1]))
+            pending = SharedAccesses(set(), set())
+    return pending
+
+
+def launch_sizes(chain: list[ForOp], phases: list[ForOp]) -> tuple[list[int], list[int]]:
     """The grid and block sizes (x, y, z) the bound loops ask for."""
     extents = {loop.kind.data: loop.extent for loop in chain}
+    if phases:
+        extents.update(thread_shape(phases[0]))
     grid = [extents.get(axis, 1) for axis in GPU_AXES[:3]]
     block = [extents.get(axis, 1) for axis in GPU_AXES[3:]]
     return grid, block
@@ -255,8 +394,8 @@ class FunctionToKernel(RewritePattern):
             return
         if op.function_type.outputs.data:
             raise GPULoweringError(f"@{op.sym_name.data}: a kernel returns nothing", op)
-        chain = _bound_chain(op)
-        grid, block = launch_sizes(chain)
+        chain, phases = _bound_chain(op)
+        grid, block = launch_sizes(chain, phases)
         host = _host_launcher(op, grid, block)
         kernel = gpu.FuncOp(
             op.sym_name.data,
@@ -269,7 +408,9 @@ class FunctionToKernel(RewritePattern):
         if op.arg_attrs is not None:
             kernel.attributes["arg_attrs"] = op.arg_attrs
         self.kernels.add_op(kernel)
-        for loop in chain:
+        if phases:
+            insert_barriers(chain[-1].body.block, False, SharedAccesses(set(), set()), rewriter)
+        for loop in [*chain, *(inner for phase in phases for inner in thread_loops(phase))]:
             _replace_loop_by_id(loop, rewriter)
         returned = kernel.body.block.last_op
         assert isinstance(returned, func.ReturnOp)
@@ -286,7 +427,12 @@ class ConvertTirToGPU(ModulePass):
     function to run on the GPU, a body that is one loop bound by tir-bind,
     holding (with pure scalar ops) one bound loop, and so on down to the
     last bound loop, which may hold anything tir has but parallel and
-    bound loops.
+    bound loops. Or a block in phases: the last bound loop is a blockIdx
+    one whose body holds the block's shared buffers (memref.alloca in
+    memory space 3, tir-cache-read scope=shared) and several
+    threadIdx-bound loop nests (the phases: cooperative copies, the
+    compute), at its top or under serial loops (a reduction-tile loop),
+    all of one thread shape.
 
     Produces: a `gpu.module @xtc_kernels` holding, per such function, a
     `gpu.func` kernel of its name and signature whose bound loops are
@@ -295,13 +441,24 @@ class ConvertTirToGPU(ModulePass):
     block sizes the bound extents, 1 along unbound axes), so callers are
     unchanged. The module gets the `gpu.container_module` attribute.
     Functions without bound loops are left as they are. A module without
-    bound loops is unchanged. The interpreter runs the result, one thread
-    after another (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
+    bound loops is unchanged. In a block in phases every phase's loops
+    become thread ids too (the block size is the phases' thread shape), and
+    a `gpu.barrier` goes before each phase that reads a shared buffer a
+    phase since the last barrier wrote (or writes one such a phase read
+    or wrote), and at the end of a serial loop's body when its next
+    iteration would do so (insert_barriers); the shared buffers stay
+    memref.allocas in memory space 3 (runtime/ptx.py makes them `.shared`
+    variables). The interpreter runs the result, one thread after another,
+    or a block's threads at once where the kernel has barriers
+    (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
 
     Refuses (naming the function and pointing at the op): a bound loop
-    that is not among the outermost, a body with other ops than the bound
-    nest and pure scalar ops, a parallel loop inside a kernel, a function
-    with results.
+    that is not among the outermost (or in a phase), a body with other
+    ops than the bound nest and pure scalar ops, a parallel loop inside a
+    kernel, a function with results; for a block in phases, phases of
+    different thread shapes, a phase under an op other than a serial loop
+    (a barrier every thread must reach), more than 1024 threads per block
+    and more than 48 KiB of shared memory per block.
     """
 
     name = "convert-tir-to-gpu"

@@ -312,8 +312,15 @@ class CudaDefaultSchedule(ModulePass):
     or whose outputs fill the GPU with one thread each but would not with
     K each (fills_only_untiled), is scheduled as above.
 
+    With `shared_tiling=true`, a reduction kernel whose two innermost
+    spatial loops make tiles of 64 threads or more is computed by blocks of
+    such output tiles, its operands copied into shared memory one reduction
+    tile at a time (xtc.passes.cuda_shared_tiling); other kernels are
+    scheduled as above.
+
     Command line: `cuda-default-schedule{threads=128}`,
-    `cuda-default-schedule{outputs_per_thread=4}`.
+    `cuda-default-schedule{outputs_per_thread=4}`,
+    `cuda-default-schedule{shared_tiling=true}`.
     """
 
     name = "cuda-default-schedule"
@@ -323,6 +330,10 @@ class CudaDefaultSchedule(ModulePass):
 
     outputs_per_thread: int = 1
     """The outputs of a reduction nest each thread computes (register tiling; 1: off)."""
+
+    shared_tiling: bool = False
+    """Reduction kernels in output tiles per block through shared memory
+    (xtc.passes.cuda_shared_tiling); the others as without it."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.threads <= MAX_THREADS_PER_BLOCK:
@@ -368,6 +379,13 @@ class CudaDefaultSchedule(ModulePass):
         threads = threads_for(extent, self.threads)
         return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
 
+    def tile_through_shared(self, ctx: Context, module: ModuleOp, func: FuncOp) -> bool:
+        """Whether `func` is now tiled through shared memory (cuda_shared_tiling)."""
+        from xtc.passes.cuda_shared_tiling import apply_shared_tiling
+
+        chain = independent_prefix(self.name, func, spatial_chain(func))
+        return apply_shared_tiling(ctx, module, func, chain)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f
@@ -381,6 +399,8 @@ class CudaDefaultSchedule(ModulePass):
         for f in functions:
             kernels += [f] if is_one_nest(f) else split_nests(self.name, op, f)
         kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
+        if self.shared_tiling:
+            kernels = [k for k in kernels if not self.tile_through_shared(ctx, op, k)]
         schedules = {f.sym_name.data: self.schedule_of(f) for f in kernels}
         for steps in schedules.values():
             for step in steps:

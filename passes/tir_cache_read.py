@@ -12,19 +12,35 @@ from typing import cast
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from xtc.analysis.loops import Dimension, region_of
 from xtc.dialects.tir import ForOp
+from xtc.passes.gpu_memory import (
+    MAX_SHARED_BYTES,
+    SCOPES,
+    ThreadShape,
+    cooperative_copy,
+    enclosing_loops,
+    is_block_loop,
+    is_thread_loop,
+    memory_space_attr,
+    outermost_thread_loops,
+    shared_buffers,
+    shared_bytes,
+    thread_shape,
+)
 from xtc.passes.loop_rewrites import (
+    LOCAL_ALIGNMENT,
     MAX_LOCAL_BYTES,
+    MAX_STACK_BYTES,
     allocate_local,
     local_element_bytes,
     redirect,
 )
-from xtc.passes.schedule_pass import SchedulePass
+from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
     check_fresh_names,
     emit_sum,
@@ -111,8 +127,23 @@ class TirCacheRead(SchedulePass):
     differ, a region of one element, a local buffer over 16 MiB, and a
     copy loop name already taken.
 
+    `scope=shared` (GPU): the local buffer is the block's shared memory
+    (`memref<..., 3 : i64>`) and the block's threads fill it together: the
+    copy is `for <L>_<b>_shared_t (threadIdx.x, T) { for <L>_<b>_shared_r (serial) { e =
+    r * T + t; if e < size { local[unflat(e)] = buffer[..] } } }`, T the
+    extent of the threadIdx-bound loops of L's body (consecutive threads
+    copy consecutive elements: coalesced reads). L is a blockIdx-bound
+    loop or a serial loop inside one, not inside a threadIdx-bound loop,
+    and its body's threadIdx-bound loops share one axis and one extent.
+    convert-tir-to-gpu puts a barrier between the copy and the loops that
+    read it. Refused besides: no blockIdx-bound loop around L, L inside a
+    thread loop, no thread loop in L, thread loops of several axes or
+    extents, and more than 48 KiB of shared memory in the block.
+    `scope=local`: the buffer is the thread's own (`memref<..., 5 : i64>`,
+    at most 64 KiB), copied as for `global`.
+
     Command line: `tir-cache-read{func=matmul_0 loop=i1_o buffer=1}` or
-    `buffer=in1`; a name other than letters, digits, `_` and `-` is quoted
+    `buffer=in1`, `scope=shared`; a name other than letters, digits, `_` and `-` is quoted
     (see xtc.passes.tir_loops).
     """
 
@@ -122,6 +153,12 @@ class TirCacheRead(SchedulePass):
     """The loop at the start of whose body the region is packed."""
     buffer: int | str
     """The argument to pack: its position (0 is the first) or its SSA name."""
+    scope: str = "global"
+    """Where the copy lives: global, shared (a GPU block's) or local (a thread's)."""
+
+    def check_options(self) -> None:
+        if self.scope not in SCOPES:
+            raise self.bad_option(f"scope '{self.scope}' is not one of {', '.join(SCOPES)}")
 
     def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
         """`for L { body reading buffer[f(..)] }` -> `for L { local = alloca;
@@ -129,25 +166,91 @@ class TirCacheRead(SchedulePass):
         loop = self.find_loop(func, self.loop)
         buffer = find_buffer(self.name, func, self.buffer)
         refuse = self.buffer_refuser(func, loop, buffer, "cache")
+        threads = self.copying_threads(loop, refuse) if self.scope == "shared" else None
         region = region_of(loop, buffer, refuse)
         shape = [d.span for d in region.dimensions if d.kept]
         if not shape:
             raise refuse("its loads read one element: nothing to pack")
         element = cast(MemRefType[Attribute], buffer.type).get_element_type()
         size = prod(shape) * local_element_bytes(element, refuse)
-        if size > MAX_LOCAL_BYTES:
-            listed = "x".join(map(str, shape))
-            raise refuse(
-                f"the region read ({listed} elements, {size} bytes) exceeds the "
-                f"{MAX_LOCAL_BYTES} bytes a local buffer may take; cache it in an inner loop"
+        self.check_size(shape, size, loop, refuse)
+        name = f"{buffer.name_hint or 'buffer'}_{'shared' if threads else 'local'}"
+        if threads is not None:
+            count = len(threads)
+            prefix = f"{self.loop}_{name}"
+            ts = [f"{prefix}_t{k}" for k in range(count)] if count > 1 else [f"{prefix}_t"]
+            names = [*ts, f"{prefix}_r"]
+            check_fresh_names(self.name, func, names, loop)
+            allocation = memref.AllocaOp.get(
+                element, LOCAL_ALIGNMENT, shape, memory_space=memory_space_attr("shared")
             )
-        names = [f"{self.loop}_cr{d}" for d in range(len(shape))]
-        check_fresh_names(self.name, func, names, loop)
-        name = f"{buffer.name_hint or 'buffer'}_local"
-        allocation, local, on_heap = allocate_local(element, shape, name)
-        nest = copy_nest(buffer, local, region.dimensions, names)
+            local, on_heap = allocation.memref, False
+            local.name_hint = name
+            nest = cooperative_copy(buffer, local, region.dimensions, prefix, threads)
+        else:
+            names = [f"{self.loop}_cr{d}" for d in range(len(shape))]
+            check_fresh_names(self.name, func, names, loop)
+            allocation, local, on_heap = self.allocate(element, shape, name)
+            nest = copy_nest(buffer, local, region.dimensions, names)
         for load, load_indices in zip(region.loads, region.indices, strict=True):
             redirect(load, load_indices, region.dimensions, local, loop, rewriter)
         rewriter.insert([allocation, nest], InsertPoint.at_start(loop.body.block))
         if on_heap:
             rewriter.insert(memref.DeallocOp.get(local), InsertPoint.at_end(loop.body.block))
+
+    def allocate(
+        self, element: Attribute, shape: list[int], name: str
+    ) -> tuple[Operation, SSAValue, bool]:
+        """The global (alloca or alloc) or local (alloca) buffer."""
+        if self.scope == "global":
+            return allocate_local(element, shape, name)
+        allocation = memref.AllocaOp.get(
+            element, LOCAL_ALIGNMENT, shape, memory_space=memory_space_attr(self.scope)
+        )
+        allocation.memref.name_hint = name
+        return allocation, allocation.memref, False
+
+    def check_size(self, shape: list[int], size: int, loop: ForOp, refuse: Refuser) -> None:
+        """Refuses a buffer larger than its scope allows."""
+        listed = "x".join(map(str, shape))
+        limit = {"global": MAX_LOCAL_BYTES, "local": MAX_STACK_BYTES}.get(self.scope)
+        if limit is None:  # shared: with the block's other shared buffers
+            block = next(outer for outer in [loop, *enclosing_loops(loop)] if is_block_loop(outer))
+            taken = shared_bytes(shared_buffers(block))
+            if taken + size > MAX_SHARED_BYTES:
+                raise refuse(
+                    f"the region read ({listed} elements, {size} bytes) with the block's "
+                    f"{taken} bytes of shared buffers exceeds the {MAX_SHARED_BYTES} bytes of "
+                    "shared memory a block has; cache it in an inner loop"
+                )
+        elif size > limit:
+            raise refuse(
+                f"the region read ({listed} elements, {size} bytes) exceeds the "
+                f"{limit} bytes a {self.scope} buffer may take; cache it in an inner loop"
+            )
+
+    def copying_threads(self, loop: ForOp, refuse: Refuser) -> ThreadShape:
+        """The axis and extent of the threads that copy into a shared buffer
+        at the start of `loop`'s body; refuses a loop not of a block."""
+        around = [loop, *enclosing_loops(loop)]
+        if any(is_thread_loop(outer) for outer in around):
+            raise refuse(
+                "scope=shared caches for a block, so the loop must not be (inside) a "
+                "threadIdx-bound loop"
+            )
+        if not any(is_block_loop(outer) for outer in around):
+            raise refuse("scope=shared needs the loop to be (inside) a blockIdx-bound loop")
+        shapes = {thread_shape(inner) for inner in outermost_thread_loops(loop)}
+        if not shapes:
+            raise refuse("scope=shared needs threadIdx-bound loops inside the loop to copy with")
+        if len(shapes) > 1:
+            listed = "; ".join(_describe(shape) for shape in sorted(shapes))
+            raise refuse(
+                f"its threadIdx-bound loop nests differ ({listed}); a cooperative copy needs "
+                "one shape of threads"
+            )
+        return shapes.pop()
+
+
+def _describe(shape: ThreadShape) -> str:
+    return " x ".join(f"{axis} {extent}" for axis, extent in shape)

@@ -1,6 +1,8 @@
 """LLVM IR text of a module at the llvm level, through xDSL's
 `xdsl.backend.llvm.convert`, extended here for what it misses:
 
+- shared memory: an `llvm.mlir.global` of address space 3 (a GPU block's
+  shared buffer) starts `undef`;
 - global data: `llvm.mlir.global`s holding `dense<...>` or `dense_resource<...>`
   are emitted as byte strings (`[N x i8] c"..."`), which is exact for every
   element type and fast for large weights; a global without data is
@@ -30,6 +32,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    IntAttr,
     IntegerType,
     ModuleOp,
 )
@@ -57,7 +60,7 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
             name = op.sym_name.data
             if op.alignment is not None:
                 alignments[name] = op.alignment.value.data
-            if name not in declared:
+            if name not in declared and op.addr_space.value.data == 0:
                 data[name] = global_bytes(op)
         elif not isinstance(op, llvm.FuncOp):
             raise LLVMIRError(f"'{op.name}' is not an llvm op: run convert-tir-to-llvm first")
@@ -80,6 +83,13 @@ def translate_module(module: ModuleOp, declared: Collection[str] = ()) -> ir.Mod
         # llvmlite declares these attributes as None (no stubs): set them anyway.
         initializer = ir.Constant(ir.ArrayType(ir.IntType(8), len(raw)), bytearray(raw))
         variable.initializer = initializer  # pyright: ignore[reportAttributeAccessIssue]
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data != 0:
+            # a GPU block's shared buffer: it starts undefined (PTX gives
+            # `.shared` variables no initial value)
+            variable = cast(ir.GlobalVariable, llvm_module.get_global(op.sym_name.data))
+            variable.initializer = ir.Constant(variable.value_type, ir.Undefined)  # pyright: ignore[reportAttributeAccessIssue]
+            variable.align = alignments.get(op.sym_name.data)  # pyright: ignore[reportAttributeAccessIssue]
     for op in module.ops:
         if isinstance(op, llvm.FuncOp) and op.body.blocks:
             if op.linkage.linkage.data in ("internal", "private"):
@@ -135,7 +145,19 @@ def _translate_extractelement(
     values[extract.res] = builder.extract_element(values[extract.vector], values[extract.index])
 
 
+def _translate_addrspacecast(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    cast_op = cast(llvm_ext.AddrSpaceCastOp, op)
+    target = cast(llvm.LLVMPointerType, cast_op.res.type).addr_space
+    space = target.data if isinstance(target, IntAttr) else 0
+    # llvmlite's stubs type the casts as returning None
+    generic = builder.addrspacecast(values[cast_op.arg], ir.PointerType(addrspace=space))
+    values[cast_op.res] = cast(ir.Value, generic)
+
+
 EXTENSION_TRANSLATIONS: dict[type[Operation], ExtensionTranslation] = {
+    llvm_ext.AddrSpaceCastOp: _translate_addrspacecast,
     llvm_ext.VectorFCmpOp: _translate_vector_fcmp,
     llvm_ext.VectorSelectOp: _translate_vector_select,
     llvm_ext.ExtractElementOp: _translate_extractelement,

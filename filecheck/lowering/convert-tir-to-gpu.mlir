@@ -99,13 +99,15 @@ func.func @inner(%x: memref<4x4xf32>) {
 
 // -----
 
-// CHECK: error: convert-tir-to-gpu: @deeper: loop 'k' is bound to threadIdx.x below a loop that is not: bound loops must be the outermost
+// CHECK: error: convert-tir-to-gpu: @deeper: loop 'k' is bound to threadIdx.y below a loop that is not: bound loops must be the outermost
 func.func @deeper(%x: memref<4x4xf32>) {
   tir.for %i = 0 to 4 step 1 {name = "i", kind = "blockIdx.x"} {
-    tir.for %j = 0 to 4 step 1 {name = "j", kind = "serial"} {
-      tir.for %k = 0 to 1 step 1 {name = "k", kind = "threadIdx.x"} {
-        %v = memref.load %x[%i, %j] : memref<4x4xf32>
-        memref.store %v, %x[%i, %j] : memref<4x4xf32>
+    tir.for %t = 0 to 1 step 1 {name = "t", kind = "threadIdx.x"} {
+      tir.for %j = 0 to 4 step 1 {name = "j", kind = "serial"} {
+        tir.for %k = 0 to 1 step 1 {name = "k", kind = "threadIdx.y"} {
+          %v = memref.load %x[%i, %j] : memref<4x4xf32>
+          memref.store %v, %x[%i, %j] : memref<4x4xf32>
+        }
       }
     }
   }

@@ -12,7 +12,8 @@ and inception_v1 (5 to 10 s each), the serial CPU run of the other models
 (5 to 30 s each), and the interpreter on resnet18 and mobilenet_v2 (more
 than 15 minutes each: the interpreter runs every scalar op in Python).
 The compile and the serial run are checked with register tiling
-(`outputs_per_thread=4`) too: by default on resnet18 (and squeezenet for
+(`outputs_per_thread=4`) and with shared-memory tiling
+(`shared_tiling=true`) too: by default on resnet18 (and squeezenet for
 the compile), on every model with XTC_CUDA_ALL_MODELS=1.
 """
 
@@ -27,6 +28,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 from xdsl.dialects import func, gpu
+from xdsl.dialects.builtin import ModuleOp
 
 import xtc
 from xtc import interp
@@ -78,7 +80,22 @@ def test_the_model_compiles_for_cuda_and_ptxas_accepts_it(
     name: str, outputs: int, tmp_path: Path
 ) -> None:
     model = BENCH.build_model(name, small=True, bert_layers=1)
-    module = compile_graph_to_gpu(import_model(model), 3, outputs)
+    check_compiled(compile_graph_to_gpu(import_model(model), 3, outputs), tmp_path)
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18", "squeezenet"}))
+def test_the_model_compiles_with_shared_tiling_and_ptxas_accepts_it(
+    name: str, tmp_path: Path
+) -> None:
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    module = compile_graph_to_gpu(import_model(model), 3, shared_tiling=True)
+    if name == "resnet18":  # its convolutions are tiled through shared memory
+        assert any(op.name == "gpu.barrier" for op in module.walk())
+    check_compiled(module, tmp_path)
+
+
+def check_compiled(module: ModuleOp, tmp_path: Path) -> None:
+    """The host contract, no allocation in kernels, ptxas accepts the PTX."""
     launches = [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
     kernels = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
     assert launches and len(launches) == len(kernels)
@@ -126,10 +143,23 @@ def test_the_cuda_schedule_run_serially_on_the_cpu_computes_what_the_cpu_build_d
     temporaries, fused and split loops, register tiles) at native speed:
     convert-tir-to-llvm runs bound loops serially, so the scheduled tir
     module lowered for the CPU must give the CPU build's numbers."""
+    run_serially_on_the_cpu(name, cuda_pipeline(3, outputs))
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18"}))
+def test_shared_tiling_run_serially_on_the_cpu_computes_what_the_cpu_build_does(
+    name: str,
+) -> None:
+    """The copies into shared memory run before the compute that reads
+    them, serially as on the GPU between barriers."""
+    run_serially_on_the_cpu(name, cuda_pipeline(3, shared_tiling=True))
+
+
+def run_serially_on_the_cpu(name: str, pipeline: str) -> None:
     model = BENCH.build_model(name, small=True, bert_layers=1)
     inputs = BENCH.random_inputs(model, seed=6)
     expected = [np.asarray(e) for e in xtc.compile(model, target="llvm", opt_level=3).run(inputs)]
-    scheduled = cuda_pipeline(3, outputs).removesuffix(",convert-tir-to-gpu")
+    scheduled = pipeline.removesuffix(",convert-tir-to-gpu")
     assert "cuda-default-schedule" in scheduled.rsplit(",", 1)[-1]
     module = apply_pipeline(import_model(model), f"{scheduled},tir-plan-memory,convert-tir-to-llvm")
     outputs = [aligned_empty(e.shape, e.dtype) for e in expected]

@@ -1,7 +1,8 @@
 """The interpreter at the gpu level: a launch runs its kernel once per
 thread of the grid, so a model after convert-tir-to-gpu computes what it
 did at the tir level (bit for bit); each thread sees its own block and
-thread ids; a barrier is refused."""
+thread ids; a kernel with barriers runs a block's threads at once, phase
+after phase, sharing the block's shared buffers."""
 
 from __future__ import annotations
 
@@ -76,7 +77,47 @@ def test_each_thread_sees_its_place() -> None:
     np.testing.assert_array_equal(out, expected)
 
 
-def test_a_barrier_is_refused() -> None:
-    module = parse_module(WHERE.replace("BARRIER", '"gpu.barrier"() : () -> ()'))
-    with pytest.raises(InterpretationError, match="gpu.barrier: the interpreter runs a block's"):
-        interp.run(module, [])
+REVERSE = """
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "m"}> ({
+    "gpu.func"() <{function_type = (memref<2x4xi64>) -> (), kernel}> ({
+    ^bb0(%out: memref<2x4xi64>):
+      %b = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+      %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+      %s = memref.alloca() : memref<4xi64, 3 : i64>
+      %c10 = arith.constant 10 : index
+      %base = arith.muli %b, %c10 : index
+      %code = arith.addi %base, %t : index
+      %v = arith.index_cast %code : index to i64
+      memref.store %v, %s[%t] : memref<4xi64, 3 : i64>
+      "gpu.barrier"() : () -> ()
+      %c3 = arith.constant 3 : index
+      %other = arith.subi %c3, %t : index
+      %w = memref.load %s[%other] : memref<4xi64, 3 : i64>
+      memref.store %w, %out[%b, %t] : memref<2x4xi64>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+  }) : () -> ()
+  func.func @main(%out: memref<2x4xi64> {graph.output = 0 : i64}) {
+    %one = arith.constant 1 : index
+    %two = arith.constant 2 : index
+    %four = arith.constant 4 : index
+    "gpu.launch_func"(%two, %one, %one, %four, %one, %one, %out) <{kernel = @m::@k,
+        operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0>}>
+        : (index, index, index, index, index, index, memref<2x4xi64>) -> ()
+    func.return
+  }
+}"""
+
+
+def test_a_barrier_waits_for_the_blocks_threads() -> None:
+    # each thread writes its code to the block's shared buffer, then reads
+    # the one its mirror thread wrote: only right when all wrote first
+    (out,) = interp.run(parse_module(REVERSE), [])
+    np.testing.assert_array_equal(out, [[3, 2, 1, 0], [13, 12, 11, 10]])
+
+
+def test_a_failing_thread_is_reported_not_waited_for() -> None:
+    failing = REVERSE.replace("%c3 = arith.constant 3", "%c3 = arith.constant 9")
+    with pytest.raises(InterpretationError, match=r"memref.load: index \[\d\] out of \[4\]"):
+        interp.run(parse_module(failing), [])

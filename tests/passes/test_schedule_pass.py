@@ -13,14 +13,14 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from xtc.dialects.tir import ForOp
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import parse_module
+from xtc.driver.universe import XTC_PASSES
 from xtc.passes.schedule_pass import PassOptionError, SchedulePass
 from xtc.passes.tir_loops import ScheduleError, loops_by_name
 from xtc.passes.tir_prefetch import TirPrefetch
 from xtc.passes.tir_reorder import TirReorder
 from xtc.passes.tir_tile import TirTile
-from xtc.driver.pipelines import apply_pipeline
-from xtc.driver.textual_ir import parse_module
-from xtc.driver.universe import XTC_PASSES
 from xtc.tools.xtc_opt import main as xtc_opt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,13 @@ SCHEDULE_PASSES = (
     "tir-split tir-reorder tir-tile tir-fuse tir-unroll tir-vectorize tir-parallel "
     "tir-cache-read tir-cache-write tir-compute-at tir-compute-inline tir-prefetch tir-bind"
 ).split()
-SHARED_MODULES = {"tir_loops", "schedule_pass", "loop_rewrites", "independent_iterations"}
+SHARED_MODULES = {
+    "tir_loops",
+    "schedule_pass",
+    "loop_rewrites",
+    "independent_iterations",
+    "gpu_memory",
+}
 """The modules of passes/ that hold no pass, which schedule passes may import."""
 
 TWO_FUNCTIONS = """\

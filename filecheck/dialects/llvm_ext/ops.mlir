@@ -19,3 +19,13 @@ llvm.func @lanes(%a: vector<8xf32>, %b: vector<8xf32>) -> f32 {
   %flag = llvm_ext.extractelement %unordered[%wide : i64] : vector<8xi1> -> i1
   llvm.return %first : f32
 }
+
+// CHECK-LABEL: llvm.func @generic_address(
+// CHECK:         %shared = llvm.mlir.addressof @tile : !llvm.ptr<3>
+// CHECK-NEXT:    %generic = llvm_ext.addrspacecast %shared : !llvm.ptr<3> to !llvm.ptr
+llvm.mlir.global internal @tile() {addr_space = 3 : i32} : !llvm.array<4 x f32>
+llvm.func @generic_address() -> !llvm.ptr {
+  %shared = llvm.mlir.addressof @tile : !llvm.ptr<3>
+  %generic = llvm_ext.addrspacecast %shared : !llvm.ptr<3> to !llvm.ptr
+  llvm.return %generic : !llvm.ptr
+}
