@@ -34,7 +34,7 @@ from xdsl.interpreter import (
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
-from xtc.passes.gpu_memory import is_shared
+from xtc.analysis.memory_spaces import is_shared
 
 Args = tuple[Any, ...]
 Results = tuple[Any, ...]

@@ -14,6 +14,11 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xtc.analysis.loops import Dimension
+from xtc.analysis.memory_spaces import (
+    LOCAL_MEMORY_SPACE,
+    SHARED_MEMORY_SPACE,
+    is_shared,
+)
 from xtc.analysis.types import element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.passes.tir_bind import is_bound, is_thread_axis
@@ -23,8 +28,6 @@ SCOPES = ("global", "shared", "local")
 """Where a schedule's buffer lives: `global` (the default: a buffer as on
 the CPU), `shared` (the memory of a block) or `local` (a thread's own)."""
 
-SHARED_MEMORY_SPACE = 3
-LOCAL_MEMORY_SPACE = 5
 MEMORY_SPACES = {"shared": SHARED_MEMORY_SPACE, "local": LOCAL_MEMORY_SPACE}
 
 MAX_SHARED_BYTES = 48 * 1024
@@ -37,18 +40,6 @@ def memory_space_attr(scope: str) -> Attribute:
     """The memref memory space of a scope (none for global)."""
     space = MEMORY_SPACES.get(scope)
     return NoneAttr() if space is None else IntegerAttr(space, i64)
-
-
-def memory_space(t: Attribute) -> int | None:
-    """The integer memory space of a memref type (None when it has none)."""
-    if not isinstance(t, MemRefType):
-        return None
-    space = t.memory_space
-    return space.value.data if isinstance(space, IntegerAttr) else None
-
-
-def is_shared(value: SSAValue) -> bool:
-    return memory_space(value.type) == SHARED_MEMORY_SPACE
 
 
 def shared_buffers(op: Operation) -> list[memref.AllocaOp]:
