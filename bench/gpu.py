@@ -3,7 +3,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
 
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
-                         [--outputs-per-thread K]
+                         [--outputs-per-thread K] [--no-cross-thread]
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
 compiled. For each bench model (bench/models.py), at smoke-test size and,
@@ -73,13 +73,15 @@ def build(job: str) -> Any:
 
 
 def compile_job(
-    job: str, arch: str, directory: str, outputs_per_thread: int = 1
+    job: str, arch: str, directory: str, outputs_per_thread: int = 1, cross_thread: bool = True
 ) -> tuple[str, float]:
     """In a worker: the job's model compiled for CUDA, exported; (tar, seconds)."""
     from xtc.driver.cuda import compile_cuda_model
 
     started = time.perf_counter()
-    model = compile_cuda_model(build(job), arch=arch, outputs_per_thread=outputs_per_thread)
+    model = compile_cuda_model(
+        build(job), arch=arch, outputs_per_thread=outputs_per_thread, cross_thread=cross_thread
+    )
     path = Path(directory) / (job.replace("/", "-") + ".tar")
     model.export(path)
     return str(path), time.perf_counter() - started
@@ -231,6 +233,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="K",
         help="register tiling: outputs of a conv/matmul per thread (default 1: off)",
     )
+    parser.add_argument(
+        "--no-cross-thread",
+        action="store_true",
+        help="one thread per output even for few outputs with long reductions (no warp per output)",
+    )
     return parser.parse_args(argv)
 
 
@@ -245,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
-        f"outputs_per_thread={args.outputs_per_thread}"
+        f"outputs_per_thread={args.outputs_per_thread}, cross_thread={not args.no_cross_thread}"
     )
     jobs = [f"resnet50/b{b}" for b in ([] if args.no_resnet50 else RESNET50_BATCHES)]
     jobs += [f"{n}/small" for n in args.models.split(",") if n]
@@ -256,7 +263,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.workers, mp_context=context) as pool:
             futures: dict[Future[tuple[str, float]], str] = {
-                pool.submit(compile_job, job, arch, directory, args.outputs_per_thread): job
+                pool.submit(
+                    compile_job,
+                    job,
+                    arch,
+                    directory,
+                    args.outputs_per_thread,
+                    not args.no_cross_thread,
+                ): job
                 for job in jobs
             }
             for future in as_completed(futures):
@@ -279,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "device": gpu,
             "arch": arch,
             "outputs_per_thread": args.outputs_per_thread,
+            "cross_thread": not args.no_cross_thread,
             "rows": rows,
             "resnet50": timing,
         }

@@ -33,10 +33,14 @@ if TYPE_CHECKING:
 GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
 
 
-def cuda_pipeline(opt_level: int = 3, outputs_per_thread: int = 1) -> str:
+def cuda_pipeline(
+    opt_level: int = 3, outputs_per_thread: int = 1, cross_thread: bool = True
+) -> str:
     """The passes from the graph level to the gpu level, as an `xtc-opt -p`
     string; `outputs_per_thread` > 1 register-tiles reduction nests
-    (`cuda-default-schedule{outputs_per_thread=K}`)."""
+    (`cuda-default-schedule{outputs_per_thread=K}`); `cross_thread=False`
+    keeps one thread per output where few outputs have long reductions
+    (`cuda-default-schedule{cross_thread=false}`)."""
     from xtc.passes.cuda_default_schedule import MAX_OUTPUTS_PER_THREAD
 
     if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
@@ -49,8 +53,10 @@ def cuda_pipeline(opt_level: int = 3, outputs_per_thread: int = 1) -> str:
             f"got {outputs_per_thread!r}"
         )
     lowerings = GPU_LOWERINGS
-    if outputs_per_thread > 1:
-        schedule = f"cuda-default-schedule{{outputs_per_thread={outputs_per_thread}}}"
+    options = [f"outputs_per_thread={outputs_per_thread}"] if outputs_per_thread > 1 else []
+    options += [] if cross_thread else ["cross_thread=false"]
+    if options:
+        schedule = f"cuda-default-schedule{{{' '.join(options)}}}"
         lowerings = (schedule, *GPU_LOWERINGS[1:])
     if opt_level == 0:
         return ",".join(("convert-graph-to-te", "convert-te-to-tir", *FAST_MATH, *lowerings))
@@ -58,7 +64,7 @@ def cuda_pipeline(opt_level: int = 3, outputs_per_thread: int = 1) -> str:
 
 
 def compile_graph_to_gpu(
-    module: ModuleOp, opt_level: int = 3, outputs_per_thread: int = 1
+    module: ModuleOp, opt_level: int = 3, outputs_per_thread: int = 1, cross_thread: bool = True
 ) -> ModuleOp:
     """A graph-level module at the gpu level (a copy; `module` is
     unchanged), its host code checked against the host contract
@@ -66,7 +72,7 @@ def compile_graph_to_gpu(
     from xtc.driver.pipelines import apply_pipeline
     from xtc.lowering.convert_tir_to_gpu import GPULoweringError, check_host_code
 
-    gpu = apply_pipeline(module.clone(), cuda_pipeline(opt_level, outputs_per_thread))
+    gpu = apply_pipeline(module.clone(), cuda_pipeline(opt_level, outputs_per_thread, cross_thread))
     try:
         check_host_code(gpu)
     except GPULoweringError as error:
@@ -103,11 +109,13 @@ def compile_cuda_model(
     arch: str = "sm_80",
     device: str = "cuda",
     outputs_per_thread: int = 1,
+    cross_thread: bool = True,
 ) -> CudaModel:
     """`model` (ONNX, or a module at the graph level) compiled for CUDA: a
     CudaModel on `device` ("cuda", or "interp" to run the kernels in the
     interpreter), its files in a temporary directory (`.export` writes
-    them as model.tar); `outputs_per_thread` as cuda_pipeline takes it. A
+    them as model.tar); `outputs_per_thread` and `cross_thread` as
+    cuda_pipeline takes them. A
     PTX that ptxas refuses raises PtxasError."""
     from xtc import __version__
     from xtc.dialects.resource_blobs import blob_storage
@@ -131,7 +139,7 @@ def compile_cuda_model(
         with blob_storage().scope():
             graph = model if isinstance(model, ModuleOp) else import_model(model, input_shapes)
             inputs, outputs = tensor_specs(graph)
-            gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread)
+            gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread, cross_thread)
             plan = _plan(gpu)
             (directory / PTX_NAME).write_text(ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
@@ -146,7 +154,7 @@ def compile_cuda_model(
             "outputs": [s.to_json() for s in outputs],
             "target": {"name": "cuda", "arch": arch},
             "opt_level": opt_level,
-            "pipeline": cuda_pipeline(opt_level, outputs_per_thread),
+            "pipeline": cuda_pipeline(opt_level, outputs_per_thread, cross_thread),
             "kernels": len({launch.kernel for launch in plan.launches}),
             "launches": len(plan.launches),
             "weights_bytes": len(plan.weights),

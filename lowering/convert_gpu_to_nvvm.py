@@ -8,6 +8,8 @@ the gpu ops it has become NVVM intrinsics:
   `gpu.block_id`, ntid for `gpu.block_dim`, nctaid for `gpu.grid_dim`),
   zero-extended to i64 (index);
 - `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`);
+- `llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.f32"` (convert-tir-to-gpu's
+  warp reductions) is already NVVM and passes through;
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
   with C's rules for a zero exponent and a negative base.
 
