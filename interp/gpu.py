@@ -18,6 +18,7 @@ that lane is past the block's end).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from copy import copy
@@ -95,7 +96,9 @@ def _run_at_once(runs: list[Callable[[], None]], warp: Warp) -> None:
             errors.append(error)
             warp.meeting.abort()
 
-    threads = [threading.Thread(target=guarded, args=(run,)) for run in runs]
+    threads = [  # each in a copy of the caller's context: its numpy error state
+        threading.Thread(target=contextvars.copy_context().run, args=(guarded, run)) for run in runs
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -107,7 +107,7 @@ def test_cross_thread_false_keeps_one_thread_per_output() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    [matmul(64, 256, 600), reduce("reduce_sum", (4, 40), (1,))],
+    [matmul(128, 256, 600), reduce("reduce_sum", (4, 40), (1,))],
     ids=["many_outputs", "short_reduction"],
 )
 def test_many_outputs_or_a_short_reduction_keep_one_thread_per_output(text: str) -> None:
@@ -163,3 +163,17 @@ def test_ptxas_accepts_the_shuffles(name: str, tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_cuda_runtime_interpreter_device_runs_the_warps() -> None:
+    from xtc.driver.cuda import compile_cuda_model
+
+    kernel = lower(GRAPHS["softmax"])
+    inputs = random_inputs(kernel.graph, seed=4)
+    model = compile_cuda_model(kernel.graph, device="interp")
+    (expected,) = interp.run(kernel.tir, inputs)
+    (got,) = model.run(inputs)
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-6)
+    off = compile_cuda_model(kernel.graph, device="interp", cross_thread=False)
+    assert "cross_thread=false" in off.manifest["pipeline"]
+    assert "cross_thread" not in model.manifest["pipeline"]
