@@ -68,9 +68,33 @@
 // GPU-NEXT:      }
 // GPU-NEXT:      "gpu.return"() : () -> ()
 // GPU:         gpu.known_block_size = array<i32: 32, 2, 1>, gpu.known_grid_size = array<i32: 1, 1, 1>
-// GPU:         gpu.launch_func
+
+// A reduction into one element (here into the output itself) gets one
+// block of one warp, `lanes_b`, no longer one thread; lane 0 adds the
+// warp's sum to %y.
+// CHECK-LABEL: func.func @total(
+// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "lanes_b", kind = "blockIdx.x"} {
+// CHECK-NEXT:      %[[PART:.*]] = memref.alloca() : memref<32xf32>
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 32 step 1 {name = "i_lane", kind = "threadIdx.x"} {
+// CHECK:             tir.for %{{.*}} = 0 to 8 step 1 {name = "i_k", kind = "serial"} {
+// CHECK-NOT:           scf.if
+// CHECK:           tir.for %[[J:.*]] = 0 to 32 step 1 {name = "i_lanes", kind = "serial"} {
+// CHECK-NEXT:        memref.load %[[Y:.*]][] : memref<f32>
+// CHECK-NEXT:        memref.load %[[PART]][%[[J]]] : memref<32xf32>
+// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        memref.store %{{.*}}, %[[Y]][] : memref<f32>
+
+// GPU:         "gpu.func"()
+// GPU:           %[[LANE:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// GPU-COUNT-5:   llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.f32"
+// GPU:           arith.cmpi eq, %[[LANE]]
+// GPU:         sym_name = "total", gpu.known_block_size = array<i32: 32, 1, 1>, gpu.known_grid_size = array<i32: 1, 1, 1>
+// GPU:         "gpu.launch_func"({{.*}}kernel = @xtc_kernels::@rowmax
+// GPU:         "gpu.launch_func"({{.*}}kernel = @xtc_kernels::@total
 
 // PTX-LABEL: .entry rowmax(
+// PTX-COUNT-5: shfl.sync.bfly.b32 {{.*}}, -1;
+// PTX-LABEL: .entry total(
 // PTX-COUNT-5: shfl.sync.bfly.b32 {{.*}}, -1;
 func.func @main(%x: memref<2x100xf32>, %y: memref<2xf32> {graph.output = 0 : i64}) {
   func.call @rowmax(%x, %y) : (memref<2x100xf32>, memref<2xf32>) -> ()
@@ -91,6 +115,15 @@ func.func @rowmax(%x: memref<2x100xf32>, %y: memref<2xf32>) {
     %zero = arith.constant 0.0 : f32
     %relu = arith.maximumf %s, %zero : f32
     memref.store %relu, %y[%i] : memref<2xf32>
+  }
+  func.return
+}
+func.func @total(%x: memref<256xf32>, %y: memref<f32>) {
+  tir.for %i = 0 to 256 step 1 {name = "i", kind = "serial"} {
+    %v = memref.load %x[%i] : memref<256xf32>
+    %s = memref.load %y[] : memref<f32>
+    %t = arith.addf %s, %v : f32
+    memref.store %t, %y[] : memref<f32>
   }
   func.return
 }
