@@ -177,3 +177,21 @@ def test_the_cuda_runtime_interpreter_device_runs_the_warps() -> None:
     off = compile_cuda_model(kernel.graph, device="interp", cross_thread=False)
     assert "cross_thread=false" in off.manifest["pipeline"]
     assert "cross_thread" not in model.manifest["pipeline"]
+
+
+@given(
+    channels=st.integers(8, 24),
+    size=st.integers(2, 4),
+    outputs=st.integers(1, 3),
+    kernel_size=st.sampled_from([1, 3]),
+)
+@SCHEDULE_SETTINGS
+def test_convolutions_with_long_reductions_keep_their_numbers(
+    channels: int, size: int, outputs: int, kernel_size: int
+) -> None:
+    kernel = lower(conv2d(channels, size, outputs, kernel_size, 1, kernel_size // 2))
+    gpu = apply_pipeline(kernel.tir.clone(), "cuda-default-schedule,convert-tir-to-gpu")
+    assert (channels * kernel_size**2 >= 64) == any(
+        isinstance(op, llvm.CallIntrinsicOp) for op in gpu.walk()
+    )
+    check_numbers(kernel, gpu, seed=channels)
