@@ -42,9 +42,12 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.schedule_pass import SchedulePass
+from xtc.passes.tir_fuse import TirFuse
 from xtc.passes.tir_loops import (
     has_inner_loop,
     index_constant,
@@ -53,6 +56,7 @@ from xtc.passes.tir_loops import (
     new_loop,
     only_inner_loop,
 )
+from xtc.passes.tir_split import TirSplit
 
 WARP = 32
 """The lanes that compute one output: a warp, combined by shuffles alone."""
@@ -219,6 +223,48 @@ def split_lanes(reduction: Reduction, lanes: int = WARP) -> ForOp:
     top.detach()
     top.erase()
     return lane
+
+
+def _blocks_of_warps(func: FuncOp, chain: list[ForOp], outputs: int) -> list[SchedulePass]:
+    """The passes that fuse the output loops `chain` (`i0_i1_...`) and split
+    the fused loop by the most outputs up to OUTPUTS_PER_BLOCK that divides
+    it (`..._o`: the blocks, `..._i`: a block's warps)."""
+    name = func.sym_name.data
+    steps: list[SchedulePass] = []
+    fused = loop_name(chain[-1])
+    for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect
+        steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
+        fused = f"{loop_name(outer)}_{fused}"
+    per_block = max(d for d in range(1, OUTPUTS_PER_BLOCK + 1) if outputs % d == 0)
+    return [*steps, TirSplit(func=name, loop=fused, factor=per_block)]
+
+
+def lane_schedule(func: FuncOp, chain: list[ForOp]) -> list[SchedulePass] | None:
+    """For a kernel whose independent output loops `chain` (outer first;
+    none: a reduction into one element) count fewer than
+    CROSS_THREAD_OUTPUTS outputs and whose innermost output body holds a
+    reduction of at least MIN_REDUCTION iterations that find_reduction
+    accepts: that reduction split across lanes (split_lanes, in place) and
+    the passes that put its outputs in blocks of warps; for a reduction
+    into one element, the nest already in one block `lanes_b` bound to
+    blockIdx.x, and no passes. None for another kernel (left as it is)."""
+    outputs = prod(loop.extent for loop in chain)
+    body = chain[-1].body.block if chain else func.body.block
+    reduction = find_reduction(body)
+    if not 0 < outputs < CROSS_THREAD_OUTPUTS or reduction is None:
+        return None
+    if reduction.extent < MIN_REDUCTION:
+        return None
+    if chain:
+        split_lanes(reduction)
+        return _blocks_of_warps(func, chain, outputs)
+    top = reduction.loops[0]
+    block = new_loop("lanes_b", 1, "blockIdx.x")
+    body.insert_op_before(block, top)
+    top.detach()
+    block.body.block.add_op(top)
+    split_lanes(reduction)
+    return []
 
 
 @dataclass(frozen=True)

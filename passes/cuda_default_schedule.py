@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.cuda_cross_thread_reduction import lane_schedule
 from xtc.passes.independent_iterations import check_independent_iterations
 from xtc.passes.register_tiling import reuse_axis, tile_outputs
 from xtc.passes.schedule_pass import PassOptionError, Refuser, SchedulePass
@@ -262,62 +263,6 @@ def single_thread(pass_name: str, func: FuncOp, nest: ForOp) -> None:
     )
 
 
-def fuse_and_split(
-    pass_name: str, func: FuncOp, chain: list[ForOp], factor: int
-) -> list[SchedulePass]:
-    """The schedule passes that fuse the loops of `chain` into one loop
-    (`i0_i1_...`) and split it by `factor` (`..._o`, `..._i`)."""
-    name = func.sym_name.data
-    if prod(loop.extent for loop in chain) == 0:
-        raise ScheduleError(
-            pass_name,
-            f"@{name} computes an empty tensor (a loop of extent 0): a kernel of no "
-            "threads cannot be launched",
-            func,
-        )
-    steps: list[SchedulePass] = []
-    fused = loop_name(chain[-1])
-    for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect
-        steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
-        fused = f"{loop_name(outer)}_{fused}"
-    return [*steps, TirSplit(func=name, loop=fused, factor=factor)]
-
-
-def lane_schedule(pass_name: str, func: FuncOp) -> list[SchedulePass] | None:
-    """For a kernel with few outputs and a long reduction, the reduction
-    split across the lanes of a warp (cuda_cross_thread_reduction), then the
-    schedule passes that fuse its outputs and split them into blocks of up
-    to OUTPUTS_PER_BLOCK warps (a whole-tensor reduction: one block, bound
-    already, no passes); None for another kernel (left as it is)."""
-    from xtc.passes.cuda_cross_thread_reduction import (
-        CROSS_THREAD_OUTPUTS,
-        MIN_REDUCTION,
-        OUTPUTS_PER_BLOCK,
-        find_reduction,
-        split_lanes,
-    )
-
-    chain = independent_prefix(pass_name, func, spatial_chain(func))
-    outputs = prod(loop.extent for loop in chain)
-    body = chain[-1].body.block if chain else func.body.block
-    reduction = find_reduction(body)
-    if not 0 < outputs < CROSS_THREAD_OUTPUTS or reduction is None:
-        return None
-    if reduction.extent < MIN_REDUCTION:
-        return None
-    top = reduction.loops[0]
-    if chain:
-        split_lanes(reduction)
-        per_block = max(d for d in range(1, OUTPUTS_PER_BLOCK + 1) if outputs % d == 0)
-        return fuse_and_split(pass_name, func, chain, per_block)
-    block = new_loop("lanes_b", 1, "blockIdx.x")
-    body.insert_op_before(block, top)
-    top.detach()
-    block.body.block.add_op(top)
-    split_lanes(reduction)
-    return []
-
-
 @dataclass(frozen=True)
 class CudaDefaultSchedule(ModulePass):
     """The default CUDA schedule: one thread per output element.
@@ -361,16 +306,16 @@ class CudaDefaultSchedule(ModulePass):
     CROSS_THREAD_OUTPUTS outputs whose innermost spatial body (or whole
     body: a reduction into one element) holds one f32 reduction nest of at
     least MIN_REDUCTION iterations folding by addf, mulf, maximumf or
-    minimumf into a rank-0 accumulator (cuda_cross_thread_reduction.
-    find_reduction) gets a warp per output: the reduction split across 32
-    lanes (`<r0>_lane`, threadIdx.x; lane l folds iterations l, l + 32, ...
-    so that neighbouring lanes read neighbouring elements), then a serial
-    loop `<r0>_lanes` folding the lanes' partials into the accumulator,
-    the epilogue after it; the outputs fused and split into blocks of up to
-    OUTPUTS_PER_BLOCK warps (`F_o` blockIdx.x, `F_i` threadIdx.y), or one
-    block `lanes_b` for a reduction into one element (no
-    `gpu-single-thread` remark then). convert-tir-to-gpu makes the lanes'
-    combination warp shuffles. `cross_thread=false` turns this off.
+    minimumf into a rank-0 accumulator gets a warp per output
+    (cuda_cross_thread_reduction.lane_schedule): the reduction split across
+    32 lanes (`<r0>_lane`, threadIdx.x; lane l folds iterations l, l + 32,
+    ... so that neighbouring lanes read neighbouring elements), then a
+    serial loop `<r0>_lanes` folding the lanes' partials into the
+    accumulator, the epilogue after it; the outputs fused and split into
+    blocks of up to OUTPUTS_PER_BLOCK warps (`F_o` blockIdx.x, `F_i`
+    threadIdx.y), or one block `lanes_b` for a reduction into one element
+    (no `gpu-single-thread` remark then). convert-tir-to-gpu makes the
+    lanes' combination warp shuffles. `cross_thread=false` turns this off.
 
     With `outputs_per_thread=K` (K > 1), before the fusion, a kernel
     whose innermost independent loop holds reduction loops (a convolution,
@@ -420,6 +365,7 @@ class CudaDefaultSchedule(ModulePass):
         loop, whose iterations write apart); none when the outermost loop
         is not independent. Register-tiles `func` first (in place) where
         `outputs_per_thread` asks for it and a loop saves loads."""
+        name = func.sym_name.data
         chain = independent_prefix(self.name, func, spatial_chain(func))
         if not chain:
             return []
@@ -427,9 +373,30 @@ class CudaDefaultSchedule(ModulePass):
         axis = reuse_axis(chain, self.outputs_per_thread)
         if axis is not None and not fills_only_untiled(outputs, self.outputs_per_thread):
             tile_outputs(chain, axis, self.outputs_per_thread)  # `axis` shorter: still independent
+        steps: list[SchedulePass] = []
+        fused = loop_name(chain[-1])
+        for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect
+            steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
+            fused = f"{loop_name(outer)}_{fused}"
         extent = prod(loop.extent for loop in chain)
-        threads = threads_for(extent, self.threads) if extent else 1  # fuse_and_split refuses 0
-        return fuse_and_split(self.name, func, chain, threads)
+        if extent == 0:
+            raise ScheduleError(
+                self.name,
+                f"@{name} computes an empty tensor (a loop of extent 0): a kernel of no "
+                "threads cannot be launched",
+                func,
+            )
+        threads = threads_for(extent, self.threads)
+        return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
+
+    def lanes_of(self, func: FuncOp) -> list[SchedulePass] | None:
+        """Where `cross_thread` asks for it and the kernel qualifies, its
+        reduction split across lanes and the passes that give it blocks
+        of warps (cuda_cross_thread_reduction.lane_schedule); else None."""
+        if not self.cross_thread:
+            return None
+        chain = independent_prefix(self.name, func, spatial_chain(func))
+        return lane_schedule(func, chain)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -444,11 +411,7 @@ class CudaDefaultSchedule(ModulePass):
         for f in functions:
             kernels += [f] if is_one_nest(f) else split_nests(self.name, op, f)
         kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
-        laned = {
-            f.sym_name.data: steps
-            for f in kernels
-            if self.cross_thread and (steps := lane_schedule(self.name, f)) is not None
-        }
+        laned = {k.sym_name.data: s for k in kernels if (s := self.lanes_of(k)) is not None}
         schedules = {
             f.sym_name.data: laned[f.sym_name.data]
             if f.sym_name.data in laned
@@ -461,10 +424,10 @@ class CudaDefaultSchedule(ModulePass):
         for f in kernels:
             nest = next(o for o in f.body.block.ops if isinstance(o, ForOp))
             if f.sym_name.data in laned:
-                if laned[f.sym_name.data]:  # a whole-tensor reduction's block is bound already
-                    nest.properties["kind"] = StringAttr("blockIdx.x")
+                if laned[f.sym_name.data]:  # not a whole-tensor reduction, bound already
                     warps = only_inner_loop(nest)
                     assert warps is not None, "tir-split leaves no tail: the factor divides"
+                    nest.properties["kind"] = StringAttr("blockIdx.x")
                     warps.properties["kind"] = StringAttr("threadIdx.y")
                 continue
             if not schedules[f.sym_name.data]:
