@@ -74,6 +74,11 @@ rows and whole-tensor reductions get a warp per output."""
 OUTPUTS_PER_BLOCK = 8
 """The most outputs (warps) of one block: 256 threads."""
 
+SPREAD_BLOCKS = 264
+"""Blocks enough for two on each multiprocessor of an H100 (132): fewer
+outputs go in smaller blocks (down to one warp) so that they spread over
+every multiprocessor rather than fill a few."""
+
 _Combiner = arith.AddfOp | arith.MulfOp | arith.MaximumfOp | arith.MinimumfOp
 
 _IDENTITIES: dict[type[Operation], float] = {
@@ -225,18 +230,24 @@ def split_lanes(reduction: Reduction, lanes: int = WARP) -> ForOp:
     return lane
 
 
+def warps_per_block(outputs: int) -> int:
+    """The outputs (warps) of a block: the most up to OUTPUTS_PER_BLOCK that
+    divides `outputs` and still leaves SPREAD_BLOCKS blocks, else 1."""
+    divisors = [d for d in range(1, OUTPUTS_PER_BLOCK + 1) if outputs % d == 0]
+    return max(d for d in divisors if d == 1 or outputs // d >= SPREAD_BLOCKS)
+
+
 def _blocks_of_warps(func: FuncOp, chain: list[ForOp], outputs: int) -> list[SchedulePass]:
     """The passes that fuse the output loops `chain` (`i0_i1_...`) and split
-    the fused loop by the most outputs up to OUTPUTS_PER_BLOCK that divides
-    it (`..._o`: the blocks, `..._i`: a block's warps)."""
+    the fused loop by warps_per_block (`..._o`: the blocks, `..._i`: a
+    block's warps)."""
     name = func.sym_name.data
     steps: list[SchedulePass] = []
     fused = loop_name(chain[-1])
     for outer in reversed(chain[:-1]):  # inner pairs first: the fused body is perfect
         steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
         fused = f"{loop_name(outer)}_{fused}"
-    per_block = max(d for d in range(1, OUTPUTS_PER_BLOCK + 1) if outputs % d == 0)
-    return [*steps, TirSplit(func=name, loop=fused, factor=per_block)]
+    return [*steps, TirSplit(func=name, loop=fused, factor=warps_per_block(outputs))]
 
 
 def lane_schedule(func: FuncOp, chain: list[ForOp]) -> list[SchedulePass] | None:

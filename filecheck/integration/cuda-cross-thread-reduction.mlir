@@ -7,10 +7,11 @@
 // tir level each of 32 lanes (threadIdx.x) folds r = r_k * 32 + lane (r <
 // 100 guarded) into its own partial, then a serial loop over the lanes
 // folds the partials into the accumulator, and the epilogue (a relu) reads
-// it; the rows are threadIdx.y of one block.
+// it; with so few rows, each is a block of one warp (rows are threadIdx.y
+// of blocks of up to 8 warps where there are enough to fill the GPU).
 // CHECK-LABEL: func.func @rowmax(
-// CHECK-NEXT:    tir.for %[[B:.*]] = 0 to 1 step 1 {name = "i_o", kind = "blockIdx.x"} {
-// CHECK-NEXT:      tir.for %[[ROW:.*]] = 0 to 2 step 1 {name = "i_i", kind = "threadIdx.y"} {
+// CHECK-NEXT:    tir.for %[[B:.*]] = 0 to 2 step 1 {name = "i_o", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %[[ROW:.*]] = 0 to 1 step 1 {name = "i_i", kind = "threadIdx.y"} {
 // CHECK:             %[[ACC:.*]] = memref.alloca() : memref<f32>
 // CHECK:             %[[PART:.*]] = memref.alloca() : memref<32xf32>
 // CHECK-NEXT:        tir.for %[[LANE:.*]] = 0 to 32 step 1 {name = "r_lane", kind = "threadIdx.x"} {
@@ -44,7 +45,7 @@
 // At the gpu level the lanes' partial is a register: a butterfly of five
 // full-mask shuffles (offsets 16 to 1) leaves the row's maximum in every
 // lane, and lane 0 alone folds it into the accumulator and runs the
-// epilogue. A block is 32 lanes x 2 rows.
+// epilogue. A block is 32 lanes x 1 row.
 // GPU:         "gpu.func"()
 // GPU:           %[[ROW:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
 // GPU-NEXT:      %[[LANE:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
@@ -67,7 +68,7 @@
 // GPU:             memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<2xf32>
 // GPU-NEXT:      }
 // GPU-NEXT:      "gpu.return"() : () -> ()
-// GPU:         gpu.known_block_size = array<i32: 32, 2, 1>, gpu.known_grid_size = array<i32: 1, 1, 1>
+// GPU:         gpu.known_block_size = array<i32: 32, 1, 1>, gpu.known_grid_size = array<i32: 2, 1, 1>
 
 // A reduction into one element (here into the output itself) gets one
 // block of one warp, `lanes_b`, no longer one thread; lane 0 adds the

@@ -22,6 +22,7 @@ from xtc import interp
 from xtc.dialects.tir import ForOp
 from xtc.driver.pipelines import apply_pipeline
 from xtc.interp.gpu import Warp
+from xtc.passes.cuda_cross_thread_reduction import warps_per_block
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
 from xtc.testing.schedules import SCHEDULE_SETTINGS, Kernel, conv2d, dense, lower, matmul
@@ -195,3 +196,10 @@ def test_convolutions_with_long_reductions_keep_their_numbers(
         isinstance(op, llvm.CallIntrinsicOp) for op in gpu.walk()
     )
     check_numbers(kernel, gpu, seed=channels)
+
+
+def test_few_outputs_spread_over_small_blocks() -> None:
+    assert warps_per_block(25088) == 8  # ResNet-50's 7x7x512 convs: 3136 blocks of 8 warps
+    assert warps_per_block(1000) == 2  # its Gemm: 500 blocks, not 125
+    assert warps_per_block(128) == 1  # BERT's layer-norm rows: a block each
+    assert warps_per_block(7) == 1
