@@ -4,6 +4,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
                          [--outputs-per-thread K] [--shared-tiling]
+                         [--no-cross-thread]
     python bench/gpu.py --check-dlpack     # __dlpack__ in, outputs="device" out (PyTorch)
 
 Compiles run in `--workers` processes (spawned) while the GPU runs what is
@@ -74,14 +75,23 @@ def build(job: str) -> Any:
 
 
 def compile_job(
-    job: str, arch: str, directory: str, outputs_per_thread: int = 1, shared_tiling: bool = False
+    job: str,
+    arch: str,
+    directory: str,
+    outputs_per_thread: int = 1,
+    shared_tiling: bool = False,
+    cross_thread: bool = True,
 ) -> tuple[str, float]:
     """In a worker: the job's model compiled for CUDA, exported; (tar, seconds)."""
     from xtc.driver.cuda import compile_cuda_model
 
     started = time.perf_counter()
     model = compile_cuda_model(
-        build(job), arch=arch, outputs_per_thread=outputs_per_thread, shared_tiling=shared_tiling
+        build(job),
+        arch=arch,
+        outputs_per_thread=outputs_per_thread,
+        shared_tiling=shared_tiling,
+        cross_thread=cross_thread,
     )
     path = Path(directory) / (job.replace("/", "-") + ".tar")
     model.export(path)
@@ -322,6 +332,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="conv/matmul output tiles per block through shared memory",
     )
+    parser.add_argument(
+        "--no-cross-thread",
+        action="store_true",
+        help="one thread per output even for few outputs with long reductions (no warp per output)",
+    )
     return parser.parse_args(argv)
 
 
@@ -339,7 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_dlpack_only(arch)
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
-        f"outputs_per_thread={args.outputs_per_thread}, shared_tiling={args.shared_tiling}"
+        f"outputs_per_thread={args.outputs_per_thread}, shared_tiling={args.shared_tiling}, "
+        f"cross_thread={not args.no_cross_thread}"
     )
     jobs = [f"resnet50/b{b}" for b in ([] if args.no_resnet50 else RESNET50_BATCHES)]
     jobs += [f"{n}/small" for n in args.models.split(",") if n]
@@ -351,7 +367,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with ProcessPoolExecutor(args.workers, mp_context=context) as pool:
             futures: dict[Future[tuple[str, float]], str] = {
                 pool.submit(
-                    compile_job, job, arch, directory, args.outputs_per_thread, args.shared_tiling
+                    compile_job,
+                    job,
+                    arch,
+                    directory,
+                    args.outputs_per_thread,
+                    args.shared_tiling,
+                    not args.no_cross_thread,
                 ): job
                 for job in jobs
             }
@@ -382,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "arch": arch,
             "outputs_per_thread": args.outputs_per_thread,
             "shared_tiling": args.shared_tiling,
+            "cross_thread": not args.no_cross_thread,
             "rows": rows,
             "resnet50": timing,
         }

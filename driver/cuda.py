@@ -36,12 +36,17 @@ GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
 
 
 def cuda_pipeline(
-    opt_level: int = 3, outputs_per_thread: int = 1, shared_tiling: bool = False
+    opt_level: int = 3,
+    outputs_per_thread: int = 1,
+    shared_tiling: bool = False,
+    cross_thread: bool = True,
 ) -> str:
     """The passes from the graph level to the gpu level, as an `xtc-opt -p`
     string; `outputs_per_thread` > 1 register-tiles reduction nests
     (`cuda-default-schedule{outputs_per_thread=K}`), `shared_tiling` tiles
-    them through shared memory (`cuda-default-schedule{shared_tiling=true}`)."""
+    them through shared memory (`cuda-default-schedule{shared_tiling=true}`);
+    `cross_thread=False` keeps one thread per output where few outputs have
+    long reductions (`cuda-default-schedule{cross_thread=false}`)."""
     from xtc.passes.cuda_default_schedule import MAX_OUTPUTS_PER_THREAD
 
     if not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
@@ -56,6 +61,7 @@ def cuda_pipeline(
     lowerings = GPU_LOWERINGS
     options = [f"outputs_per_thread={outputs_per_thread}"] if outputs_per_thread > 1 else []
     options += ["shared_tiling=true"] if shared_tiling else []
+    options += [] if cross_thread else ["cross_thread=false"]
     if options:
         schedule = f"cuda-default-schedule{{{' '.join(options)}}}"
         lowerings = (schedule, *GPU_LOWERINGS[1:])
@@ -65,7 +71,11 @@ def cuda_pipeline(
 
 
 def compile_graph_to_gpu(
-    module: ModuleOp, opt_level: int = 3, outputs_per_thread: int = 1, shared_tiling: bool = False
+    module: ModuleOp,
+    opt_level: int = 3,
+    outputs_per_thread: int = 1,
+    shared_tiling: bool = False,
+    cross_thread: bool = True,
 ) -> ModuleOp:
     """A graph-level module at the gpu level (a copy; `module` is
     unchanged), its host code checked against the host contract
@@ -74,7 +84,7 @@ def compile_graph_to_gpu(
     from xtc.lowering.convert_tir_to_gpu import GPULoweringError, check_host_code
 
     gpu = apply_pipeline(
-        module.clone(), cuda_pipeline(opt_level, outputs_per_thread, shared_tiling)
+        module.clone(), cuda_pipeline(opt_level, outputs_per_thread, shared_tiling, cross_thread)
     )
     try:
         check_host_code(gpu)
@@ -113,13 +123,15 @@ def compile_cuda_model(
     device: str = "cuda",
     outputs_per_thread: int = 1,
     shared_tiling: bool = False,
+    cross_thread: bool = True,
 ) -> CudaModel | CompilingSpecializedModel:
     """`model` (ONNX, or a module at the graph level) compiled for CUDA: a
     CudaModel on `device` ("cuda", or "interp" to run the kernels in the
     interpreter), its files in a temporary directory (`.export` writes
-    them as model.tar); `outputs_per_thread` and `shared_tiling` as
-    cuda_pipeline takes them. A PTX that ptxas refuses raises PtxasError. An ONNX model whose shapes
-    depend on the values of some inputs is a CompilingSpecializedModel
+    them as model.tar); `outputs_per_thread`, `shared_tiling` and
+    `cross_thread` as cuda_pipeline takes them. A PTX that ptxas refuses
+    raises PtxasError. An ONNX model whose shapes depend on the values of
+    some inputs is a CompilingSpecializedModel
     (driver/specializing.py) whose specializations are CudaModels."""
     from xtc.dialects.resource_blobs import blob_storage
     from xtc.driver.compiler import _model_name, base_manifest, model_directory, tensor_specs
@@ -137,7 +149,9 @@ def compile_cuda_model(
 
     check_arch(arch)
     started = time.perf_counter()
-    request = CudaRequest(input_shapes, opt_level, arch, device, outputs_per_thread, shared_tiling)
+    request = CudaRequest(
+        input_shapes, opt_level, arch, device, outputs_per_thread, shared_tiling, cross_thread
+    )
     with blob_storage().scope():
         if isinstance(model, ModuleOp):
             graph, name = model, "model"
@@ -152,14 +166,16 @@ def compile_cuda_model(
                 return specialized
         with model_directory("xtc-cuda-model-") as (directory, owner):
             inputs, outputs = tensor_specs(graph)
-            gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread, shared_tiling)
+            gpu = compile_graph_to_gpu(
+                graph, opt_level, outputs_per_thread, shared_tiling, cross_thread
+            )
             plan = _plan(gpu)
             (directory / PTX_NAME).write_text(ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
             (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
             (directory / WEIGHTS_NAME).write_bytes(plan.weights)
             target = {"name": "cuda", "arch": arch}
-            pipeline = cuda_pipeline(opt_level, outputs_per_thread, shared_tiling)
+            pipeline = cuda_pipeline(opt_level, outputs_per_thread, shared_tiling, cross_thread)
             manifest = base_manifest(name, inputs, outputs, target, opt_level, pipeline)
             manifest |= {
                 "kernels": len({launch.kernel for launch in plan.launches}),
@@ -183,6 +199,7 @@ class CudaRequest:
     device: str
     outputs_per_thread: int
     shared_tiling: bool
+    cross_thread: bool
 
 
 def _specialized(
@@ -202,7 +219,7 @@ def _specialized(
         shapes = {n: s for n, s in (request.input_shapes or {}).items() if n in names}
         compiled = compile_cuda_model(
             frozen, shapes, request.opt_level, request.arch, request.device,
-            request.outputs_per_thread, request.shared_tiling,
+            request.outputs_per_thread, request.shared_tiling, request.cross_thread,
         )  # fmt: skip
         assert isinstance(compiled, CudaModel)  # frozen: nothing left to specialize
         return compiled

@@ -12,16 +12,24 @@ of them (threading.Barrier): every thread ends a phase before any starts
 the next, as on the GPU. The block's shared buffers (memref.alloca in
 memory space 3) are one array per block, which its threads share.
 Asynchronous launches, clusters and dynamic shared memory are refused.
+
+A kernel holding warp shuffles (`llvm.call_intrinsic
+"llvm.nvvm.shfl.sync.bfly.*"`, the cross-thread reductions of
+cuda-default-schedule) runs the same way, its blocks one after another and
+a block's threads at once: each shuffle waits for every lane of the warp
+(as `shfl.sync` with a full mask does) and returns the value of lane
+`lane ^ offset` (its own value where that lane is past the block's end).
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from itertools import product
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import gpu, memref
+from xdsl.dialects import gpu, llvm, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import (
     Interpreter,
@@ -35,10 +43,18 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc.analysis.memory_spaces import is_shared
+from xtc.interp.gpu_threads import RUNNING, SHUFFLE, WARP, Warp
 
 Args = tuple[Any, ...]
 Results = tuple[Any, ...]
 DIMENSIONS = ("x", "y", "z")
+
+
+def _has_shuffle(kernel: gpu.FuncOp) -> bool:
+    return any(
+        isinstance(op, llvm.CallIntrinsicOp) and op.intrin.data.startswith(SHUFFLE)
+        for op in kernel.walk()
+    )
 
 
 def _xyz(sizes: Args) -> tuple[int, int, int]:
@@ -50,27 +66,6 @@ def _places(sizes: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     """Every (x, y, z) below `sizes`, x varying fastest (CUDA's order)."""
     x, y, z = sizes
     return [(i, j, k) for k, j, i in product(range(z), range(y), range(x))]
-
-
-class _Thread(threading.local):
-    """Where the running thread of the kernel is, per Python thread."""
-
-    def __init__(self) -> None:
-        self.place: dict[str, tuple[int, int, int]] = {}
-        """"block", "thread", "grid" and "block_dim" (x, y, z)."""
-        self.barrier: threading.Barrier | None = None
-        """The block's barrier, while its threads run at once."""
-        self.shared: dict[memref.AllocaOp, np.ndarray] | None = None
-        """The block's shared buffers, while its threads run at once."""
-
-
-RUNNING = _Thread()
-
-
-def shared_buffer(op: memref.AllocaOp) -> np.ndarray | None:
-    """The running block's array for a shared buffer (interp/tir.py's
-    alloca asks); None outside a block run in phases."""
-    return None if RUNNING.shared is None else RUNNING.shared.get(op)
 
 
 def _run_block(
@@ -85,11 +80,13 @@ def _run_block(
     interpreter; the first error of a thread is raised once all stopped
     (a failing thread breaks the barrier, so that none waits forever)."""
     barrier = threading.Barrier(len(threads))
+    warps = [Warp(min(WARP, len(threads) - start)) for start in range(0, len(threads), WARP)]
     failures: list[BaseException] = []
 
-    def run(worker: Interpreter, thread_id: tuple[int, int, int]) -> None:
+    def run(worker: Interpreter, thread_id: tuple[int, int, int], index: int) -> None:
         RUNNING.place = {**place, "thread": thread_id}
         RUNNING.barrier, RUNNING.shared = barrier, shared
+        RUNNING.warp, RUNNING.lane = warps[index // WARP], index % WARP
         try:
             worker.run_ssacfg_region(kernel.body, kernel_args, kernel.sym_name.data)
         except threading.BrokenBarrierError:
@@ -97,12 +94,16 @@ def _run_block(
         except BaseException as e:  # noqa: BLE001 - raised below, in the launching thread
             failures.append(e)
             barrier.abort()
+            for warp in warps:
+                warp.meeting.abort()
         finally:
-            RUNNING.barrier, RUNNING.shared = None, None
+            RUNNING.barrier, RUNNING.shared, RUNNING.warp = None, None, None
 
-    pool = [
-        threading.Thread(target=run, args=(worker, thread_id))
-        for worker, thread_id in zip(workers, threads, strict=True)
+    pool = [  # each in a copy of the caller's context: its numpy error state
+        threading.Thread(
+            target=contextvars.copy_context().run, args=(run, worker, thread_id, index)
+        )
+        for index, (worker, thread_id) in enumerate(zip(workers, threads, strict=True))
     ]
     for thread in pool:
         thread.start()
@@ -146,10 +147,10 @@ class GpuFunctions(InterpreterFunctions):
         kernel_args: Args,
     ) -> None:
         """Runs `kernel` once per thread of the grid, one thread after another,
-        or, when it holds barriers, each block's threads at once (the CUDA
-        runtime's interpreter device calls it too)."""
+        or, when it holds barriers or shuffles, each block's threads at once
+        (the CUDA runtime's interpreter device calls it too)."""
         self.place["grid"], self.place["block_dim"] = grid, block
-        if any(isinstance(op, gpu.BarrierOp) for op in kernel.walk()):
+        if any(isinstance(op, gpu.BarrierOp) for op in kernel.walk()) or _has_shuffle(kernel):
             self.launch_in_phases(kernel, grid, block, kernel_args)
             return
         for block_id in _places(grid):
@@ -166,7 +167,8 @@ class GpuFunctions(InterpreterFunctions):
         kernel_args: Args,
     ) -> None:
         """Each block's threads at once, one Python thread (and interpreter)
-        each, sharing the block's shared buffers and barrier."""
+        each, sharing the block's shared buffers and barrier, each warp's
+        lanes meeting at its shuffles."""
         from xtc.interp import make_interpreter
         from xtc.interp.tir import buffer_for
 
@@ -181,6 +183,18 @@ class GpuFunctions(InterpreterFunctions):
             shared = {op: buffer_for(op.memref.type) for op in shared_ops}
             place = {"grid": grid, "block_dim": block, "block": block_id}
             _run_block(kernel, kernel_args, workers, threads, place, shared)
+
+    @impl(llvm.CallIntrinsicOp)
+    def run_call_intrinsic(
+        self, interpreter: Interpreter, op: llvm.CallIntrinsicOp, args: Args
+    ) -> Results:
+        name = op.intrin.data
+        if not name.startswith(SHUFFLE):
+            raise InterpretationError(f"llvm.call_intrinsic: {name} is not interpreted")
+        if RUNNING.warp is None:
+            raise InterpretationError(f"{name}: a shuffle outside a kernel launch")
+        _mask, value, offset, _clamp = args
+        return (RUNNING.warp.exchange(RUNNING.lane, value, int(offset)),)
 
     def _read(self, what: str, dimension: gpu.DimensionAttr) -> Results:
         return (self.place[what][DIMENSIONS.index(dimension.data.value)],)

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import InterpretationError
 from xtc.dialects.graph.constant import array_from_attr, numpy_dtype
 from xtc.dialects.tir import OUTPUT_ATTR, AssertOp, ForOp, PrefetchOp, format_message
 from xtc.interp import RunTimeFault
-from xtc.interp.gpu import shared_buffer
+from xtc.interp.gpu_threads import shared_buffer
 from xtc.interp.scalar import as_signed, width_of
 from xtc.interp.te import load_element, store_element
 

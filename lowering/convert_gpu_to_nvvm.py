@@ -12,6 +12,8 @@ the gpu ops it has become NVVM intrinsics:
   `scope=shared`) -> an `llvm.mlir.global` of address space 3 (`.shared`),
   used through its generic address (LLVM's NVPTX back end infers the
   `ld.shared`/`st.shared`);
+- `llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.f32"` (convert-tir-to-gpu's
+  warp reductions) is already NVVM and passes through;
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
   with C's rules for a zero exponent and a negative base.
 

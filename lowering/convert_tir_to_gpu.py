@@ -93,6 +93,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.dialects.tir import GPU_AXES, ForOp
+from xtc.passes.cuda_cross_thread_reduction import lower_lanes
 from xtc.passes.gpu_memory import (
     MAX_SHARED_BYTES,
     is_shared,
@@ -440,6 +441,13 @@ class ConvertTirToGPU(ModulePass):
     bound); the function itself launches it (`gpu.launch_func`, grid and
     block sizes the bound extents, 1 along unbound axes), so callers are
     unchanged. The module gets the `gpu.container_module` attribute.
+    First, each cross-thread reduction of cuda-default-schedule (a
+    threadIdx.x lane loop storing its partial into `part[lane]`, followed
+    by a loop folding `part` into an accumulator) becomes a lane loop
+    around its whole parent body: the partial a register, folded across
+    the warp by `llvm.nvvm.shfl.sync.bfly.f32` calls, the accumulator and
+    the rest of the body updated by lane 0 only
+    (xtc.passes.cuda_cross_thread_reduction.lower_lanes).
     Functions without bound loops are left as they are. A module without
     bound loops is unchanged. In a block in phases every phase's loops
     become thread ids too (the block size is the phases' thread shape), and
@@ -464,6 +472,8 @@ class ConvertTirToGPU(ModulePass):
     name = "convert-tir-to-gpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for lane in [loop for loop in loops_in(op) if loop.kind.data == "threadIdx.x"]:
+            lower_lanes(lane)  # a cross-thread reduction: the lane loop wraps its body
         kernels = Block()
         PatternRewriteWalker(
             FunctionToKernel(kernels), apply_recursively=False, walk_regions_first=False

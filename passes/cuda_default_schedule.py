@@ -1,7 +1,8 @@
 """cuda-default-schedule: the default CUDA schedule, one thread per element of
 a kernel's output: each top-level loop nest of a function its own kernel,
 its spatial loops fused into one, split into blocks of threads, bound to
-blockIdx.x x threadIdx.x."""
+blockIdx.x x threadIdx.x; a warp per output where few outputs have long
+reductions (cuda_cross_thread_reduction)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from xtc.dialects.tir import ForOp
+from xtc.passes.cuda_cross_thread_reduction import lane_schedule
 from xtc.passes.independent_iterations import check_independent_iterations
 from xtc.passes.register_tiling import reuse_axis, tile_outputs
 from xtc.passes.schedule_pass import PassOptionError, Refuser, SchedulePass
@@ -300,6 +302,21 @@ class CudaDefaultSchedule(ModulePass):
     (it cannot move to a kernel), and what tir-fuse and tir-split refuse
     on the way (a loop from a non-zero bound).
 
+    With `cross_thread` (the default), first, a kernel with fewer than
+    CROSS_THREAD_OUTPUTS outputs whose innermost spatial body (or whole
+    body: a reduction into one element) holds one f32 reduction nest of at
+    least MIN_REDUCTION iterations folding by addf, mulf, maximumf or
+    minimumf into a rank-0 accumulator gets a warp per output
+    (cuda_cross_thread_reduction.lane_schedule): the reduction split across
+    32 lanes (`<r0>_lane`, threadIdx.x; lane l folds iterations l, l + 32,
+    ... so that neighbouring lanes read neighbouring elements), then a
+    serial loop `<r0>_lanes` folding the lanes' partials into the
+    accumulator, the epilogue after it; the outputs fused and split into
+    blocks of up to OUTPUTS_PER_BLOCK warps (`F_o` blockIdx.x, `F_i`
+    threadIdx.y), or one block `lanes_b` for a reduction into one element
+    (no `gpu-single-thread` remark then). convert-tir-to-gpu makes the
+    lanes' combination warp shuffles. `cross_thread=false` turns this off.
+
     With `outputs_per_thread=K` (K > 1), before the fusion, a kernel
     whose innermost independent loop holds reduction loops (a convolution,
     a matmul) gives each thread K outputs along the independent loop, not
@@ -320,7 +337,8 @@ class CudaDefaultSchedule(ModulePass):
 
     Command line: `cuda-default-schedule{threads=128}`,
     `cuda-default-schedule{outputs_per_thread=4}`,
-    `cuda-default-schedule{shared_tiling=true}`.
+    `cuda-default-schedule{shared_tiling=true}`,
+    `cuda-default-schedule{cross_thread=false}`.
     """
 
     name = "cuda-default-schedule"
@@ -334,6 +352,9 @@ class CudaDefaultSchedule(ModulePass):
     shared_tiling: bool = False
     """Reduction kernels in output tiles per block through shared memory
     (xtc.passes.cuda_shared_tiling); the others as without it."""
+
+    cross_thread: bool = True
+    """A warp per output for few outputs with long reductions (cuda_cross_thread_reduction)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.threads <= MAX_THREADS_PER_BLOCK:
@@ -386,6 +407,15 @@ class CudaDefaultSchedule(ModulePass):
         chain = independent_prefix(self.name, func, spatial_chain(func))
         return apply_shared_tiling(ctx, module, func, chain)
 
+    def lanes_of(self, func: FuncOp) -> list[SchedulePass] | None:
+        """Where `cross_thread` asks for it and the kernel qualifies, its
+        reduction split across lanes and the passes that give it blocks
+        of warps (cuda_cross_thread_reduction.lane_schedule); else None."""
+        if not self.cross_thread:
+            return None
+        chain = independent_prefix(self.name, func, spatial_chain(func))
+        return lane_schedule(func, chain)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f
@@ -401,12 +431,25 @@ class CudaDefaultSchedule(ModulePass):
         kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
         if self.shared_tiling:
             kernels = [k for k in kernels if not self.tile_through_shared(ctx, op, k)]
-        schedules = {f.sym_name.data: self.schedule_of(f) for f in kernels}
+        laned = {k.sym_name.data: s for k in kernels if (s := self.lanes_of(k)) is not None}
+        schedules = {
+            f.sym_name.data: laned[f.sym_name.data]
+            if f.sym_name.data in laned
+            else self.schedule_of(f)
+            for f in kernels
+        }
         for steps in schedules.values():
             for step in steps:
                 step.apply(ctx, op)
         for f in kernels:
             nest = next(o for o in f.body.block.ops if isinstance(o, ForOp))
+            if f.sym_name.data in laned:
+                if laned[f.sym_name.data]:  # not a whole-tensor reduction, bound already
+                    warps = only_inner_loop(nest)
+                    assert warps is not None, "tir-split leaves no tail: the factor divides"
+                    nest.properties["kind"] = StringAttr("blockIdx.x")
+                    warps.properties["kind"] = StringAttr("threadIdx.y")
+                continue
             if not schedules[f.sym_name.data]:
                 single_thread(self.name, f, nest)
                 continue

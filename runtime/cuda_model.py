@@ -88,6 +88,7 @@ def parse_kernels(text: str) -> ModuleOp:
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
     from xdsl.dialects.gpu import GPU
+    from xdsl.dialects.llvm import LLVM
     from xdsl.dialects.math import Math
     from xdsl.dialects.memref import MemRef
     from xdsl.dialects.scf import Scf
@@ -96,7 +97,7 @@ def parse_kernels(text: str) -> ModuleOp:
     from xtc.dialects.tir import TIR
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, MemRef, GPU, Scf, TIR):
+    for dialect in (Builtin, Func, Arith, Math, MemRef, GPU, Scf, TIR, LLVM):  # LLVM: shuffles
         ctx.load_dialect(dialect)
     return Parser(ctx, text, "kernels.mlir").parse_module()
 

@@ -39,18 +39,14 @@ def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:
 @register_impls
 class ReduceFunctions(InterpreterFunctions):
     @impl(r.ReduceSumOp)
-    def run_reduce_sum(
-        self, interpreter: Interpreter, op: r.ReduceSumOp, args: Args
-    ) -> Args:
+    def run_reduce_sum(self, interpreter: Interpreter, op: r.ReduceSumOp, args: Args) -> Args:
         (x,) = args
         axes, keepdims = _reduce_args(op)
         total = np.sum(x, axis=axes, keepdims=keepdims, dtype=_accumulator(x.dtype))
         return (np.asarray(total).astype(x.dtype),)
 
     @impl(r.ReduceMeanOp)
-    def run_reduce_mean(
-        self, interpreter: Interpreter, op: r.ReduceMeanOp, args: Args
-    ) -> Args:
+    def run_reduce_mean(self, interpreter: Interpreter, op: r.ReduceMeanOp, args: Args) -> Args:
         (x,) = args
         axes, keepdims = _reduce_args(op)
         count = int(np.prod([x.shape[a] for a in axes]))
@@ -67,33 +63,19 @@ class ReduceFunctions(InterpreterFunctions):
         return (mean.astype(x.dtype),)
 
     @impl(r.ReduceMaxOp)
-    def run_reduce_max(
-        self, interpreter: Interpreter, op: r.ReduceMaxOp, args: Args
-    ) -> Args:
+    def run_reduce_max(self, interpreter: Interpreter, op: r.ReduceMaxOp, args: Args) -> Args:
         (x,) = args
         axes, keepdims = _reduce_args(op)
-        return (
-            np.asarray(
-                np.max(x, axis=axes, keepdims=keepdims, initial=_lowest(x.dtype))
-            ),
-        )
+        return (np.asarray(np.max(x, axis=axes, keepdims=keepdims, initial=_lowest(x.dtype))),)
 
     @impl(r.ReduceMinOp)
-    def run_reduce_min(
-        self, interpreter: Interpreter, op: r.ReduceMinOp, args: Args
-    ) -> Args:
+    def run_reduce_min(self, interpreter: Interpreter, op: r.ReduceMinOp, args: Args) -> Args:
         (x,) = args
         axes, keepdims = _reduce_args(op)
-        return (
-            np.asarray(
-                np.min(x, axis=axes, keepdims=keepdims, initial=_highest(x.dtype))
-            ),
-        )
+        return (np.asarray(np.min(x, axis=axes, keepdims=keepdims, initial=_highest(x.dtype))),)
 
     @impl(r.ReduceProdOp)
-    def run_reduce_prod(
-        self, interpreter: Interpreter, op: r.ReduceProdOp, args: Args
-    ) -> Args:
+    def run_reduce_prod(self, interpreter: Interpreter, op: r.ReduceProdOp, args: Args) -> Args:
         (x,) = args
         axes, keepdims = _reduce_args(op)
         product = np.prod(x, axis=axes, keepdims=keepdims, dtype=_accumulator(x.dtype))

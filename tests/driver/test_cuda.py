@@ -58,6 +58,14 @@ def test_register_tiling_is_an_option_of_the_cuda_schedule() -> None:
         cuda_pipeline(3, outputs_per_thread=0)
 
 
+def test_cross_thread_reductions_can_be_turned_off() -> None:
+    assert "cross_thread" not in cuda_pipeline(3)  # on by default
+    off = cuda_pipeline(3, cross_thread=False)
+    assert off.endswith("cuda-default-schedule{cross_thread=false},convert-tir-to-gpu")
+    both = cuda_pipeline(3, outputs_per_thread=4, cross_thread=False)
+    assert "cuda-default-schedule{outputs_per_thread=4 cross_thread=false}" in both
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="CUDA's ptxas is not on PATH")
 def test_the_command_line_writes_ptx_that_ptxas_accepts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

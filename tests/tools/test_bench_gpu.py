@@ -60,6 +60,8 @@ def test_the_command_line_defaults(bench: ModuleType) -> None:
     assert args.repeat >= 20
     assert args.outputs_per_thread == 1  # register tiling off unless asked for
     assert bench.parse_args(["--outputs-per-thread", "4"]).outputs_per_thread == 4
+    assert not args.no_cross_thread  # a warp per output where few outputs have long reductions
+    assert bench.parse_args(["--no-cross-thread"]).no_cross_thread
 
 
 def test_without_a_gpu_it_says_so_in_one_line(
