@@ -3,7 +3,7 @@ and ResNet-50 timed against PyTorch, in one run of a few minutes.
 
     python bench/gpu.py [--models resnet18,...] [--full resnet18,resnet50,...]
                          [--workers N] [--repeat R] [--json out.json]
-                         [--outputs-per-thread K] [--shared-tiling]
+                         [--outputs-per-thread K] [--no-shared-tiling]
                          [--no-cross-thread]
     python bench/gpu.py --check-dlpack     # __dlpack__ in, outputs="device" out (PyTorch)
 
@@ -79,7 +79,7 @@ def compile_job(
     arch: str,
     directory: str,
     outputs_per_thread: int = 1,
-    shared_tiling: bool = False,
+    shared_tiling: bool = True,
     cross_thread: bool = True,
 ) -> tuple[str, float]:
     """In a worker: the job's model compiled for CUDA, exported; (tar, seconds)."""
@@ -328,9 +328,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="register tiling: outputs of a conv/matmul per thread (default 1: off)",
     )
     parser.add_argument(
-        "--shared-tiling",
+        "--no-shared-tiling",
         action="store_true",
-        help="conv/matmul output tiles per block through shared memory",
+        help="no conv/matmul output tiles per block through shared memory",
     )
     parser.add_argument(
         "--no-cross-thread",
@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_dlpack_only(arch)
     say(
         f"device: {gpu} ({arch}); compiling with {args.workers} workers, "
-        f"outputs_per_thread={args.outputs_per_thread}, shared_tiling={args.shared_tiling}, "
+        f"outputs_per_thread={args.outputs_per_thread}, shared_tiling={not args.no_shared_tiling}, "
         f"cross_thread={not args.no_cross_thread}"
     )
     jobs = [f"resnet50/b{b}" for b in ([] if args.no_resnet50 else RESNET50_BATCHES)]
@@ -372,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     arch,
                     directory,
                     args.outputs_per_thread,
-                    args.shared_tiling,
+                    not args.no_shared_tiling,
                     not args.no_cross_thread,
                 ): job
                 for job in jobs
@@ -403,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "device": gpu,
             "arch": arch,
             "outputs_per_thread": args.outputs_per_thread,
-            "shared_tiling": args.shared_tiling,
+            "shared_tiling": not args.no_shared_tiling,
             "cross_thread": not args.no_cross_thread,
             "rows": rows,
             "resnet50": timing,

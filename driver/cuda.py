@@ -38,13 +38,13 @@ GPU_LOWERINGS = ("cuda-default-schedule", "convert-tir-to-gpu")
 def cuda_pipeline(
     opt_level: int = 3,
     outputs_per_thread: int = 1,
-    shared_tiling: bool = False,
+    shared_tiling: bool = True,
     cross_thread: bool = True,
 ) -> str:
     """The passes from the graph level to the gpu level, as an `xtc-opt -p`
     string; `outputs_per_thread` > 1 register-tiles reduction nests
-    (`cuda-default-schedule{outputs_per_thread=K}`), `shared_tiling` tiles
-    them through shared memory (`cuda-default-schedule{shared_tiling=true}`);
+    (`cuda-default-schedule{outputs_per_thread=K}`); `shared_tiling=False`
+    keeps them out of shared memory (`cuda-default-schedule{shared_tiling=false}`);
     `cross_thread=False` keeps one thread per output where few outputs have
     long reductions (`cuda-default-schedule{cross_thread=false}`)."""
     from xtc.passes.cuda_default_schedule import MAX_OUTPUTS_PER_THREAD
@@ -60,7 +60,7 @@ def cuda_pipeline(
         )
     lowerings = GPU_LOWERINGS
     options = [f"outputs_per_thread={outputs_per_thread}"] if outputs_per_thread > 1 else []
-    options += ["shared_tiling=true"] if shared_tiling else []
+    options += [] if shared_tiling else ["shared_tiling=false"]
     options += [] if cross_thread else ["cross_thread=false"]
     if options:
         schedule = f"cuda-default-schedule{{{' '.join(options)}}}"
@@ -74,7 +74,7 @@ def compile_graph_to_gpu(
     module: ModuleOp,
     opt_level: int = 3,
     outputs_per_thread: int = 1,
-    shared_tiling: bool = False,
+    shared_tiling: bool = True,
     cross_thread: bool = True,
 ) -> ModuleOp:
     """A graph-level module at the gpu level (a copy; `module` is
@@ -122,7 +122,7 @@ def compile_cuda_model(
     arch: str = "sm_80",
     device: str = "cuda",
     outputs_per_thread: int = 1,
-    shared_tiling: bool = False,
+    shared_tiling: bool = True,
     cross_thread: bool = True,
 ) -> CudaModel | CompilingSpecializedModel:
     """`model` (ONNX, or a module at the graph level) compiled for CUDA: a

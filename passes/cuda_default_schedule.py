@@ -329,15 +329,15 @@ class CudaDefaultSchedule(ModulePass):
     or whose outputs fill the GPU with one thread each but would not with
     K each (fills_only_untiled), is scheduled as above.
 
-    With `shared_tiling=true`, a reduction kernel whose two innermost
-    spatial loops make tiles of 64 threads or more is computed by blocks of
-    such output tiles, its operands copied into shared memory one reduction
+    By default (`shared_tiling=false` turns it off), a reduction kernel
+    whose two innermost spatial loops make tiles of 64 threads or more is
+    computed by blocks of such output tiles, its operands copied into shared memory one reduction
     tile at a time (xtc.passes.cuda_shared_tiling); other kernels are
     scheduled as above.
 
     Command line: `cuda-default-schedule{threads=128}`,
     `cuda-default-schedule{outputs_per_thread=4}`,
-    `cuda-default-schedule{shared_tiling=true}`,
+    `cuda-default-schedule{shared_tiling=false}`,
     `cuda-default-schedule{cross_thread=false}`.
     """
 
@@ -349,7 +349,7 @@ class CudaDefaultSchedule(ModulePass):
     outputs_per_thread: int = 1
     """The outputs of a reduction nest each thread computes (register tiling; 1: off)."""
 
-    shared_tiling: bool = False
+    shared_tiling: bool = True
     """Reduction kernels in output tiles per block through shared memory
     (xtc.passes.cuda_shared_tiling); the others as without it."""
 
@@ -438,9 +438,9 @@ class CudaDefaultSchedule(ModulePass):
             else self.schedule_of(f)
             for f in kernels
         }
-        for steps in schedules.values():
-            for step in steps:
-                step.apply(ctx, op)
+        for f in kernels:  # each step names its kernel: applied to it alone
+            for step in schedules[f.sym_name.data]:
+                step.apply_to(f)
         for f in kernels:
             nest = next(o for o in f.body.block.ops if isinstance(o, ForOp))
             if f.sym_name.data in laned:

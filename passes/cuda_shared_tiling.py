@@ -149,7 +149,7 @@ def apply_shared_tiling(ctx: Context, module: ModuleOp, func: FuncOp, chain: lis
     original = func.clone()
     try:
         for step in steps:
-            step.apply(ctx, module)
+            step.apply_to(func)
     except ScheduleError:
         _restore(func, original)
         return False
@@ -158,9 +158,7 @@ def apply_shared_tiling(ctx: Context, module: ModuleOp, func: FuncOp, chain: lis
     cached = 0
     for position in operands:
         try:
-            TirCacheRead(func=name, loop=tile_loop, buffer=position, scope="shared").apply(
-                ctx, module
-            )
+            TirCacheRead(func=name, loop=tile_loop, buffer=position, scope="shared").apply_to(func)
             cached += 1
         except ScheduleError:
             continue  # its tile is too large or not affine: read from global memory

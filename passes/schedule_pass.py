@@ -128,6 +128,13 @@ class SchedulePass(ModulePass, ABC):
         )
         return Refuser(self.name, func, loop, head)
 
+    def apply_to(self, func: FuncOp) -> None:
+        """Schedules `func` alone, outside a rewrite walk: a refusal raises
+        its ScheduleError as it is, without the walk printing the whole
+        module into a note (seconds for a model with weights), for callers
+        that try a schedule and fall back when it is refused."""
+        self.schedule(func, PatternRewriter(func))
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = select_functions(op, self.name, self.func, self.loops_named())
         pattern = ScheduleFunctions(self, functions)
