@@ -9,14 +9,17 @@ the gpu ops it has become NVVM intrinsics:
   zero-extended to i64 (index);
 - `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`);
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
-  with C's rules for a zero exponent and a negative base.
+  with C's rules for a zero exponent and a negative base;
+- math NVPTX has no instruction for (`llvm.exp.f64`, `llvm.tanh.f32`, libm's
+  `erff`, ...) -> calls of CUDA's libdevice (`__nv_exp`, `__nv_tanhf`,
+  `__nv_erff`; f16 through f32), which runtime/ptx.py links in
+  (lowering/libdevice.py finds it).
 
 Memrefs are generic pointers (LLVM's NVPTX back end turns the accesses of
 kernel arguments into global ones). What the GPU has no definition of is
 refused: heap allocation inside a kernel (`memref.alloc`), run-time checks
-(`tir.assert`), and math functions LLVM calls libm for (`erf`, `expf`
-once LLVM expands it to a call): they need CUDA's libdevice, not linked
-yet. runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
+(`tir.assert`), and libdevice math where no libdevice is installed.
+runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ import re
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm, math
 from xdsl.dialects.builtin import (
+    Float32Type,
     FloatAttr,
     IndexType,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
     UnrealizedConversionCastOp,
     f32,
     i32,
@@ -45,6 +51,14 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
+from xtc.lowering.libdevice import (
+    HOW_TO_GET,
+    LIBM_NAMES,
+    MATH_FUNCTIONS,
+    LibdeviceError,
+    find_libdevice,
+    libdevice_function,
+)
 from xtc.passes.typed_applier import TypedPatternApplier
 
 _SPECIAL_REGISTERS: dict[type[Operation], str] = {
@@ -71,8 +85,11 @@ _NATIVE_INTRINSIC = re.compile(
 )
 """The LLVM intrinsics NVPTX emits as instructions. The others (llvm.exp,
 llvm.log, llvm.sin, llvm.pow, ...) become calls of C functions the GPU has
-not (CUDA's libdevice defines them as __nv_expf, ...: not linked yet), and
+not (CUDA's libdevice defines them as __nv_expf, ...: CallLibdevice), and
 LLVM would stop the process where it meets one."""
+
+_MATH_INTRINSIC = re.compile(r"llvm\.(\w+)\.(f16|f32|f64)")
+"""A scalar math intrinsic: its function and its type."""
 
 
 class NVVMLoweringError(DiagnosticException):
@@ -143,6 +160,61 @@ class LowerPowf(RewritePattern):
         rewriter.replace(op, arith.SelectOp(zero_power, const(1.0), real))
 
 
+class CallLibdevice(RewritePattern):
+    """A scalar math intrinsic NVPTX has no instruction for (`llvm.tanh.f32`)
+    -> a call of its libdevice function (`__nv_tanhf`); f16 is computed in
+    f32 and rounded back. The declarations come from declare_libdevice."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: llvm.CallIntrinsicOp, rewriter: PatternRewriter) -> None:
+        name = op.intrin.data
+        match = _MATH_INTRINSIC.fullmatch(name)
+        if match is None or _NATIVE_INTRINSIC.fullmatch(name) or op.ress is None:
+            return
+        function, type_name = match.groups()
+        if function not in MATH_FUNCTIONS:
+            return
+        t = op.ress.type
+        if type_name != "f16":
+            bits = 32 if isinstance(t, Float32Type) else 64
+            rewriter.replace(
+                op, llvm.CallOp(libdevice_function(function, bits), *op.args, return_type=t)
+            )
+            return
+        wide = [llvm.FPExtOp(a, f32) for a in op.args]
+        call = llvm.CallOp(libdevice_function(function, 32), *wide, return_type=f32)
+        assert call.returned is not None
+        rewriter.replace(op, [*wide, call, llvm.FPTruncOp(call.returned, t)])
+
+
+def _rename_libm_calls(module: ModuleOp) -> None:
+    """libm calls of convert-to-llvm (`erff`) -> their libdevice function
+    (`__nv_erff`), declarations included."""
+    for op in module.walk():
+        if isinstance(op, llvm.CallOp) and op.callee is not None:
+            target = LIBM_NAMES.get(op.callee.string_value())
+            if target is not None:
+                op.callee = SymbolRefAttr(target)
+        elif isinstance(op, llvm.FuncOp) and not op.body.blocks:
+            target = LIBM_NAMES.get(op.sym_name.data)
+            if target is not None:
+                op.sym_name = StringAttr(target)
+
+
+def _declare_libdevice(module: ModuleOp) -> None:
+    """Declares each `__nv_*` function the module calls and has not declared."""
+    declared = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
+    needed: dict[str, llvm.LLVMFunctionType] = {}
+    for op in module.walk():
+        if isinstance(op, llvm.CallOp) and op.callee is not None:
+            name = op.callee.string_value()
+            if name.startswith("__nv_") and name not in declared:
+                result = op.returned.type if op.returned is not None else None
+                needed[name] = llvm.LLVMFunctionType([a.type for a in op.args], result)
+    for name, signature in sorted(needed.items()):
+        module.body.block.add_op(llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external")))
+
+
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:
     """The kernel, cloned, as a `func.func` of its name (gpu.return ->
     func.return), so that convert-tir-to-llvm lowers it."""
@@ -186,6 +258,9 @@ def kernels_to_llvm(module: ModuleOp) -> ModuleOp:
         TypedPatternApplier([LowerIdToSpecialRegister(), LowerBarrier(), LowerPowf()])
     ).rewrite_module(lowered)
     ConvertTirToLLVM().apply(Context(), lowered)
+    PatternRewriteWalker(TypedPatternApplier([CallLibdevice()])).rewrite_module(lowered)
+    _rename_libm_calls(lowered)
+    _declare_libdevice(lowered)
     _check_defined(lowered)
     return lowered
 
@@ -198,7 +273,7 @@ def _check_defined(module: ModuleOp) -> None:
             if not _NATIVE_INTRINSIC.fullmatch(name):
                 raise NVVMLoweringError(
                     f"a kernel calls {name}, which NVPTX has no instruction for "
-                    "(math that needs CUDA's libdevice, not linked yet)"
+                    "(and libdevice does not define)"
                 )
     for op in module.ops:
         if not isinstance(op, llvm.FuncOp) or op.body.blocks:
@@ -206,5 +281,20 @@ def _check_defined(module: ModuleOp) -> None:
         name = op.sym_name.data
         if name.startswith("llvm."):
             continue
-        why = _WHY_NO_DEFINITION.get(name, "math that needs CUDA's libdevice (not linked yet)")
+        if name.startswith("__nv_"):
+            _check_libdevice(name)
+            continue
+        why = _WHY_NO_DEFINITION.get(name, "no GPU definition (not in CUDA's libdevice)")
         raise NVVMLoweringError(f"a kernel calls @{name}, which the GPU has not: {why}")
+
+
+def _check_libdevice(name: str) -> None:
+    """Refuses a libdevice call where no libdevice is installed."""
+    try:
+        found = find_libdevice()
+    except LibdeviceError as e:
+        raise NVVMLoweringError(str(e)) from None
+    if found is None:
+        raise NVVMLoweringError(
+            f"a kernel calls @{name}, which needs CUDA's libdevice: {HOW_TO_GET}"
+        )
