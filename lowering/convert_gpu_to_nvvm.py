@@ -8,6 +8,11 @@ the gpu ops it has become NVVM intrinsics:
   `gpu.block_id`, ntid for `gpu.block_dim`, nctaid for `gpu.grid_dim`),
   zero-extended to i64 (index);
 - `gpu.barrier` -> `llvm.nvvm.barrier0` (`__syncthreads()`);
+- `tir.assert` -> where the check fails, a store of its fault word (the
+  check's number, from 1, in the high 16 bits, its value's low 48 bits
+  below) into the device global `@xtc_gpu_fault`, which the CUDA runtime
+  reads after a run and reports as the check's message (fault_message);
+  failing threads race, so a run reports one of its failed checks;
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
   with C's rules for a zero exponent and a negative base;
 - math NVPTX has no instruction for (`llvm.exp.f64`, `llvm.tanh.f32`, libm's
@@ -17,8 +22,8 @@ the gpu ops it has become NVVM intrinsics:
 
 Memrefs are generic pointers (LLVM's NVPTX back end turns the accesses of
 kernel arguments into global ones). What the GPU has no definition of is
-refused: heap allocation inside a kernel (`memref.alloc`), run-time checks
-(`tir.assert`), and libdevice math where no libdevice is installed.
+refused: heap allocation inside a kernel (`memref.alloc`) and libdevice
+math where no libdevice is installed.
 runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
 """
 
@@ -27,16 +32,21 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm, math
+from xdsl.dialects import arith, func, gpu, llvm, math, memref, scf
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
     IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     UnrealizedConversionCastOp,
     f32,
+    i1,
     i32,
     i64,
 )
@@ -50,6 +60,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.dialects.tir import AssertOp, format_message
 from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
 from xtc.lowering.libdevice import (
     HOW_TO_GET,
@@ -72,7 +83,6 @@ _SPECIAL_REGISTERS: dict[type[Operation], str] = {
 _WHY_NO_DEFINITION = {
     "aligned_alloc": "memref.alloc inside a kernel (allocate on the host)",
     "free": "memref.dealloc inside a kernel",
-    "xtc_check": "tir.assert inside a kernel (run-time checks are CPU-only)",
 }
 
 
@@ -215,6 +225,77 @@ def _declare_libdevice(module: ModuleOp) -> None:
         module.body.block.add_op(llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external")))
 
 
+FAULT_GLOBAL = "xtc_gpu_fault"
+"""The device global (one i64) a failed check of a kernel writes; 0: none."""
+FAULT_VALUE_BITS = 48
+_FAULT_TYPE = MemRefType(i64, [1])
+
+
+def kernel_checks(module: ModuleOp) -> list[AssertOp]:
+    """The `tir.assert`s of the module's kernels, in the order their fault
+    words number them (from 1)."""
+    return [
+        op for kernel in gpu_kernels(module) for op in kernel.walk() if isinstance(op, AssertOp)
+    ]
+
+
+def fault_message(checks: list[AssertOp], word: int) -> str:
+    """The message of the failed check a fault word (non-zero) records."""
+    code = word >> FAULT_VALUE_BITS
+    if not 1 <= code <= len(checks):
+        return f"a kernel reported an unknown fault word {word:#x}"
+    check = checks[code - 1]
+    value = word & ((1 << FAULT_VALUE_BITS) - 1)
+    if value >= 1 << (FAULT_VALUE_BITS - 1):
+        value -= 1 << FAULT_VALUE_BITS
+    return format_message(check.message.data, value if check.value is not None else None)
+
+
+def _fault_word_stores(module: ModuleOp) -> None:
+    """Each `tir.assert` of the (cloned) kernels -> `scf.if` failed: store
+    its fault word into @xtc_gpu_fault (see the module docstring)."""
+    checks = [op for op in module.walk() if isinstance(op, AssertOp)]
+    if not checks:
+        return
+    zero = DenseIntOrFPElementsAttr.from_list(_FAULT_TYPE, [0])
+    module.body.block.add_op(
+        memref.GlobalOp.get(StringAttr(FAULT_GLOBAL), _FAULT_TYPE, zero, StringAttr("public"))
+    )
+    for code, check in enumerate(checks, start=1):
+        block = check.parent_block()
+        assert block is not None
+        block.insert_ops_before(_fault_word_store(check, code), check)
+        block.erase_op(check)
+
+
+def _fault_word_store(check: AssertOp, code: int) -> list[Operation]:
+    """`scf.if` the check failed: store its fault word (code, value)."""
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    def const(value: int, t: IntegerType = i64) -> SSAValue:
+        return add(arith.ConstantOp(IntegerAttr(value, t)))
+
+    failed = add(arith.XOrIOp(check.condition, const(1, i1)))
+    word = const(code << FAULT_VALUE_BITS)
+    if check.value is not None:
+        value = check.value
+        if isinstance(value.type, IndexType):
+            value = add(arith.IndexCastOp(value, i64))
+        elif isinstance(value.type, IntegerType) and value.type.width.data < 64:
+            value = add(arith.ExtSIOp(value, i64))
+        low = add(arith.AndIOp(value, const((1 << FAULT_VALUE_BITS) - 1)))
+        word = add(arith.OrIOp(word, low))
+    fault = memref.GetGlobalOp(FAULT_GLOBAL, _FAULT_TYPE)
+    first = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    store = memref.StoreOp.get(word, fault, [first])
+    ops.append(scf.IfOp(failed, [], [fault, first, store, scf.YieldOp()]))
+    return ops
+
+
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:
     """The kernel, cloned, as a `func.func` of its name (gpu.return ->
     func.return), so that convert-tir-to-llvm lowers it."""
@@ -254,6 +335,7 @@ def kernels_to_llvm(module: ModuleOp) -> ModuleOp:
             "no gpu.func kernel in the module: bind loops (tir-bind) and run convert-tir-to-gpu"
         )
     lowered = ModuleOp([_kernel_as_function(k) for k in kernels])
+    _fault_word_stores(lowered)
     PatternRewriteWalker(
         TypedPatternApplier([LowerIdToSpecialRegister(), LowerBarrier(), LowerPowf()])
     ).rewrite_module(lowered)
