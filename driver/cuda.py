@@ -83,11 +83,11 @@ def compile_cuda(
 ) -> str:
     """The PTX of the kernels of `model` (an onnx.ModelProto or a path) for `arch`."""
     from xtc.frontend.onnx import import_model
-    from xtc.runtime.ptx import check_arch, ptx
+    from xtc.runtime.ptx import check_arch, module_ptx
 
     check_arch(arch)
     gpu = compile_graph_to_gpu(import_model(model, input_shapes), opt_level)
-    return ptx(gpu, arch)
+    return module_ptx(gpu, arch)
 
 
 PTXAS_TIMEOUT_S = 600
@@ -122,7 +122,7 @@ def compile_cuda_model(
         WEIGHTS_NAME,
         open_cuda_model,
     )
-    from xtc.runtime.ptx import check_arch, ptx
+    from xtc.runtime.ptx import check_arch, module_ptx
 
     check_arch(arch)
     started = time.perf_counter()
@@ -134,7 +134,7 @@ def compile_cuda_model(
             inputs, outputs = tensor_specs(graph)
             gpu = compile_graph_to_gpu(graph, opt_level, outputs_per_thread)
             plan = _plan(gpu)
-            (directory / PTX_NAME).write_text(ptx(gpu, arch))
+            (directory / PTX_NAME).write_text(module_ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
         (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
         (directory / WEIGHTS_NAME).write_bytes(plan.weights)

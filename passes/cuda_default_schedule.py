@@ -93,6 +93,19 @@ def independent_prefix(pass_name: str, func: FuncOp, chain: list[ForOp]) -> list
     return prefix
 
 
+def erase_empty_nest(func: FuncOp) -> bool:
+    """Erases the body (but its return) of a one-nest function whose
+    perfectly nested outer loops include one of extent 0 (an empty tensor):
+    it runs no iteration, and a kernel of no threads cannot be launched.
+    Whether it did."""
+    if not any(loop.extent == 0 for loop in spatial_chain(func)):
+        return False
+    for op in reversed(list(func.body.block.ops)):
+        if not isinstance(op, ReturnOp):
+            func.body.block.erase_op(op, safe_erase=False)
+    return True
+
+
 def is_one_nest(func: FuncOp) -> bool:
     """Whether the function's body is one loop nest, pure scalar ops and
     its return: a kernel as it stands."""
@@ -293,7 +306,9 @@ class CudaDefaultSchedule(ModulePass):
     (a reduction into one element) goes into loops `single_b` x
     `single_t` of one iteration bound to blockIdx.x and threadIdx.x, with
     a `gpu-single-thread` remark. convert-tir-to-gpu then makes each
-    one-nest function a kernel.
+    one-nest function a kernel. A nest with an outer loop of extent 0
+    (an empty tensor) runs nothing: it is erased, leaving its function an
+    empty host function (no kernel, no launch).
 
     Refuses (naming the function): a top-level op, other than a loop,
     temporary or pure scalar op, whose result is used outside its run
@@ -358,13 +373,7 @@ class CudaDefaultSchedule(ModulePass):
             steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
             fused = f"{loop_name(outer)}_{fused}"
         extent = prod(loop.extent for loop in chain)
-        if extent == 0:
-            raise ScheduleError(
-                self.name,
-                f"@{name} computes an empty tensor (a loop of extent 0): a kernel of no "
-                "threads cannot be launched",
-                func,
-            )
+        assert extent > 0, "nests of no iteration are erased first (erase_empty_nest)"
         threads = threads_for(extent, self.threads)
         return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
 
@@ -381,6 +390,7 @@ class CudaDefaultSchedule(ModulePass):
         for f in functions:
             kernels += [f] if is_one_nest(f) else split_nests(self.name, op, f)
         kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
+        kernels = [k for k in kernels if not erase_empty_nest(k)]
         schedules = {f.sym_name.data: self.schedule_of(f) for f in kernels}
         for steps in schedules.values():
             for step in steps:

@@ -83,6 +83,19 @@ def ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
     return machine.emit_assembly(ref)
 
 
+def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
+    """The PTX of the module's kernels, or a PTX module with no entries
+    where it has none (a model whose tensors are all empty launches
+    nothing)."""
+    if gpu_kernels(module):
+        return ptx(module, arch)
+    machine = nvptx_target_machine(arch)
+    ref = llvm_binding.parse_assembly("")
+    ref.triple = NVPTX_TRIPLE
+    ref.data_layout = str(machine.target_data)
+    return machine.emit_assembly(ref)
+
+
 def _link_libdevice(ref: llvm_binding.ModuleRef, machine: llvm_binding.TargetMachine) -> None:
     """Links CUDA's libdevice into `ref`, its functions internal."""
     path = find_libdevice()

@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 from xtc.driver.compiler import CompileError
-from xtc.driver.cuda import compile_cuda, cuda_pipeline
+from xtc.driver.cuda import compile_cuda, compile_cuda_model, cuda_pipeline
 from xtc.tools.cli import main
 
 
@@ -101,14 +101,31 @@ def test_cpu_only_options_and_bad_arch_are_one_line_errors(
     assert not (tmp_path / "m.ptx").exists()
 
 
-def test_an_empty_tensor_is_refused_in_one_line() -> None:
+def test_an_empty_tensor_needs_no_kernel() -> None:
+    """Relu of a 0x4 tensor next to one of a 3x4 tensor: one kernel, one
+    launch; alone, no kernel at all (a PTX of no entries) and the run
+    returns the empty array."""
+    import numpy as np
     from onnx import TensorProto, helper
 
-    from xtc.passes.tir_loops import ScheduleError
+    def model(*shapes: list[int]) -> onnx.ModelProto:
+        names = [f"x{k}" for k in range(len(shapes))]
+        pairs = list(zip(names, shapes, strict=True))
+        graph = helper.make_graph(
+            [helper.make_node("Relu", [n], [f"y{n}"]) for n in names],
+            "g",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in pairs],
+            [helper.make_tensor_value_info(f"y{n}", TensorProto.FLOAT, s) for n, s in pairs],
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 4])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(ScheduleError, match="@relu_0 computes an empty tensor"):
-        compile_cuda(model)
+    both = compile_cuda_model(model([0, 4], [3, 4]), device="interp")
+    assert (both.manifest["kernels"], both.manifest["launches"]) == (1, 1)
+    empty, rows = both.run([np.zeros((0, 4), np.float32), -np.ones((3, 4), np.float32)])
+    assert empty.shape == (0, 4)
+    np.testing.assert_array_equal(rows, np.zeros((3, 4), np.float32))
+    alone = compile_cuda_model(model([0, 4]), device="interp")
+    assert (alone.manifest["kernels"], alone.manifest["launches"]) == (0, 0)
+    assert [y.shape for y in alone.run([np.zeros((0, 4), np.float32)])] == [(0, 4)]
+    text = compile_cuda(model([0, 4]))
+    assert ".target sm_80" in text and ".entry" not in text
