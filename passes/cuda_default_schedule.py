@@ -230,6 +230,37 @@ def wrap_stray_ops(pass_name: str, func: FuncOp) -> None:
             body.add_op(op)
 
 
+def copies_as_kernels(module: ModuleOp) -> None:
+    """Each top-level `memref.copy` of a function (an output that is an
+    input, or a constant's buffer) -> a call of a new function
+    `@copy_<i>(%source, %target)` holding the element-by-element copy as a
+    loop nest, scheduled like any kernel (the host contract has no copy)."""
+    copies = [
+        op
+        for f in module.ops
+        if isinstance(f, FuncOp) and f.body.blocks
+        for op in f.body.block.ops
+        if isinstance(op, memref.CopyOp)
+    ]
+    for i, copy in enumerate(copies):
+        source, target = copy.source.type, copy.destination.type
+        assert isinstance(source, MemRefType) and isinstance(target, MemRefType)
+        name = f"copy_{i}"
+        body = Block(arg_types=[source, target])
+        shape = source.get_shape() or (1,)
+        loops = [new_loop(f"i{d}", extent) for d, extent in enumerate(shape)]
+        inner = nest_of(loops)
+        indices = [loop.induction_variable for loop in loops] if source.get_shape() else []
+        value = memref.LoadOp.get(body.args[0], indices)
+        inner.add_ops([value, memref.StoreOp.get(value, body.args[1], indices)])
+        body.add_ops([loops[0], ReturnOp()])
+        kernel = FuncOp(
+            name, FunctionType.from_lists([source, target], []), Region(body), "private"
+        )
+        module.body.block.add_op(kernel)
+        Rewriter.replace_op(copy, CallOp(name, [copy.source, copy.destination], []))
+
+
 def split_nests(pass_name: str, module: ModuleOp, func: FuncOp) -> list[FuncOp]:
     """Each top-level loop nest of `func` -> a function `@<func>_k<i>` (in
     order) called where the nest stood; `func`'s temporaries become host
@@ -308,7 +339,9 @@ class CudaDefaultSchedule(ModulePass):
     a `gpu-single-thread` remark. convert-tir-to-gpu then makes each
     one-nest function a kernel. A nest with an outer loop of extent 0
     (an empty tensor) runs nothing: it is erased, leaving its function an
-    empty host function (no kernel, no launch).
+    empty host function (no kernel, no launch). A top-level `memref.copy`
+    becomes a call of a function `@copy_<i>` copying element by element
+    (copies_as_kernels), scheduled as a kernel.
 
     Refuses (naming the function): a top-level op, other than a loop,
     temporary or pure scalar op, whose result is used outside its run
@@ -378,6 +411,7 @@ class CudaDefaultSchedule(ModulePass):
         return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        copies_as_kernels(op)
         functions = [
             f
             for f in op.ops

@@ -129,3 +129,23 @@ def test_an_empty_tensor_needs_no_kernel() -> None:
     assert [y.shape for y in alone.run([np.zeros((0, 4), np.float32)])] == [(0, 4)]
     text = compile_cuda(model([0, 4]))
     assert ".target sm_80" in text and ".entry" not in text
+
+
+def test_a_copy_in_host_code_becomes_a_kernel() -> None:
+    """Identity's output is a memref.copy of its input in @main: a kernel
+    @copy_0 copies it (the host contract has no copy), for any rank."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    for shape in ([3, 4], []):
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["x"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        compiled = compile_cuda_model(model, device="interp")
+        assert [launch.kernel for launch in compiled.plan.launches] == ["copy_0"]
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(compiled.run([x])[0], x)
