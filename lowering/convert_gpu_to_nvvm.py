@@ -30,6 +30,7 @@ runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm, math, memref, scf
@@ -285,7 +286,7 @@ def _fault_word_store(check: AssertOp, code: int) -> list[Operation]:
         value = check.value
         if isinstance(value.type, IndexType):
             value = add(arith.IndexCastOp(value, i64))
-        elif isinstance(value.type, IntegerType) and value.type.width.data < 64:
+        elif cast(IntegerType, value.type).bitwidth < 64:
             value = add(arith.ExtSIOp(value, i64))
         low = add(arith.AndIOp(value, const((1 << FAULT_VALUE_BITS) - 1)))
         word = add(arith.OrIOp(word, low))

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -243,8 +244,8 @@ def copies_as_kernels(module: ModuleOp) -> None:
         if isinstance(op, memref.CopyOp)
     ]
     for i, copy in enumerate(copies):
-        source, target = copy.source.type, copy.destination.type
-        assert isinstance(source, MemRefType) and isinstance(target, MemRefType)
+        source = cast(MemRefType[Attribute], copy.source.type)
+        target = cast(MemRefType[Attribute], copy.destination.type)
         name = f"copy_{i}"
         body = Block(arg_types=[source, target])
         shape = source.get_shape() or (1,)
