@@ -5,7 +5,8 @@ launch plan of the host code and the weights (runtime/cuda_plan.py).
 
 The pipeline is the CPU one up to the tir level (graph passes and fused
 kernels from -O1 on), with tir-expand-math at every level (its polynomials
-for f32 exp and erf need no libdevice, which is not linked yet), then
+for f32 exp and erf inline; other math calls CUDA's libdevice, linked into
+the PTX where it is installed: lowering/libdevice.py), then
 cuda-default-schedule (one thread per output element) and
 convert-tir-to-gpu; the kernels become PTX through runtime/ptx.py.
 """
@@ -101,11 +102,11 @@ def compile_cuda(
 ) -> str:
     """The PTX of the kernels of `model` (an onnx.ModelProto or a path) for `arch`."""
     from xtc.frontend.onnx import import_model
-    from xtc.runtime.ptx import check_arch, ptx
+    from xtc.runtime.ptx import check_arch, module_ptx
 
     check_arch(arch)
     gpu = compile_graph_to_gpu(import_model(model, input_shapes), opt_level)
-    return ptx(gpu, arch)
+    return module_ptx(gpu, arch)
 
 
 PTXAS_TIMEOUT_S = 600
@@ -145,7 +146,7 @@ def compile_cuda_model(
         WEIGHTS_NAME,
         open_cuda_model,
     )
-    from xtc.runtime.ptx import check_arch, ptx
+    from xtc.runtime.ptx import check_arch, module_ptx
 
     check_arch(arch)
     started = time.perf_counter()
@@ -170,7 +171,7 @@ def compile_cuda_model(
                 graph, opt_level, outputs_per_thread, shared_tiling, cross_thread
             )
             plan = _plan(gpu)
-            (directory / PTX_NAME).write_text(ptx(gpu, arch))
+            (directory / PTX_NAME).write_text(module_ptx(gpu, arch))
             (directory / KERNELS_IR_NAME).write_text(_kernels_text(gpu))
             (directory / PLAN_NAME).write_text(json.dumps(plan.to_json()) + "\n")
             (directory / WEIGHTS_NAME).write_bytes(plan.weights)

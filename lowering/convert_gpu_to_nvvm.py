@@ -14,32 +14,48 @@ the gpu ops it has become NVVM intrinsics:
   `ld.shared`/`st.shared`);
 - `llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.f32"` (convert-tir-to-gpu's
   warp reductions) is already NVVM and passes through;
+- `tir.assert` -> where the check fails, a store of its fault word (the
+  check's number, from 1, in the high 16 bits, its value's low 48 bits
+  below) into the device global `@xtc_gpu_fault`, which the CUDA runtime
+  reads after a run and reports as the check's message (fault_message);
+  failing threads race, so a run reports one of its failed checks;
 - f32 `math.powf` -> exp2(y · lg2|x|) (`llvm.nvvm.lg2.approx.f`, `llvm.exp2.f32`),
-  with C's rules for a zero exponent and a negative base.
+  with C's rules for a zero exponent and a negative base;
+- math NVPTX has no instruction for (`llvm.exp.f64`, `llvm.tanh.f32`, libm's
+  `erff`, ...) -> calls of CUDA's libdevice (`__nv_exp`, `__nv_tanhf`,
+  `__nv_erff`; f16 through f32), which runtime/ptx.py links in
+  (lowering/libdevice.py finds it).
 
 Memrefs are generic pointers (LLVM's NVPTX back end turns the accesses of
 kernel arguments into global ones). What the GPU has no definition of is
-refused: heap allocation inside a kernel (`memref.alloc`), run-time checks
-(`tir.assert`), and math functions LLVM calls libm for (`erf`, `expf`
-once LLVM expands it to a call): they need CUDA's libdevice, not linked
-yet. runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
+refused: heap allocation inside a kernel (`memref.alloc`) and libdevice
+math where no libdevice is installed.
+runtime/ptx.py marks the kernels `ptx_kernel` and emits the PTX.
 """
 
 from __future__ import annotations
 
 import re
 from math import prod
+from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, llvm, math, memref
+from xdsl.dialects import arith, func, gpu, llvm, math, memref, scf
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntAttr,
+    IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
     UnrealizedConversionCastOp,
     f32,
+    i1,
     i32,
     i64,
 )
@@ -53,10 +69,19 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.analysis.memory_spaces import SHARED_MEMORY_SPACE, is_shared
 from xtc.dialects.llvm_ext import AddrSpaceCastOp
+from xtc.dialects.tir import AssertOp, format_message
 from xtc.lowering.convert_tir_to_llvm import ConvertTirToLLVM
+from xtc.lowering.libdevice import (
+    HOW_TO_GET,
+    LIBM_NAMES,
+    MATH_FUNCTIONS,
+    LibdeviceError,
+    find_libdevice,
+    libdevice_function,
+)
 from xtc.lowering.llvm_emit import as_memref, llvm_type
-from xtc.passes.gpu_memory import SHARED_MEMORY_SPACE, is_shared
 from xtc.passes.typed_applier import TypedPatternApplier
 
 _SPECIAL_REGISTERS: dict[type[Operation], str] = {
@@ -70,7 +95,6 @@ _SPECIAL_REGISTERS: dict[type[Operation], str] = {
 _WHY_NO_DEFINITION = {
     "aligned_alloc": "memref.alloc inside a kernel (allocate on the host)",
     "free": "memref.dealloc inside a kernel",
-    "xtc_check": "tir.assert inside a kernel (run-time checks are CPU-only)",
 }
 
 
@@ -83,8 +107,11 @@ _NATIVE_INTRINSIC = re.compile(
 )
 """The LLVM intrinsics NVPTX emits as instructions. The others (llvm.exp,
 llvm.log, llvm.sin, llvm.pow, ...) become calls of C functions the GPU has
-not (CUDA's libdevice defines them as __nv_expf, ...: not linked yet), and
+not (CUDA's libdevice defines them as __nv_expf, ...: CallLibdevice), and
 LLVM would stop the process where it meets one."""
+
+_MATH_INTRINSIC = re.compile(r"llvm\.(\w+)\.(f16|f32|f64)")
+"""A scalar math intrinsic: its function and its type."""
 
 
 class NVVMLoweringError(DiagnosticException):
@@ -190,6 +217,132 @@ class LowerPowf(RewritePattern):
         rewriter.replace(op, arith.SelectOp(zero_power, const(1.0), real))
 
 
+class CallLibdevice(RewritePattern):
+    """A scalar math intrinsic NVPTX has no instruction for (`llvm.tanh.f32`)
+    -> a call of its libdevice function (`__nv_tanhf`); f16 is computed in
+    f32 and rounded back. The declarations come from declare_libdevice."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: llvm.CallIntrinsicOp, rewriter: PatternRewriter) -> None:
+        name = op.intrin.data
+        match = _MATH_INTRINSIC.fullmatch(name)
+        if match is None or _NATIVE_INTRINSIC.fullmatch(name) or op.ress is None:
+            return
+        function, type_name = match.groups()
+        if function not in MATH_FUNCTIONS:
+            return
+        t = op.ress.type
+        if type_name != "f16":
+            bits = 32 if isinstance(t, Float32Type) else 64
+            rewriter.replace(
+                op, llvm.CallOp(libdevice_function(function, bits), *op.args, return_type=t)
+            )
+            return
+        wide = [llvm.FPExtOp(a, f32) for a in op.args]
+        call = llvm.CallOp(libdevice_function(function, 32), *wide, return_type=f32)
+        assert call.returned is not None
+        rewriter.replace(op, [*wide, call, llvm.FPTruncOp(call.returned, t)])
+
+
+def _rename_libm_calls(module: ModuleOp) -> None:
+    """libm calls of convert-to-llvm (`erff`) -> their libdevice function
+    (`__nv_erff`), declarations included."""
+    for op in module.walk():
+        if isinstance(op, llvm.CallOp) and op.callee is not None:
+            target = LIBM_NAMES.get(op.callee.string_value())
+            if target is not None:
+                op.callee = SymbolRefAttr(target)
+        elif isinstance(op, llvm.FuncOp) and not op.body.blocks:
+            target = LIBM_NAMES.get(op.sym_name.data)
+            if target is not None:
+                op.sym_name = StringAttr(target)
+
+
+def _declare_libdevice(module: ModuleOp) -> None:
+    """Declares each `__nv_*` function the module calls and has not declared."""
+    declared = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
+    needed: dict[str, llvm.LLVMFunctionType] = {}
+    for op in module.walk():
+        if isinstance(op, llvm.CallOp) and op.callee is not None:
+            name = op.callee.string_value()
+            if name.startswith("__nv_") and name not in declared:
+                result = op.returned.type if op.returned is not None else None
+                needed[name] = llvm.LLVMFunctionType([a.type for a in op.args], result)
+    for name, signature in sorted(needed.items()):
+        module.body.block.add_op(llvm.FuncOp(name, signature, linkage=llvm.LinkageAttr("external")))
+
+
+FAULT_GLOBAL = "xtc_gpu_fault"
+"""The device global (one i64) a failed check of a kernel writes; 0: none."""
+FAULT_VALUE_BITS = 48
+_FAULT_TYPE = MemRefType(i64, [1])
+
+
+def kernel_checks(module: ModuleOp) -> list[AssertOp]:
+    """The `tir.assert`s of the module's kernels, in the order their fault
+    words number them (from 1)."""
+    return [
+        op for kernel in gpu_kernels(module) for op in kernel.walk() if isinstance(op, AssertOp)
+    ]
+
+
+def fault_message(checks: list[AssertOp], word: int) -> str:
+    """The message of the failed check a fault word (non-zero) records."""
+    code = word >> FAULT_VALUE_BITS
+    if not 1 <= code <= len(checks):
+        return f"a kernel reported an unknown fault word {word:#x}"
+    check = checks[code - 1]
+    value = word & ((1 << FAULT_VALUE_BITS) - 1)
+    if value >= 1 << (FAULT_VALUE_BITS - 1):
+        value -= 1 << FAULT_VALUE_BITS
+    return format_message(check.message.data, value if check.value is not None else None)
+
+
+def _fault_word_stores(module: ModuleOp) -> None:
+    """Each `tir.assert` of the (cloned) kernels -> `scf.if` failed: store
+    its fault word into @xtc_gpu_fault (see the module docstring)."""
+    checks = [op for op in module.walk() if isinstance(op, AssertOp)]
+    if not checks:
+        return
+    zero = DenseIntOrFPElementsAttr.from_list(_FAULT_TYPE, [0])
+    module.body.block.add_op(
+        memref.GlobalOp.get(StringAttr(FAULT_GLOBAL), _FAULT_TYPE, zero, StringAttr("public"))
+    )
+    for code, check in enumerate(checks, start=1):
+        block = check.parent_block()
+        assert block is not None
+        block.insert_ops_before(_fault_word_store(check, code), check)
+        block.erase_op(check)
+
+
+def _fault_word_store(check: AssertOp, code: int) -> list[Operation]:
+    """`scf.if` the check failed: store its fault word (code, value)."""
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    def const(value: int, t: IntegerType = i64) -> SSAValue:
+        return add(arith.ConstantOp(IntegerAttr(value, t)))
+
+    failed = add(arith.XOrIOp(check.condition, const(1, i1)))
+    word = const(code << FAULT_VALUE_BITS)
+    if check.value is not None:
+        value = check.value
+        if isinstance(value.type, IndexType):
+            value = add(arith.IndexCastOp(value, i64))
+        elif cast(IntegerType, value.type).bitwidth < 64:
+            value = add(arith.ExtSIOp(value, i64))
+        low = add(arith.AndIOp(value, const((1 << FAULT_VALUE_BITS) - 1)))
+        word = add(arith.OrIOp(word, low))
+    fault = memref.GetGlobalOp(FAULT_GLOBAL, _FAULT_TYPE)
+    first = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    store = memref.StoreOp.get(word, fault, [first])
+    ops.append(scf.IfOp(failed, [], [fault, first, store, scf.YieldOp()]))
+    return ops
+
+
 def _kernel_as_function(kernel: gpu.FuncOp) -> func.FuncOp:
     """The kernel, cloned, as a `func.func` of its name (gpu.return ->
     func.return), so that convert-tir-to-llvm lowers it."""
@@ -229,12 +382,16 @@ def kernels_to_llvm(module: ModuleOp) -> ModuleOp:
             "no gpu.func kernel in the module: bind loops (tir-bind) and run convert-tir-to-gpu"
         )
     lowered = ModuleOp([_kernel_as_function(k) for k in kernels])
+    _fault_word_stores(lowered)
     PatternRewriteWalker(
         TypedPatternApplier(
             [LowerIdToSpecialRegister(), LowerBarrier(), LowerSharedBuffer(), LowerPowf()]
         )
     ).rewrite_module(lowered)
     ConvertTirToLLVM().apply(Context(), lowered)
+    PatternRewriteWalker(TypedPatternApplier([CallLibdevice()])).rewrite_module(lowered)
+    _rename_libm_calls(lowered)
+    _declare_libdevice(lowered)
     _check_defined(lowered)
     return lowered
 
@@ -247,7 +404,7 @@ def _check_defined(module: ModuleOp) -> None:
             if not _NATIVE_INTRINSIC.fullmatch(name):
                 raise NVVMLoweringError(
                     f"a kernel calls {name}, which NVPTX has no instruction for "
-                    "(math that needs CUDA's libdevice, not linked yet)"
+                    "(and libdevice does not define)"
                 )
     for op in module.ops:
         if not isinstance(op, llvm.FuncOp) or op.body.blocks:
@@ -255,5 +412,20 @@ def _check_defined(module: ModuleOp) -> None:
         name = op.sym_name.data
         if name.startswith("llvm."):
             continue
-        why = _WHY_NO_DEFINITION.get(name, "math that needs CUDA's libdevice (not linked yet)")
+        if name.startswith("__nv_"):
+            _check_libdevice(name)
+            continue
+        why = _WHY_NO_DEFINITION.get(name, "no GPU definition (not in CUDA's libdevice)")
         raise NVVMLoweringError(f"a kernel calls @{name}, which the GPU has not: {why}")
+
+
+def _check_libdevice(name: str) -> None:
+    """Refuses a libdevice call where no libdevice is installed."""
+    try:
+        found = find_libdevice()
+    except LibdeviceError as e:
+        raise NVVMLoweringError(str(e)) from None
+    if found is None:
+        raise NVVMLoweringError(
+            f"a kernel calls @{name}, which needs CUDA's libdevice: {HOW_TO_GET}"
+        )

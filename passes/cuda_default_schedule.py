@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, StringAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -93,6 +94,19 @@ def independent_prefix(pass_name: str, func: FuncOp, chain: list[ForOp]) -> list
             break
         prefix.append(loop)
     return prefix
+
+
+def erase_empty_nest(func: FuncOp) -> bool:
+    """Erases the body (but its return) of a one-nest function whose
+    perfectly nested outer loops include one of extent 0 (an empty tensor):
+    it runs no iteration, and a kernel of no threads cannot be launched.
+    Whether it did."""
+    if not any(loop.extent == 0 for loop in spatial_chain(func)):
+        return False
+    for op in reversed(list(func.body.block.ops)):
+        if not isinstance(op, ReturnOp):
+            func.body.block.erase_op(op, safe_erase=False)
+    return True
 
 
 def is_one_nest(func: FuncOp) -> bool:
@@ -219,6 +233,37 @@ def wrap_stray_ops(pass_name: str, func: FuncOp) -> None:
             body.add_op(op)
 
 
+def copies_as_kernels(module: ModuleOp) -> None:
+    """Each top-level `memref.copy` of a function (an output that is an
+    input, or a constant's buffer) -> a call of a new function
+    `@copy_<i>(%source, %target)` holding the element-by-element copy as a
+    loop nest, scheduled like any kernel (the host contract has no copy)."""
+    copies = [
+        op
+        for f in module.ops
+        if isinstance(f, FuncOp) and f.body.blocks
+        for op in f.body.block.ops
+        if isinstance(op, memref.CopyOp)
+    ]
+    for i, copy in enumerate(copies):
+        source = cast(MemRefType[Attribute], copy.source.type)
+        target = cast(MemRefType[Attribute], copy.destination.type)
+        name = f"copy_{i}"
+        body = Block(arg_types=[source, target])
+        shape = source.get_shape() or (1,)
+        loops = [new_loop(f"i{d}", extent) for d, extent in enumerate(shape)]
+        inner = nest_of(loops)
+        indices = [loop.induction_variable for loop in loops] if source.get_shape() else []
+        value = memref.LoadOp.get(body.args[0], indices)
+        inner.add_ops([value, memref.StoreOp.get(value, body.args[1], indices)])
+        body.add_ops([loops[0], ReturnOp()])
+        kernel = FuncOp(
+            name, FunctionType.from_lists([source, target], []), Region(body), "private"
+        )
+        module.body.block.add_op(kernel)
+        Rewriter.replace_op(copy, CallOp(name, [copy.source, copy.destination], []))
+
+
 def split_nests(pass_name: str, module: ModuleOp, func: FuncOp) -> list[FuncOp]:
     """Each top-level loop nest of `func` -> a function `@<func>_k<i>` (in
     order) called where the nest stood; `func`'s temporaries become host
@@ -295,7 +340,11 @@ class CudaDefaultSchedule(ModulePass):
     (a reduction into one element) goes into loops `single_b` x
     `single_t` of one iteration bound to blockIdx.x and threadIdx.x, with
     a `gpu-single-thread` remark. convert-tir-to-gpu then makes each
-    one-nest function a kernel.
+    one-nest function a kernel. A nest with an outer loop of extent 0
+    (an empty tensor) runs nothing: it is erased, leaving its function an
+    empty host function (no kernel, no launch). A top-level `memref.copy`
+    becomes a call of a function `@copy_<i>` copying element by element
+    (copies_as_kernels), scheduled as a kernel.
 
     Refuses (naming the function): a top-level op, other than a loop,
     temporary or pure scalar op, whose result is used outside its run
@@ -390,13 +439,7 @@ class CudaDefaultSchedule(ModulePass):
             steps.append(TirFuse(func=name, outer=loop_name(outer), inner=fused))
             fused = f"{loop_name(outer)}_{fused}"
         extent = prod(loop.extent for loop in chain)
-        if extent == 0:
-            raise ScheduleError(
-                self.name,
-                f"@{name} computes an empty tensor (a loop of extent 0): a kernel of no "
-                "threads cannot be launched",
-                func,
-            )
+        assert extent > 0, "nests of no iteration are erased first (erase_empty_nest)"
         threads = threads_for(extent, self.threads)
         return [*steps, TirSplit(func=name, loop=fused, factor=threads)]
 
@@ -417,6 +460,7 @@ class CudaDefaultSchedule(ModulePass):
         return lane_schedule(func, chain)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        copies_as_kernels(op)
         functions = [
             f
             for f in op.ops
@@ -429,6 +473,7 @@ class CudaDefaultSchedule(ModulePass):
         for f in functions:
             kernels += [f] if is_one_nest(f) else split_nests(self.name, op, f)
         kernels = [k for k in kernels if not bound_loops(k)]  # the stray ops' nests are bound
+        kernels = [k for k in kernels if not erase_empty_nest(k)]
         if self.shared_tiling:
             kernels = [k for k in kernels if not self.tile_through_shared(ctx, op, k)]
         laned = {k.sym_name.data: s for k in kernels if (s := self.lanes_of(k)) is not None}

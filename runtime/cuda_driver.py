@@ -52,6 +52,7 @@ def _signatures() -> dict[str, tuple[object, ...]]:
         "cuModuleLoadData": (pptr, ctypes.c_char_p),
         "cuModuleLoadDataEx": (pptr, ctypes.c_char_p, uint, ptr, ptr),
         "cuModuleGetFunction": (pptr, ptr, ctypes.c_char_p),
+        "cuModuleGetGlobal_v2": (ctypes.POINTER(u64), ctypes.POINTER(size_t), ptr, ctypes.c_char_p),
         "cuMemAlloc_v2": (ctypes.POINTER(u64), size_t),
         "cuMemFree_v2": (u64,),
         "cuMemcpyHtoD_v2": (u64, ptr, size_t),
@@ -175,6 +176,18 @@ class CudaDriver:
         function = _void_p()
         self._call("cuModuleGetFunction", ctypes.byref(function), _void_p(module), name.encode())
         return int(function.value or 0)
+
+    def global_address(self, module: int, name: str) -> int:
+        """The device address of the module's global `name`."""
+        address, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+        self._call(
+            "cuModuleGetGlobal_v2",
+            ctypes.byref(address),
+            ctypes.byref(size),
+            _void_p(module),
+            name.encode(),
+        )
+        return address.value
 
     # memory
 

@@ -26,7 +26,12 @@ model's own buffers issues its launches one by one.
 
     a = first.run({"x": x}, outputs="device")     # stays on the GPU
     y = second.run([a[0]])                        # read in place
-    torch.from_dlpack(a[0])                       # no copy either"""
+    torch.from_dlpack(a[0])                       # no copy either
+
+A run-time check (`tir.assert`) that fails in a kernel raises InputError
+with its message, as on the CPU: the interpreter device stops at it; on
+the GPU the kernel stores its fault word into `@xtc_gpu_fault`
+(lowering/convert_gpu_to_nvvm.py), read after the run."""
 
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from xdsl.dialects import gpu
@@ -60,6 +65,9 @@ from xtc.runtime.model import (
     check_tensor,
     ordered_inputs,
 )
+
+if TYPE_CHECKING:
+    from xtc.dialects.tir import AssertOp
 
 PTX_NAME = "kernels.ptx"
 CUBIN_NAME = "kernels.cubin"
@@ -125,6 +133,8 @@ class InterpreterDevice:
         out.reshape(-1).view(np.uint8)[:] = buffer[: out.nbytes]
 
     def run(self, launches: Sequence[Launch], buffers: Sequence[np.ndarray]) -> None:
+        from xtc.interp import RunTimeFault
+
         for launch in launches:
             kernel = self.kernels.get(launch.kernel)
             if kernel is None:
@@ -133,8 +143,11 @@ class InterpreterDevice:
                 _view(buffers[b], offset, t)
                 for (b, offset), t in zip(launch.args, kernel.function_type.inputs, strict=True)
             )
-            with np.errstate(all="ignore"):
-                self.functions.launch(self.interpreter, kernel, launch.grid, launch.block, args)
+            try:
+                with np.errstate(all="ignore"):
+                    self.functions.launch(self.interpreter, kernel, launch.grid, launch.block, args)
+            except RunTimeFault as fault:  # a failed tir.assert: what the GPU reports
+                raise InputError(str(fault)) from None
 
     def synchronize(self) -> None:
         pass
@@ -166,6 +179,30 @@ class CudaDevice:
         else:
             self.module, self.loaded = self.driver.load_module(ptx.encode()), "ptx"
         self.functions: dict[str, int] = {}
+        self.checks: list[AssertOp] = []
+        self.fault_address: int | None = None
+
+    def watch_faults(self, checks: list[AssertOp]) -> None:
+        """Reads the kernels' fault word after each run (they have `checks`)."""
+        from xtc.lowering.convert_gpu_to_nvvm import FAULT_GLOBAL
+
+        self.checks = checks
+        self.fault_address = self.driver.global_address(self.module, FAULT_GLOBAL)
+
+    def raise_fault(self) -> None:
+        """InputError with the message of a check that failed in the last
+        run (the fault word cleared for the next), if one did."""
+        from xtc.lowering.convert_gpu_to_nvvm import fault_message
+
+        if self.fault_address is None:
+            return
+        word = np.zeros(1, np.int64)
+        self.driver.download(word.ctypes.data, self.fault_address, word.nbytes)
+        self.driver.synchronize()
+        if word[0] != 0:
+            self.driver.upload(self.fault_address, np.zeros(1, np.int64).ctypes.data, 8)
+            self.driver.synchronize()
+            raise InputError(fault_message(self.checks, int(word[0]) & ((1 << 64) - 1)))
 
     def function(self, name: str) -> int:
         if name not in self.functions:
@@ -320,6 +357,11 @@ class CudaModel:
             cubin = cubin_path.read_bytes() if cubin_path.is_file() else None
             ptx = (self.directory / PTX_NAME).read_text()
             device = CudaDevice(ptx, cubin, self.manifest.get("cubin_arch"))
+            kernels_text = (self.directory / KERNELS_IR_NAME).read_text()
+            if "tir.assert" in kernels_text:
+                from xtc.lowering.convert_gpu_to_nvvm import kernel_checks
+
+                device.watch_faults(kernel_checks(parse_kernels(kernels_text)))
         weights = np.frombuffer(bytes(self.plan.weights), np.uint8)
         buffers: list[Any] = []
         for buffer in self.plan.buffers:
@@ -388,6 +430,8 @@ class CudaModel:
             for number, out in zip(self.plan.buffers_of("output"), results, strict=True):
                 device.download(buffers[number], out)
         device.synchronize()
+        if isinstance(device, CudaDevice):
+            device.raise_fault()
         return results
 
     def _device_outputs(self, device: CudaDevice, buffers: list[Any]) -> list[DeviceArray]:

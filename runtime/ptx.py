@@ -1,8 +1,12 @@
 """PTX of a module's GPU kernels (after convert-tir-to-gpu), through
 llvmlite's NVPTX back end: the kernels at the llvm level
 (lowering/convert_gpu_to_nvvm.py), as LLVM IR for `nvptx64-nvidia-cuda`
-with each kernel in the `ptx_kernel` calling convention, optimized at O3
-for the chosen architecture, then printed as PTX. Needs no CUDA toolkit
+with each kernel in the `ptx_kernel` calling convention, CUDA's libdevice
+linked in where a kernel calls its math (`__nv_expf`: its functions
+internal, so that O3 keeps only those called; LLVM's NVVMReflect, in the
+NVPTX pipeline, answers its `__nvvm_reflect` questions: no flush-to-zero,
+the chosen architecture), optimized at O3 for the chosen
+architecture, then printed as PTX. Needs no CUDA toolkit
 and no GPU; `ptxas` (when installed) turns the text into a cubin.
 
 `xtc-opt -t ptx` prints the PTX (`ptx{arch=sm_90}`), `-t nvvm-ir` the
@@ -18,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.lowering.convert_gpu_to_nvvm import gpu_kernels, kernels_to_llvm
+from xtc.lowering.libdevice import HOW_TO_GET, find_libdevice
 from xtc.runtime.llvm_ir import translate_module
 from xtc.runtime.llvm_jit import optimize_at
 
@@ -72,5 +77,34 @@ def ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
     ref.triple = NVPTX_TRIPLE
     ref.data_layout = str(machine.target_data)
     ref.verify()
+    if any(f.is_declaration and f.name.startswith("__nv_") for f in ref.functions):
+        _link_libdevice(ref, machine)
     optimize_at(ref, 3, machine)
     return machine.emit_assembly(ref)
+
+
+def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
+    """The PTX of the module's kernels, or a PTX module with no entries
+    where it has none (a model whose tensors are all empty launches
+    nothing)."""
+    if gpu_kernels(module):
+        return ptx(module, arch)
+    machine = nvptx_target_machine(arch)
+    ref = llvm_binding.parse_assembly("")
+    ref.triple = NVPTX_TRIPLE
+    ref.data_layout = str(machine.target_data)
+    return machine.emit_assembly(ref)
+
+
+def _link_libdevice(ref: llvm_binding.ModuleRef, machine: llvm_binding.TargetMachine) -> None:
+    """Links CUDA's libdevice into `ref`, its functions internal."""
+    path = find_libdevice()
+    if path is None:
+        raise PTXError(f"the kernels call CUDA's libdevice math: {HOW_TO_GET}")
+    library = llvm_binding.parse_bitcode(path.read_bytes())
+    library.triple = NVPTX_TRIPLE
+    library.data_layout = str(machine.target_data)
+    defined = [f.name for f in library.functions if not f.is_declaration]
+    ref.link_in(library)
+    for name in defined:
+        ref.get_function(name).linkage = llvm_binding.Linkage.internal

@@ -197,6 +197,40 @@ def _arrays(values: Sequence[Any]) -> list[Any]:
     return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
 
 
+def _judge(
+    case: Any,
+    run: Callable[[list[Any]], list[Any]],
+    inputs: list[Any],
+    expected: list[Any],
+    judged_by_caller: tuple[type[Exception], ...] = (),
+) -> tuple[str, str] | None:
+    """Runs one data set of a case (`run(inputs)`) and compares its outputs: None when they
+    match, else (status, detail); an import error is "unsupported" (an
+    unsupported node) or "error", any other exception an "error", except
+    those `judged_by_caller`, which go through."""
+    import numpy as np
+
+    from xtc.frontend.onnx import OnnxImportError
+
+    try:
+        with np.errstate(all="ignore"):
+            got = run(inputs)
+    except judged_by_caller:
+        raise
+    except OnnxImportError as e:
+        return ("unsupported" if "unsupported node" in str(e) else "error", str(e))
+    except Exception as e:  # noqa: BLE001 - reported per case
+        return ("error", f"{type(e).__name__}: {e}")
+    if len(got) != len(expected):
+        return ("failed", f"{len(got)} outputs, expected {len(expected)}")
+    names = [o.name for o in case.model.graph.output]
+    for name, g, e in zip(names, got, expected, strict=True):
+        why = _compare(name, g, e, case.rtol, case.atol)
+        if why:
+            return ("failed", why)
+    return None
+
+
 def run_case(case: Any, path: str) -> CaseResult:
     """Imports and runs one case on `path` ("interp" or "native").
 
@@ -204,10 +238,7 @@ def run_case(case: Any, path: str) -> CaseResult:
     (axes, sizes, counts) are specialized on: the model is imported and built
     for each data set's values of them (driver/specializing.py), and the
     result's detail names them."""
-    import numpy as np
-
     from xtc.driver.onnx_backend import specializing_model
-    from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
     try:
@@ -219,23 +250,10 @@ def run_case(case: Any, path: str) -> CaseResult:
         model = specializing_model(case.model, path)
         for raw_inputs, raw_outputs in data_sets:
             inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
-            try:
-                with np.errstate(all="ignore"):
-                    got = model.run(list(inputs))
-            except OnnxImportError as e:
-                status = "unsupported" if "unsupported node" in str(e) else "error"
-                return CaseResult(case.name, op, path, status, str(e))
-            except Exception as e:  # noqa: BLE001 - reported per case
-                return CaseResult(case.name, op, path, "error", f"{type(e).__name__}: {e}")
-            names = [o.name for o in case.model.graph.output]
-            if len(got) != len(outputs):
-                return CaseResult(
-                    case.name, op, path, "failed", f"{len(got)} outputs, expected {len(outputs)}"
-                )
-            for name, g, e in zip(names, got, outputs, strict=True):
-                why = _compare(name, g, e, case.rtol, case.atol)
-                if why:
-                    return CaseResult(case.name, op, path, "failed", why)
+            verdict = _judge(case, model.run, list(inputs), outputs)
+            if verdict is not None:
+                status, detail = verdict
+                return CaseResult(case.name, op, path, status, detail)
     specialized = model.specialized_inputs
     detail = f"specialized on inputs {specialized}" if specialized else ""
     return CaseResult(case.name, op, path, "passed", detail)
@@ -298,11 +316,8 @@ class CudaBuilder:
 def run_cuda_case(case: Any, check_seconds: float) -> CaseResult:
     """Builds one case for CUDA and, within `check_seconds`, checks it on
     the interpreter device (see the module doc for the statuses)."""
-    import numpy as np
-
     from xtc.driver.cuda import PtxasError
     from xtc.driver.specializing import SpecializingModel
-    from xtc.frontend.onnx import OnnxImportError
 
     op = op_of(case)
     try:
@@ -316,29 +331,17 @@ def run_cuda_case(case: Any, check_seconds: float) -> CaseResult:
         for raw_inputs, raw_outputs in data_sets:
             inputs, outputs = _arrays(raw_inputs), _arrays(raw_outputs)
             try:
-                with np.errstate(all="ignore"):
-                    got = model.run(list(inputs))
+                verdict = _judge(case, model.run, list(inputs), outputs, (CheckError, PtxasError))
             except CheckSkipped:
                 unchecked = f"not checked: the interpreter device ran past {check_seconds:g} s"
                 continue
             except CheckError as e:
-                return CaseResult(case.name, op, CUDA, "failed", f"interpreter device: {e}")
+                verdict = ("failed", f"interpreter device: {e}")
             except PtxasError as e:
-                return CaseResult(case.name, op, CUDA, "ptxas-refused", str(e))
-            except OnnxImportError as e:
-                status = "unsupported" if "unsupported node" in str(e) else "error"
-                return CaseResult(case.name, op, CUDA, status, str(e))
-            except Exception as e:  # noqa: BLE001 - reported per case
-                return CaseResult(case.name, op, CUDA, "error", f"{type(e).__name__}: {e}")
-            names = [o.name for o in case.model.graph.output]
-            if len(got) != len(outputs):
-                return CaseResult(
-                    case.name, op, CUDA, "failed", f"{len(got)} outputs, expected {len(outputs)}"
-                )
-            for name, g, e in zip(names, got, outputs, strict=True):
-                why = _compare(name, g, e, case.rtol, case.atol)
-                if why:
-                    return CaseResult(case.name, op, CUDA, "failed", why)
+                verdict = ("ptxas-refused", str(e))
+            if verdict is not None:
+                status, detail = verdict
+                return CaseResult(case.name, op, CUDA, status, detail)
     return CaseResult(case.name, op, CUDA, "built" if unchecked else "passed", unchecked)
 
 

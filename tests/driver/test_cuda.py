@@ -110,17 +110,34 @@ def test_cpu_only_options_and_bad_arch_are_one_line_errors(
     assert not (tmp_path / "m.ptx").exists()
 
 
-def test_an_empty_tensor_is_refused_in_one_line() -> None:
+def test_an_empty_tensor_needs_no_kernel() -> None:
+    """Relu of a 0x4 tensor next to one of a 3x4 tensor: one kernel, one
+    launch; alone, no kernel at all (a PTX of no entries) and the run
+    returns the empty array."""
+    import numpy as np
     from onnx import TensorProto, helper
 
-    from xtc.passes.tir_loops import ScheduleError
+    def model(*shapes: list[int]) -> onnx.ModelProto:
+        names = [f"x{k}" for k in range(len(shapes))]
+        pairs = list(zip(names, shapes, strict=True))
+        graph = helper.make_graph(
+            [helper.make_node("Relu", [n], [f"y{n}"]) for n in names],
+            "g",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in pairs],
+            [helper.make_tensor_value_info(f"y{n}", TensorProto.FLOAT, s) for n, s in pairs],
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 4])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(ScheduleError, match="@relu_0 computes an empty tensor"):
-        compile_cuda(model)
+    both = compile_cuda_model(model([0, 4], [3, 4]), device="interp")
+    assert (both.manifest["kernels"], both.manifest["launches"]) == (1, 1)
+    empty, rows = both.run([np.zeros((0, 4), np.float32), -np.ones((3, 4), np.float32)])
+    assert empty.shape == (0, 4)
+    np.testing.assert_array_equal(rows, np.zeros((3, 4), np.float32))
+    alone = compile_cuda_model(model([0, 4]), device="interp")
+    assert (alone.manifest["kernels"], alone.manifest["launches"]) == (0, 0)
+    assert [y.shape for y in alone.run([np.zeros((0, 4), np.float32)])] == [(0, 4)]
+    text = compile_cuda(model([0, 4]))
+    assert ".target sm_80" in text and ".entry" not in text
 
 
 def test_a_model_with_shape_inputs_compiles_one_cuda_model_per_value() -> None:
@@ -150,3 +167,23 @@ def test_a_model_with_shape_inputs_compiles_one_cuda_model_per_value() -> None:
         np.testing.assert_array_equal(out, np.maximum(data.reshape(shape), 0))
     assert len(compiled.specializations) == 2
     assert all(isinstance(s.model, CudaModel) for s in compiled.specializations)
+
+
+def test_a_copy_in_host_code_becomes_a_kernel() -> None:
+    """Identity's output is a memref.copy of its input in @main: a kernel
+    @copy_0 copies it (the host contract has no copy), for any rank."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    for shape in ([3, 4], []):
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["x"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        compiled = compile_cuda_model(model, device="interp")
+        assert [launch.kernel for launch in compiled.plan.launches] == ["copy_0"]
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(compiled.run([x])[0], x)

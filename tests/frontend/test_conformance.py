@@ -11,9 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 from pytest import MonkeyPatch
 
+from xtc.lowering.libdevice import find_libdevice
 from xtc.tools.conformance import CaseResult, run_cuda_case, summarize_cuda
 
 FLOOR_FILE = Path(__file__).with_name("conformance_floor.txt")
@@ -149,6 +151,23 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
     assert accepted in lines[-2], lines[-2]
     assert "numerically checked 2, passed 2, built only 0 (1 unsupported)" in lines[-2]
     assert lines[-1] == "cuda: built 2 of the 2 cases the CPU interpreter passes (100.0%)"
+
+
+@pytest.mark.skipif(find_libdevice() is None, reason="CUDA's libdevice is not installed")
+def test_cuda_target_builds_libdevice_math_and_run_time_checks(tmp_path: Path) -> None:
+    """tanh, log and sin (libdevice math) and Gather's index checks
+    (`tir.assert` in a kernel) build for CUDA and pass on the interpreter
+    device."""
+    report = tmp_path / "cuda.json"
+    sample = r"^test_(tanh|log|sin|gather_negative_indices)$"
+    command = [sys.executable, "-m", "xtc.tools.conformance", "--target", "cuda", "-k", sample,
+               "--json", str(report), "--timeout", "120", "-j", "2"]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    statuses = {(r["name"], r["path"]): r["status"] for r in json.loads(report.read_text())}
+    names = ("test_tanh", "test_log", "test_sin", "test_gather_negative_indices")
+    assert {statuses[(name, "cuda")] for name in names} == {"passed"}, statuses
+    assert run.stdout.strip().splitlines()[-1].endswith("(100.0%)")
 
 
 @dataclass

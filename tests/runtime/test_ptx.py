@@ -17,13 +17,18 @@ from xdsl.dialects.builtin import ModuleOp
 from xtc import interp
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
+from xtc.lowering import convert_gpu_to_nvvm
 from xtc.lowering.convert_gpu_to_nvvm import NVVMLoweringError, gpu_kernels
-from xtc.runtime.ptx import PTXError, ptx
+from xtc.lowering.libdevice import find_libdevice
+from xtc.runtime.ptx import PTXError, nvvm_ir, ptx
 from xtc.testing.graph_op import random_inputs
 from xtc.testing.schedules import lower, matmul
 
 PTXAS = shutil.which("ptxas")
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="CUDA's ptxas is not on PATH")
+needs_libdevice = pytest.mark.skipif(
+    find_libdevice() is None, reason="CUDA's libdevice is not installed"
+)
 
 ELEMENTWISE = """
 func.func @main(%x: tensor<5x64xf32>, %y: tensor<5x64xf32>) -> tensor<5x64xf32> {
@@ -128,9 +133,39 @@ def test_powf_is_exp2_of_a_logarithm_with_no_libdevice(tmp_path: Path) -> None:
     assert assemble(text, "sm_90", tmp_path).returncode == 0
 
 
-def test_math_without_an_nvptx_instruction_is_refused() -> None:
-    module = parse_module(BARRIER.replace("MATH", "math.exp"))
-    with pytest.raises(NVVMLoweringError, match="a kernel calls llvm.exp.f32, which NVPTX has"):
+@needs_ptxas
+@needs_libdevice
+@pytest.mark.parametrize("element", ["f16", "f32", "f64"])
+def test_math_without_an_nvptx_instruction_is_libdevice_inlined(
+    element: str, tmp_path: Path
+) -> None:
+    kernel = BARRIER.replace("MATH", "math.tanh").replace("f32", element)
+    module = parse_module(kernel)
+    assert "__nv_tanh" in nvvm_ir(module)
+    text = ptx(module, "sm_90")
+    assert "__nv_" not in text and "call" not in text
+    assert assemble(text, "sm_90", tmp_path).returncode == 0
+
+
+def test_libdevice_math_without_libdevice_is_refused_with_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(convert_gpu_to_nvvm, "find_libdevice", lambda: None)
+    module = parse_module(BARRIER.replace("MATH", "math.erf"))
+    with pytest.raises(
+        NVVMLoweringError,
+        match="@__nv_erff, which needs CUDA's libdevice: .*pip install nvidia-cuda-nvcc-cu12.*"
+        "XTC_LIBDEVICE",
+    ):
+        ptx(module)
+
+
+def test_xtc_libdevice_naming_no_file_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XTC_LIBDEVICE", str(tmp_path / "missing.bc"))
+    module = parse_module(BARRIER.replace("MATH", "math.log"))
+    with pytest.raises(NVVMLoweringError, match="XTC_LIBDEVICE=.*missing.bc is not a file"):
         ptx(module)
 
 
