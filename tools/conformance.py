@@ -285,6 +285,10 @@ def _deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+CHECK_DEVICE_VARIABLE = "XTC_CONFORMANCE_CHECK_DEVICE"
+"""How `--check-on` reaches the worker processes (they inherit it)."""
+
+
 class CudaBuilder:
     """Builds each specialization of a case for CUDA (PTX, then ptxas) and
     returns a runner on the interpreter device; the runs of all of the
@@ -292,11 +296,12 @@ class CudaBuilder:
 
     def __init__(self, budget: float) -> None:
         self.budget = budget
+        self.device = os.environ.get(CHECK_DEVICE_VARIABLE, "interp")
 
     def __call__(self, module: Any, frozen: Any) -> Callable[[list[Any]], list[Any]]:
         from xtc.driver.cuda import compile_cuda_model
 
-        cuda_model = compile_cuda_model(module, arch=CUDA_ARCH, device="interp")
+        cuda_model = compile_cuda_model(module, arch=CUDA_ARCH, device=self.device)
 
         def check(inputs: list[Any]) -> list[Any]:
             if self.budget <= 0:
@@ -601,12 +606,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="--target cuda: time the interpreter device gets per case; past it "
         "the case counts as built, not checked (0: build only)",
     )
+    parser.add_argument(
+        "--check-on",
+        choices=("interp", "cuda"),
+        default="interp",
+        help="--target cuda: check on the interpreter device (default) or on the GPU",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failure")
     parser.add_argument("--top", type=int, default=15, help="ops failing most to list")
     args = parser.parse_args(argv)
     if args.worker:
         worker_main(args.models, args.check_timeout)
         return 0
+    os.environ[CHECK_DEVICE_VARIABLE] = args.check_on
     if args.check_timeout < 0:
         parser.error(f"--check-timeout must be 0 or more, got {args.check_timeout:g}")
     cases: dict[str, Any] = dict(_collect_models()) if args.models else _collect()
