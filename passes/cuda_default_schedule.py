@@ -382,11 +382,15 @@ class CudaDefaultSchedule(ModulePass):
     whose two innermost spatial loops make tiles of 64 threads or more is
     computed by blocks of such output tiles, its operands copied into shared memory one reduction
     tile at a time (xtc.passes.cuda_shared_tiling); other kernels are
-    scheduled as above.
+    scheduled as above. With `shared_outputs_per_thread=K` (K > 1), a
+    shared-tiled kernel's block tile is K times longer along its reuse
+    axis with the same threads, each thread computing K outputs from one
+    load of the other operand's shared value (cuda_shared_tiling).
 
     Command line: `cuda-default-schedule{threads=128}`,
     `cuda-default-schedule{outputs_per_thread=4}`,
     `cuda-default-schedule{shared_tiling=false}`,
+    `cuda-default-schedule{shared_outputs_per_thread=4}`,
     `cuda-default-schedule{cross_thread=false}`.
     """
 
@@ -402,6 +406,10 @@ class CudaDefaultSchedule(ModulePass):
     """Reduction kernels in output tiles per block through shared memory
     (xtc.passes.cuda_shared_tiling); the others as without it."""
 
+    shared_outputs_per_thread: int = 1
+    """The outputs each thread of a shared-tiled kernel computes along the
+    tile's reuse axis, the block's tile that many times longer (1: one each)."""
+
     cross_thread: bool = True
     """A warp per output for few outputs with long reductions (cuda_cross_thread_reduction)."""
 
@@ -414,6 +422,12 @@ class CudaDefaultSchedule(ModulePass):
             raise PassOptionError(
                 self.name,
                 f"outputs_per_thread={self.outputs_per_thread} is outside "
+                f"[1, {MAX_OUTPUTS_PER_THREAD}]",
+            )
+        if not 1 <= self.shared_outputs_per_thread <= MAX_OUTPUTS_PER_THREAD:
+            raise PassOptionError(
+                self.name,
+                f"shared_outputs_per_thread={self.shared_outputs_per_thread} is outside "
                 f"[1, {MAX_OUTPUTS_PER_THREAD}]",
             )
 
@@ -448,7 +462,7 @@ class CudaDefaultSchedule(ModulePass):
         from xtc.passes.cuda_shared_tiling import apply_shared_tiling
 
         chain = independent_prefix(self.name, func, spatial_chain(func))
-        return apply_shared_tiling(ctx, module, func, chain)
+        return apply_shared_tiling(ctx, module, func, chain, self.shared_outputs_per_thread)
 
     def lanes_of(self, func: FuncOp) -> list[SchedulePass] | None:
         """Where `cross_thread` asks for it and the kernel qualifies, its

@@ -24,7 +24,15 @@ with the tiles' into the block index; r_1 is the outermost reduction loop. LLVM 
 each thread's accumulator in a register (the tile array is indexed by the
 thread ids only). A kernel that does not fit (no reduction, tiles of fewer
 than MIN_THREADS threads, no reduction tile dividing r_1, an operand tile
-over the block's shared memory) is left to the default schedule."""
+over the block's shared memory) is left to the default schedule.
+
+With `per_thread=K` (K > 1; cuda-default-schedule{shared_outputs_per_thread=K})
+the block's tile is K times longer along a (up to TILE*K outputs, a
+multiple of K) with the same threads: each thread computes K neighbouring
+outputs along a (register_tiling.tile_outputs on the init, compute and
+write-back nests of a_i x b_i), so each value of b's operand loaded from
+shared memory into a register serves K accumulators. A kernel whose a
+extent K does not divide is tiled with one output per thread."""
 
 from __future__ import annotations
 
@@ -37,13 +45,19 @@ from xdsl.dialects.func import FuncOp
 from xdsl.pattern_rewriter import PatternRewriter
 
 from xtc.dialects.tir import ForOp
-from xtc.passes.register_tiling import reuse_axis
+from xtc.passes.register_tiling import reuse_axis, tile_outputs
 from xtc.passes.schedule_pass import SchedulePass
 from xtc.passes.tir_bind import TirBind
 from xtc.passes.tir_cache_read import TirCacheRead
 from xtc.passes.tir_cache_write import TirCacheWrite
 from xtc.passes.tir_fuse import TirFuse
-from xtc.passes.tir_loops import ScheduleError, loop_name, only_inner_loop, set_kind
+from xtc.passes.tir_loops import (
+    ScheduleError,
+    find_loop,
+    loop_name,
+    only_inner_loop,
+    set_kind,
+)
 from xtc.passes.tir_reorder import TirReorder
 from xtc.passes.tir_split import TirSplit
 
@@ -89,20 +103,37 @@ class BindFused(SchedulePass):
         set_kind(self.find_loop(func, self.loop), "blockIdx.x", rewriter)
 
 
-def shared_tiling_steps(func: FuncOp, chain: list[ForOp]) -> list[SchedulePass] | None:
+def _tile_axes(chain: list[ForOp]) -> tuple[ForOp, ForOp]:
+    """The loops a and b of the block's tile (the module docstring)."""
+    reusing = (reuse_axis(chain, outputs) for outputs in (TILE, 8, 4, 2))
+    return next((loop for loop in reusing if loop is not None), chain[-2]), chain[-1]
+
+
+def thread_outputs(chain: list[ForOp], per_thread: int) -> int:
+    """The outputs per thread along a: `per_thread` where it divides a's
+    extent, else 1."""
+    if len(chain) < 2:
+        return 1
+    a, _ = _tile_axes(chain)
+    return per_thread if a.extent % per_thread == 0 else 1
+
+
+def shared_tiling_steps(
+    func: FuncOp, chain: list[ForOp], per_thread: int = 1
+) -> list[SchedulePass] | None:
     """The schedule passes that tile `func` through shared memory (the
     module docstring), `chain` its independent spatial loops outermost
-    first; None when the kernel does not fit."""
+    first, the block's tile along a `per_thread` (a divisor of a's extent)
+    times its threads; None when the kernel does not fit."""
     if len(chain) < 2:
         return None
     reduction = _reduction_loops(chain[-1])
     if not reduction:
         return None
-    b = chain[-1]
-    reusing = (reuse_axis(chain, outputs) for outputs in (TILE, 8, 4, 2))
-    a = next((loop for loop in reusing if loop is not None), chain[-2])
-    ta, tb = _largest_divisor(a.extent, TILE), _largest_divisor(b.extent, TILE)
-    if ta * tb < MIN_THREADS:
+    a, b = _tile_axes(chain)
+    ta = per_thread * _largest_divisor(a.extent // per_thread, TILE)
+    tb = _largest_divisor(b.extent, TILE)
+    if ta // per_thread * tb < MIN_THREADS:
         return None
     r = reduction[0]
     bk = next((k for k in REDUCTION_TILES if r.extent % k == 0 and r.extent > k), None)
@@ -134,22 +165,40 @@ def shared_tiling_steps(func: FuncOp, chain: list[ForOp]) -> list[SchedulePass] 
     return steps
 
 
-def apply_shared_tiling(ctx: Context, module: ModuleOp, func: FuncOp, chain: list[ForOp]) -> bool:
+def _tile_thread_nests(func: FuncOp, a: str, b: str, per_thread: int) -> None:
+    """Gives each thread `per_thread` outputs along `a`_i in the init,
+    compute and write-back nests of `a`_i x `b`_i (tile_outputs)."""
+    for suffix in ("_init", "", "_wb"):
+        outer = find_loop(BindFused.name, func, f"{a}_i{suffix}")
+        inner = only_inner_loop(outer)
+        if inner is None or loop_name(inner) != f"{b}_i{suffix}":
+            raise ScheduleError(BindFused.name, f"no thread nest '{a}_i{suffix}' x '{b}_i'", outer)
+        tile_outputs([outer, inner], outer, per_thread)
+
+
+def apply_shared_tiling(
+    ctx: Context, module: ModuleOp, func: FuncOp, chain: list[ForOp], per_thread: int = 1
+) -> bool:
     """Tiles `func` through shared memory when it fits (the module
-    docstring); whether it did. Each operand is cached where its tile fits
-    the block's shared memory, others are read from global memory; a
-    kernel none of whose operands could be cached is restored."""
-    steps = shared_tiling_steps(func, chain)
+    docstring), `per_thread` outputs per thread where a's extent allows;
+    whether it did. Each operand is cached where its tile fits the block's
+    shared memory, others are read from global memory; a kernel none of
+    whose operands could be cached is restored."""
+    per_thread = thread_outputs(chain, per_thread)
+    steps = shared_tiling_steps(func, chain, per_thread)
     if steps is None:
         return False
     reduction = _reduction_loops(chain[-1])
     operands = _read_positions(func, reduction[0])
     if not operands:
         return False
+    a, b = (loop_name(loop) for loop in _tile_axes(chain))
     original = func.clone()
     try:
         for step in steps:
             step.apply_to(func)
+        if per_thread > 1:
+            _tile_thread_nests(func, a, b, per_thread)
     except ScheduleError:
         _restore(func, original)
         return False

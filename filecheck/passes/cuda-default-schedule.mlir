@@ -2,6 +2,7 @@
 // RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'cuda-default-schedule{threads=16}' | filecheck %s --check-prefix=T16
 // RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'cuda-default-schedule{outputs_per_thread=2}' | filecheck %s --check-prefix=K2
 // RUN: not xtc-opt %s -p 'cuda-default-schedule{outputs_per_thread=17}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not xtc-opt %s -p 'cuda-default-schedule{shared_outputs_per_thread=0}' 2>&1 | filecheck %s --check-prefix=BADSHARED
 
 // The spatial loops i0 x i1 (3 x 80 = 240 outputs) fuse into one loop,
 // split by the largest divisor of 240 up to `threads` (240 by default, 16
@@ -161,6 +162,7 @@ func.func @stray(%x: memref<8xf32>) {
 // K2-NEXT:        memref.store %{{.*}}, %c[%[[I1]], %[[J]]]
 // K2-NOT:     tir.for
 // BAD: cuda-default-schedule: outputs_per_thread=17 is outside [1, 16]
+// BADSHARED: cuda-default-schedule: shared_outputs_per_thread=0 is outside [1, 16]
 func.func @mm(%a: memref<4x3xf32>, %b: memref<3x8xf32>, %c: memref<4x8xf32>) {
   tir.for %i = 0 to 4 step 1 {name = "i", kind = "serial"} {
     tir.for %j = 0 to 8 step 1 {name = "j", kind = "serial"} {

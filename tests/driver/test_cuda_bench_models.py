@@ -15,7 +15,10 @@ The default schedule tiles convolutions and matmuls through shared
 memory; the compile and the serial run are checked without it
 (`shared_tiling=false`) and with register tiling instead
 (`outputs_per_thread=4`) too: by default on resnet18 (and squeezenet for
-the compile), on every model with XTC_CUDA_ALL_MODELS=1.
+the compile), on every model with XTC_CUDA_ALL_MODELS=1; and with
+threads of the shared tiles computing several outputs each
+(`shared_outputs_per_thread=4`): on resnet18 by default, every model with
+XTC_CUDA_ALL_MODELS=1.
 """
 
 from __future__ import annotations
@@ -86,6 +89,32 @@ def test_the_model_compiles_for_cuda_and_ptxas_accepts_it(
     if name == "resnet18" and shared_tiling:  # its convolutions go through shared memory
         assert any(op.name == "gpu.barrier" for op in module.walk())
     check_compiled(module, tmp_path)
+
+
+SHARED_REGISTER_TILED = "cuda-default-schedule{shared_outputs_per_thread=4}"
+"""The shared tiles' threads computing 4 outputs each."""
+
+
+def shared_register_tiled_pipeline() -> str:
+    default = cuda_pipeline(3)
+    assert default.endswith(",cuda-default-schedule,convert-tir-to-gpu")
+    return default.replace(",cuda-default-schedule,", f",{SHARED_REGISTER_TILED},")
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18"}))
+def test_the_model_compiles_with_shared_register_tiles_and_ptxas_accepts_it(
+    name: str, tmp_path: Path
+) -> None:
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    module = apply_pipeline(import_model(model), shared_register_tiled_pipeline())
+    check_compiled(module, tmp_path)
+
+
+@pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18"}))
+def test_shared_register_tiles_run_serially_on_the_cpu_compute_what_the_cpu_build_does(
+    name: str,
+) -> None:
+    run_serially_on_the_cpu(name, shared_register_tiled_pipeline())
 
 
 @pytest.mark.parametrize("name", _models(list(BENCH.MODEL_NAMES), {"resnet18", "squeezenet"}))
