@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from math import prod
 from typing import cast
 
 from xdsl.dialects import memref
@@ -16,7 +17,19 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, is_side_effect_free
 
+from xtc.analysis.types import element_bytes
 from xtc.dialects.tir import ForOp
+from xtc.passes.gpu_memory import (
+    MAX_SHARED_BYTES,
+    SCOPES,
+    enclosing_loops,
+    is_block_loop,
+    is_thread_loop,
+    memory_space_attr,
+    shared_buffers,
+    shared_bytes,
+)
+from xtc.passes.loop_rewrites import MAX_STACK_BYTES
 from xtc.passes.schedule_pass import Refuser, SchedulePass
 from xtc.passes.tir_loops import (
     ScheduleError,
@@ -304,7 +317,19 @@ class TirCacheWrite(SchedulePass):
     1, a Tk body or reduction of another shape, the effects above, a new
     name already taken.
 
-    Command line: `tir-cache-write{func=matmul_0 loop=i1_o}`; a name other
+    `scope=local` (GPU): the buffer is the thread's own (`memref<..., 5 :
+    i64>`, at most 64 KiB): S is a threadIdx-bound loop or inside one, and
+    no tile loop is threadIdx-bound. `scope=shared` (GPU): the buffer is
+    the block's shared memory (`memref<..., 3 : i64>`): S is a
+    blockIdx-bound loop or a loop inside one, not inside a threadIdx-bound
+    loop, and a tile loop is threadIdx-bound, so the block's threads
+    accumulate into the buffer together and the write-back nest, bound as
+    the tile, copies it to the output (convert-tir-to-gpu puts barriers
+    between the phases). Refused besides: S outside the loops its scope
+    needs, and a buffer over 64 KiB (local) or, with the block's other
+    shared buffers, over 48 KiB (shared).
+
+    Command line: `tir-cache-write{func=matmul_0 loop=i1_o}`, `scope=shared`; a name other
     than letters, digits, `_` and `-`, or one that reads as a number or a
     boolean, is quoted: `loop="i.0"` (see xtc.passes.tir_loops).
     """
@@ -313,18 +338,84 @@ class TirCacheWrite(SchedulePass):
 
     loop: str
     """The loop of the tile whose accumulators go to a local buffer."""
+    scope: str = "global"
+    """Where the buffer lives: global, shared (a GPU block's) or local (a thread's)."""
+
+    def check_options(self) -> None:
+        if self.scope not in SCOPES:
+            raise self.bad_option(f"scope '{self.scope}' is not one of {', '.join(SCOPES)}")
 
     def schedule(self, func: FuncOp, rewriter: PatternRewriter) -> None:
         """`for S { for T1 .. for Tk { acc = alloca; acc = id; for R.. { acc
         op= x }; epilogue(acc) } }` -> `for S { acc = alloca [T1..Tk]; init
         nest; for R.. { for T1 .. Tk { acc[t] op= x } }; write-back nest }`."""
         loop = self.find_loop(func, self.loop)
-        reduction = _analyse(self.refuser(func, loop))
+        refuse = self.refuser(func, loop)
+        reduction = _analyse(refuse)
         new_names = [loop_name(t) + s for s in ("_init", "_wb") for t in reduction.tiles]
         check_fresh_names(self.name, func, new_names, loop)
         acc_type = cast(MemRefType[Attribute], reduction.accumulator_value.type)
         shape = [t.extent for t in reduction.tiles]
-        acc = memref.AllocaOp.get(acc_type.get_element_type(), ACCUMULATOR_ALIGNMENT, shape)
+        element = acc_type.get_element_type()
+        self.check_scope(refuse, reduction.tiles, prod(shape) * element_bytes(element))
+        acc = memref.AllocaOp.get(
+            element, ACCUMULATOR_ALIGNMENT, shape, memory_space=memory_space_attr(self.scope)
+        )
         acc.memref.name_hint = "acc"
         rewriter.insert(acc, InsertPoint.at_start(loop.body.block))
         rewriter.replace(reduction.tiles[0], _rebuild(reduction, acc.memref), [])
+
+    def check_scope(self, refuse: Refuser, tiles: Sequence[ForOp], size: int) -> None:
+        """Refuses a buffer its scope cannot hold at the refuser's loop."""
+        if self.scope == "local":
+            _check_local(refuse, tiles, size)
+        elif self.scope == "shared":
+            _check_shared(refuse, tiles, size)
+
+
+def _check_local(refuse: Refuser, tiles: Sequence[ForOp], size: int) -> None:
+    """A thread's buffer: inside a thread loop, its tile run by that thread."""
+    loop = refuse.loop
+    if not any(is_thread_loop(outer) for outer in [loop, *enclosing_loops(loop)]):
+        raise refuse(
+            "is not (inside) a threadIdx-bound loop; scope=local keeps the accumulators of "
+            "one thread"
+        )
+    for tile in tiles:
+        if is_thread_loop(tile):
+            raise refuse(
+                f"holds the threadIdx-bound tile loop '{loop_name(tile)}'; a scope=local "
+                "buffer belongs to one thread"
+            )
+    if size > MAX_STACK_BYTES:
+        raise refuse(
+            f"has a tile of {size} bytes of accumulators, over the {MAX_STACK_BYTES} bytes a "
+            "local buffer may take; cache a smaller tile"
+        )
+
+
+def _check_shared(refuse: Refuser, tiles: Sequence[ForOp], size: int) -> None:
+    """A block's buffer: in a block loop, outside thread loops, its tile
+    computed by the block's threads, fitting the block's shared memory."""
+    loop = refuse.loop
+    around = [loop, *enclosing_loops(loop)]
+    if any(is_thread_loop(outer) for outer in around):
+        raise refuse(
+            "is (inside) a threadIdx-bound loop; scope=shared keeps the accumulators of a "
+            "block, so cache at the block's loop"
+        )
+    block = next((outer for outer in around if is_block_loop(outer)), None)
+    if block is None:
+        raise refuse("is not (inside) a blockIdx-bound loop, which scope=shared needs")
+    if not any(is_thread_loop(tile) for tile in tiles):
+        raise refuse(
+            "has no threadIdx-bound tile loop; scope=shared needs the block's threads to "
+            "compute the tile"
+        )
+    taken = shared_bytes(shared_buffers(block))
+    if taken + size > MAX_SHARED_BYTES:
+        raise refuse(
+            f"has a tile of {size} bytes of accumulators, which with the block's {taken} "
+            f"bytes of shared buffers exceeds the {MAX_SHARED_BYTES} bytes of shared memory "
+            "a block has; cache a smaller tile"
+        )
