@@ -12,8 +12,6 @@ ptxas accepts the kernels."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -32,13 +30,13 @@ from xtc.passes.gpu_memory import is_shared
 from xtc.passes.tir_loops import loop_name
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
+from xtc.testing.ptxas import assert_ptxas_accepts
 from xtc.testing.schedules import conv2d, matmul
 
 TO_TIR = "convert-graph-to-te,convert-te-to-tir"
 SHARED = "cuda-default-schedule{shared_tiling=true}"
 PER_THREAD = 4
 SHARED_4 = f"cuda-default-schedule{{shared_outputs_per_thread={PER_THREAD}}}"
-PTXAS = shutil.which("ptxas")
 
 
 def shared_buffers(module: ModuleOp) -> list[memref.AllocaOp]:
@@ -171,14 +169,4 @@ def test_ptxas_accepts_a_conv_whose_threads_compute_several_outputs(tmp_path: Pa
     assert (7, 16, 1) in block_sizes(kernels)  # 64 channels x 7 columns a block
     text = ptx(kernels, "sm_90")
     assert "ld.shared" in text and ".local" not in text  # the accumulators stay in registers
-    if PTXAS is None:
-        pytest.skip("CUDA's ptxas is not on PATH")
-    source = tmp_path / "kernel.ptx"
-    source.write_text(text)
-    run = subprocess.run(
-        [PTXAS, "-arch=sm_90", str(source), "-o", str(tmp_path / "kernel.cubin")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    assert_ptxas_accepts(text, tmp_path)

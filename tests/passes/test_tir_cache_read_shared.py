@@ -10,8 +10,6 @@ computes the same numbers too."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -28,9 +26,9 @@ from xtc.passes.gpu_memory import is_shared
 from xtc.passes.tir_loops import ScheduleError
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import matmul_text, random_inputs
+from xtc.testing.ptxas import assert_ptxas_accepts
 
 KERNEL = "matmul_0"
-PTXAS = shutil.which("ptxas")
 
 
 def block_schedule(rows: int, cols: int, buffers: list[str]) -> str:
@@ -101,17 +99,7 @@ def test_the_ptx_has_shared_buffers_and_a_barrier(tmp_path: Path) -> None:
     assert ".shared .align 64 .b8 matmul_0_in1_shared_0[1280];" in text  # 20 x 16 floats
     assert text.count("bar.sync") == 1
     assert "ld.shared" in text and "st.shared" in text
-    if PTXAS is None:
-        pytest.skip("CUDA's ptxas is not on PATH")
-    source = tmp_path / "kernel.ptx"
-    source.write_text(text)
-    run = subprocess.run(
-        [PTXAS, "-arch=sm_90", str(source), "-o", str(tmp_path / "kernel.cubin")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    assert_ptxas_accepts(text, tmp_path)
 
 
 def test_more_shared_memory_than_a_block_has_is_refused() -> None:

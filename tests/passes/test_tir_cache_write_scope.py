@@ -9,8 +9,6 @@ ptxas accepts it for sm_90; what cannot work is refused."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +24,9 @@ from xtc.driver.textual_ir import parse_module
 from xtc.passes.tir_loops import ScheduleError
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import matmul_text, random_inputs
+from xtc.testing.ptxas import assert_ptxas_accepts
 
 KERNEL = "matmul_0"
-PTXAS = shutil.which("ptxas")
 LOOP_OF_SCOPE = {"shared": "i1_o", "local": "i0_i"}
 """Where each scope caches: the block's loop, or the thread's."""
 
@@ -84,20 +82,6 @@ def test_cached_accumulators_keep_the_numbers(case: tuple[int, int, int, int, in
         np.testing.assert_array_equal(g, e)
 
 
-def ptxas_accepts(text: str, tmp_path: Path) -> None:
-    if PTXAS is None:
-        pytest.skip("CUDA's ptxas is not on PATH")
-    source = tmp_path / "kernel.ptx"
-    source.write_text(text)
-    run = subprocess.run(
-        [PTXAS, "-arch=sm_90", str(source), "-o", str(tmp_path / "kernel.cubin")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-
-
 def kernel_ptx(scope: str) -> str:
     graph = parse_module(matmul_text(32, 20, 48))
     pipeline = (
@@ -111,14 +95,14 @@ def test_the_ptx_has_a_shared_accumulator_tile_and_barriers(tmp_path: Path) -> N
     assert ".shared .align 64 .b8 matmul_0_acc_0[512];" in text  # 8 x 16 floats
     assert "bar.sync" in text
     assert "ld.shared" in text and "st.shared" in text and "st.global" in text
-    ptxas_accepts(text, tmp_path)
+    assert_ptxas_accepts(text, tmp_path)
 
 
 def test_the_ptx_keeps_a_threads_accumulators_in_registers(tmp_path: Path) -> None:
     text = kernel_ptx("local")
     assert ".local" not in text and "bar.sync" not in text
     assert text.count("st.global") == 16  # the thread's 16 outputs, from registers
-    ptxas_accepts(text, tmp_path)
+    assert_ptxas_accepts(text, tmp_path)
 
 
 def test_more_shared_memory_than_a_block_has_is_refused() -> None:
