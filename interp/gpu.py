@@ -1,9 +1,18 @@
 """numpy semantics of the gpu level (convert-tir-to-gpu's output): a
-`gpu.launch_func` runs its kernel once per thread of its grid, one thread
-after another (blocks in order, threads in order within a block), with
-`gpu.block_id` / `gpu.thread_id` (and `block_dim` / `grid_dim`) giving the
-running thread's place. Serial threads compute what parallel ones do for
-kernels whose threads touch disjoint elements, which tir-bind checks.
+`gpu.launch_func` runs its kernel once per thread of its grid.
+
+Kernels run in lockstep by default (interp/gpu_lockstep.py): the threads
+of many blocks at once, as the lanes of numpy arrays, thousands of times
+faster than one after another, with the same results. A kernel holding an
+op that lockstep execution does not run, or any kernel inside
+`one_thread_at_a_time()` (the reference lockstep is tested against), runs
+its threads one after another, as follows.
+
+One thread after another: blocks in order, threads in order within a
+block, with `gpu.block_id` / `gpu.thread_id` (and `block_dim` /
+`grid_dim`) giving the running thread's place. Serial threads compute
+what parallel ones do for kernels whose threads touch disjoint elements,
+which tir-bind checks.
 
 A kernel holding `gpu.barrier` (a block in phases, convert-tir-to-gpu) runs
 its blocks one after another, and the threads of a block at once, each in
@@ -25,6 +34,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import product
 from typing import Any
 
@@ -43,11 +54,24 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc.analysis.memory_spaces import is_shared
+from xtc.interp.gpu_lockstep import refusal, run_lockstep
 from xtc.interp.gpu_threads import RUNNING, SHUFFLE, WARP, Warp
 
 Args = tuple[Any, ...]
 Results = tuple[Any, ...]
 DIMENSIONS = ("x", "y", "z")
+SERIAL = contextvars.ContextVar("xtc_gpu_threads_one_at_a_time", default=False)
+
+
+@contextmanager
+def one_thread_at_a_time() -> Iterator[None]:
+    """Launches inside run their threads one after another (the reference
+    that lockstep execution is tested against)."""
+    token = SERIAL.set(True)
+    try:
+        yield
+    finally:
+        SERIAL.reset(token)
 
 
 def _has_shuffle(kernel: gpu.FuncOp) -> bool:
@@ -148,7 +172,11 @@ class GpuFunctions(InterpreterFunctions):
     ) -> None:
         """Runs `kernel` once per thread of the grid, one thread after another,
         or, when it holds barriers or shuffles, each block's threads at once
-        (the CUDA runtime's interpreter device calls it too)."""
+        (the CUDA runtime's interpreter device calls it too); in lockstep
+        where it can (the module docstring)."""
+        if not SERIAL.get() and refusal(kernel) is None:
+            run_lockstep(kernel, grid, block, kernel_args)
+            return
         self.place["grid"], self.place["block_dim"] = grid, block
         if any(isinstance(op, gpu.BarrierOp) for op in kernel.walk()) or _has_shuffle(kernel):
             self.launch_in_phases(kernel, grid, block, kernel_args)

@@ -456,9 +456,9 @@ class ConvertTirToGPU(ModulePass):
     or wrote), and at the end of a serial loop's body when its next
     iteration would do so (insert_barriers); the shared buffers stay
     memref.allocas in memory space 3 (runtime/ptx.py makes them `.shared`
-    variables). The interpreter runs the result, one thread after another,
-    or a block's threads at once where the kernel has barriers
-    (xtc.interp.gpu); runtime/ptx.py makes PTX of the kernels.
+    variables). The interpreter runs the result with the threads of many
+    blocks in lockstep, as numpy lanes (xtc.interp.gpu); runtime/ptx.py
+    makes PTX of the kernels.
 
     Refuses (naming the function and pointing at the op): a bound loop
     that is not among the outermost (or in a phase), a body with other

@@ -9,7 +9,7 @@ replayed on a device.
 
 Two devices run a plan: `cuda` (the GPU through the CUDA driver API,
 runtime/cuda_driver.py; the default) and `interp` (numpy buffers, each
-kernel run by the gpu-level interpreter, threads one after another: it
+kernel run by the gpu-level interpreter, its threads in lockstep: it
 checks the plan and the kernels numerically where there is no GPU). The
 device opens on the first run, so building and exporting need no GPU.
 
@@ -112,7 +112,7 @@ def parse_kernels(text: str) -> ModuleOp:
 
 class InterpreterDevice:
     """numpy byte buffers; each launch runs its kernel with the gpu-level
-    interpreter (xtc.interp.gpu), one thread after another."""
+    interpreter (xtc.interp.gpu), its threads in lockstep."""
 
     def __init__(self, kernels: ModuleOp) -> None:
         from xtc.interp import make_interpreter

@@ -2,15 +2,16 @@
 -O3: its host code keeps to the host contract
 (xtc.lowering.convert_tir_to_gpu), ptxas accepts every kernel (skipped
 without ptxas), and the numbers hold: the gpu level run by the interpreter
-(one thread after another), and the CUDA-scheduled tir module lowered for
+(threads in lockstep), and the CUDA-scheduled tir module lowered for
 the CPU (bound loops serial, at native speed), compute what the CPU build
 does.
 
-The default run takes the quick cases (about 40 s of CPU in all); the
-others run with XTC_CUDA_ALL_MODELS=1: the compile of resnet50, vgg16/19
-and inception_v1 (5 to 10 s each), the serial CPU run of the other models
-(5 to 30 s each), and the interpreter on resnet18 and mobilenet_v2 (more
-than 15 minutes each: the interpreter runs every scalar op in Python).
+The gpu level runs on every model by default: the interpreter runs
+kernels in lockstep (interp/gpu_lockstep.py), a model in 0.1 to 3 s.
+The default run takes the quick cases of the rest; the others run with
+XTC_CUDA_ALL_MODELS=1: the compile of resnet50, vgg16/19 and
+inception_v1 (5 to 10 s each), the serial CPU run of the other models
+(5 to 30 s each).
 The default schedule tiles convolutions and matmuls through shared
 memory; the compile and the serial run are checked without it
 (`shared_tiling=false`) and with register tiling instead
@@ -23,6 +24,7 @@ XTC_CUDA_ALL_MODELS=1.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -151,11 +153,20 @@ def check_compiled(module: ModuleOp, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("name", _models(["bert", "resnet18", "mobilenet_v2"], {"bert"}))
-def test_the_gpu_level_computes_what_the_cpu_build_does(name: str) -> None:
+@functools.cache
+def cpu_run(name: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """The model's random inputs and what its CPU build computes on them
+    (once per model: several tests compare with it)."""
     model = BENCH.build_model(name, small=True, bert_layers=1)
     inputs = BENCH.random_inputs(model, seed=5)
-    expected = xtc.compile(model, target="llvm", opt_level=3).run(inputs)
+    outputs = xtc.compile(model, target="llvm", opt_level=3).run(inputs)
+    return inputs, [np.asarray(e) for e in outputs]
+
+
+@pytest.mark.parametrize("name", list(BENCH.MODEL_NAMES))
+def test_the_gpu_level_computes_what_the_cpu_build_does(name: str) -> None:
+    model = BENCH.build_model(name, small=True, bert_layers=1)
+    inputs, expected = cpu_run(name)
     got = interp.run(compile_graph_to_gpu(import_model(model), 3), inputs)
     assert len(got) == len(expected)
     for e, g in zip(expected, got, strict=True):
@@ -189,8 +200,7 @@ def test_without_shared_tiling_run_serially_on_the_cpu_computes_what_the_cpu_bui
 
 def run_serially_on_the_cpu(name: str, pipeline: str) -> None:
     model = BENCH.build_model(name, small=True, bert_layers=1)
-    inputs = BENCH.random_inputs(model, seed=6)
-    expected = [np.asarray(e) for e in xtc.compile(model, target="llvm", opt_level=3).run(inputs)]
+    inputs, expected = cpu_run(name)
     scheduled = pipeline.removesuffix(",convert-tir-to-gpu")
     assert "cuda-default-schedule" in scheduled.rsplit(",", 1)[-1]
     module = apply_pipeline(import_model(model), f"{scheduled},tir-plan-memory,convert-tir-to-llvm")
