@@ -206,15 +206,29 @@ STAYS_ON_HOST = (ForOp, ReturnOp, memref.AllocOp, memref.AllocaOp, memref.Deallo
 
 
 def wrap_stray_ops(pass_name: str, func: FuncOp) -> None:
-    """Each run of other top-level ops (a store initializing an output)
-    -> a nest of one block (`once<i>_b`) of one thread (`once<i>_t`)."""
+    """Each run of other top-level ops (a store initializing an output; the
+    epilogue of a reduction into one element: load, scalar ops, store)
+    -> a nest of one block (`once<i>_b`) of one thread (`once<i>_t`). A
+    pure scalar op that uses a run's result joins the run; one that does
+    not stays on the host, moved before the run."""
     runs: list[list[Operation]] = [[]]
+    hoisted: list[list[Operation]] = [[]]
+    in_runs: set[SSAValue] = set()
     for op in func.body.block.ops:
-        if isinstance(op, STAYS_ON_HOST) or is_pure_scalar(op):
+        if isinstance(op, STAYS_ON_HOST):
             if runs[-1]:
                 runs.append([])
+                hoisted.append([])
+        elif is_pure_scalar(op) and not any(v in in_runs for v in op.operands):
+            if runs[-1]:
+                hoisted[-1].append(op)
         else:
             runs[-1].append(op)
+            in_runs.update(op.results)
+    for run, before in zip(runs, hoisted, strict=True):
+        for op in before:
+            op.detach()
+            func.body.block.insert_op_before(op, run[0])
     for i, run in enumerate(r for r in runs if r):
         for op in run:
             for result in op.results:
@@ -316,7 +330,8 @@ class CudaDefaultSchedule(ModulePass):
     loop (those are left as scheduled) holds loop nests at its top level,
     with temporaries (memref.alloc/alloca/dealloc), pure scalar ops and
     other ops whose results stay at the top level (a store initializing
-    an output); the outer loops of a nest, down to the first loop holding
+    an output; the epilogue of a reduction into one element: a load of
+    its accumulator, scalar ops on it, a store); the outer loops of a nest, down to the first loop holding
     something else than one loop and pure scalar ops, are serial from 0
     with step 1 (the spatial loops of a kernel from convert-te-to-tir: a
     reduction's accumulator stays inside a thread).
@@ -326,7 +341,8 @@ class CudaDefaultSchedule(ModulePass):
     place, whose arguments are the buffers it uses (arguments of `@f`,
     then temporaries, in order of definition), its pure scalar inputs
     copied in; each run of other top-level ops moves likewise, in a nest
-    of one block (`once<i>_b`) of one thread (`once<i>_t`); a
+    of one block (`once<i>_b`) of one thread (`once<i>_t`), with the pure
+    scalar ops that use its results (the others stay on the host); a
     memref.alloca at the top level becomes a memref.alloc freed before the
     return, so the host allocates every temporary. In each one-nest
     function, the independent outer loops (as tir-bind checks them), down

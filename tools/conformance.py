@@ -19,7 +19,7 @@ node cases.
 `--target cuda` adds a `cuda` path beside the CPU interpreter's: each case
 is compiled for CUDA (PTX for sm_90, assembled by `ptxas -arch=sm_90` when
 ptxas is on PATH), then, where it is cheap, run on the interpreter device
-(the gpu-level interpreter, threads one after another) within
+(the gpu-level interpreter, threads in lockstep) within
 `--check-timeout` seconds and compared with the case's outputs. A case is
 `passed` (built and checked), `built` (built, not checked: the interpreter
 device ran past its time), `failed` (built, outputs differ),

@@ -117,6 +117,42 @@ func.func @scan(%x: memref<8xf32>) {
 
 // -----
 
+// The epilogue of a reduction into one element at the top level (a load of
+// the accumulator, scalar ops, a store: ReduceMean over every axis, the mean
+// of LayerNormalization over axis 0) moves into a kernel of one thread: the
+// scalar ops using the load go with it, the constant that does not stays on
+// the host, before it.
+// CHECK-LABEL: func.func @mean(
+// CHECK-NEXT:    %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT:    func.call @mean_k0(%[[ACC]])
+// CHECK-NEXT:    func.call @mean_k1(%{{.*}}, %[[ACC]])
+// CHECK-NEXT:    func.call @mean_k2(%{{.*}}, %[[ACC]])
+// CHECK-LABEL: func.func @mean_k2(
+// CHECK-NEXT:    %[[N:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "once1_b", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 1 step 1 {name = "once1_t", kind = "threadIdx.x"} {
+// CHECK-NEXT:        %[[S:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK-NEXT:        %[[M:.*]] = arith.divf %[[S]], %[[N]] : f32
+// CHECK-NEXT:        memref.store %[[M]], %{{.*}}[] : memref<f32>
+func.func @mean(%x: memref<8xf32>, %out: memref<f32>) {
+  %acc = memref.alloca() : memref<f32>
+  %zero = arith.constant 0.000000e+00 : f32
+  memref.store %zero, %acc[] : memref<f32>
+  tir.for %r = 0 to 8 step 1 {name = "r", kind = "serial"} {
+    %v = memref.load %x[%r] : memref<8xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %s = arith.addf %a, %v : f32
+    memref.store %s, %acc[] : memref<f32>
+  }
+  %sum = memref.load %acc[] : memref<f32>
+  %n = arith.constant 8.000000e+00 : f32
+  %mean = arith.divf %sum, %n : f32
+  memref.store %mean, %out[] : memref<f32>
+  func.return
+}
+
+// -----
+
 // A top-level op whose result a nest uses cannot move into a kernel.
 // CHECK: error: cuda-default-schedule: @stray: the result of 'memref.load' at the top level is used outside it; only loop nests and buffers move to kernels
 func.func @stray(%x: memref<8xf32>) {

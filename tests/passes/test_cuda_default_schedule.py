@@ -11,7 +11,9 @@ from math import prod
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, i32
 from xdsl.dialects.func import CallOp, FuncOp
@@ -20,8 +22,10 @@ from xdsl.ir import SSAValue
 
 from xtc import interp
 from xtc.dialects.tir import ForOp
+from xtc.driver.cuda import compile_graph_to_gpu
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
+from xtc.frontend.onnx import import_model
 from xtc.passes.cuda_default_schedule import (
     GPU_SINGLE_THREAD,
     CudaDefaultSchedule,
@@ -238,3 +242,30 @@ def test_register_tiling_never_leaves_a_gpu_it_filled_half_idle() -> None:
     assert fills_only_untiled(7 * 7 * 512, 4)  # 6272 threads would leave most SMs idle
     assert not fills_only_untiled(14 * 14 * 256, 4)  # 12544 threads still fill it
     assert not fills_only_untiled(8 * 36, 4)  # too small to fill it either way
+
+
+def _one_node_model(
+    node: onnx.NodeProto, shape: list[int], out_shape: list[int], *weights: onnx.TensorProto
+) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
+    graph = helper.make_graph([node], "g", [x], [y], list(weights))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_the_epilogue_of_a_reduction_into_one_element_runs_in_a_kernel() -> None:
+    """ReduceMean over every axis, and LayerNormalization over axis 0: their
+    mean (a load of the sum, a division, a store) was refused at the top
+    level ("used outside it"); it now runs in a kernel of one thread."""
+    x = np.random.default_rng(4).standard_normal((3, 70)).astype(np.float32)
+    mean = helper.make_node("ReduceMean", ["x"], ["y"], keepdims=0)
+    norm = helper.make_node("LayerNormalization", ["x", "scale"], ["y"], axis=0)
+    scale = helper.make_tensor("scale", TensorProto.FLOAT, [3, 70], np.full(210, 2, np.float32))
+    expected = {"mean": np.mean(x), "norm": 2 * (x - x.mean()) / np.sqrt(x.var() + 1e-5)}
+    for name, model in (
+        ("mean", _one_node_model(mean, [3, 70], [])),
+        ("norm", _one_node_model(norm, [3, 70], [3, 70], scale)),
+    ):
+        gpu = compile_graph_to_gpu(import_model(model), 3)
+        (got,) = interp.run(gpu, {"x": x})
+        np.testing.assert_allclose(got, expected[name], rtol=1e-5, atol=1e-5)
