@@ -22,5 +22,6 @@ def assert_ptxas_accepts(text: str, tmp_path: Path, arch: str = "sm_90") -> None
         capture_output=True,
         text=True,
         check=False,
+        timeout=300,
     )
     assert run.returncode == 0, run.stderr

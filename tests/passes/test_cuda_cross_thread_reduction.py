@@ -7,8 +7,6 @@ one thread per output."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +23,7 @@ from xtc.interp.gpu_threads import Warp
 from xtc.passes.cuda_cross_thread_reduction import warps_per_block
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
+from xtc.testing.ptxas import assert_ptxas_accepts
 from xtc.testing.schedules import SCHEDULE_SETTINGS, Kernel, conv2d, dense, lower, matmul
 
 
@@ -145,7 +144,6 @@ def test_row_reductions_of_any_length_keep_their_numbers(rows: int, cols: int, k
     check_numbers(kernel, gpu, seed=rows * cols)
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="CUDA's ptxas is not on PATH")
 @pytest.mark.parametrize("name", ["softmax", "reduce_sum_all", "conv_long_reduction"])
 def test_ptxas_accepts_the_shuffles(name: str, tmp_path: Path) -> None:
     kernel = lower(GRAPHS[name])
@@ -154,16 +152,7 @@ def test_ptxas_accepts_the_shuffles(name: str, tmp_path: Path) -> None:
     )
     text = ptx(gpu, "sm_90")
     assert "shfl.sync.bfly.b32" in text
-    (tmp_path / "k.ptx").write_text(text)
-    ptxas = shutil.which("ptxas")
-    assert ptxas is not None
-    result = subprocess.run(
-        [ptxas, "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_ptxas_accepts(text, tmp_path)
 
 
 def test_the_cuda_runtime_interpreter_device_runs_the_warps() -> None:

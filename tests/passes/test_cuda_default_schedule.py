@@ -5,8 +5,6 @@ accepts the PTX of the scheduled model (skipped without ptxas)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from math import prod
 from pathlib import Path
 
@@ -36,6 +34,7 @@ from xtc.passes.schedule_pass import PassOptionError
 from xtc.remarks import collect_remarks
 from xtc.runtime.ptx import ptx
 from xtc.testing.graph_op import random_inputs
+from xtc.testing.ptxas import assert_ptxas_accepts
 from xtc.testing.schedules import (
     add,
     conv2d,
@@ -76,21 +75,11 @@ def test_the_default_schedule_keeps_the_numbers(name: str) -> None:
     assert outer.extent * inner.extent == int(np.prod(output.get_shape()))
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="CUDA's ptxas is not on PATH")
 @pytest.mark.parametrize("name", list(GRAPHS))
 def test_ptxas_accepts_the_scheduled_model(name: str, tmp_path: Path) -> None:
     kernel = lower(GRAPHS[name])
     gpu = apply_pipeline(kernel.tir.clone(), "cuda-default-schedule,convert-tir-to-gpu")
-    (tmp_path / "k.ptx").write_text(ptx(gpu, "sm_90"))
-    ptxas = shutil.which("ptxas")
-    assert ptxas is not None
-    result = subprocess.run(
-        [ptxas, "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
+    assert_ptxas_accepts(ptx(gpu, "sm_90"), tmp_path)
 
 
 def test_each_nest_of_a_function_becomes_a_kernel_its_host_calls() -> None:
