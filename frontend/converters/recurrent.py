@@ -26,7 +26,8 @@ from xdsl.ir import SSAValue
 
 from xtc.dialects.graph import elementwise as ew
 from xtc.dialects.graph import nn
-from xtc.dialects.graph.base import elem, float_attr, is_float
+from xtc.dialects.graph import tensor as tn
+from xtc.dialects.graph.base import elem, float_attr, int_attr, ints_attr, is_float
 from xtc.frontend.converters import Node, converts
 from xtc.frontend.converters.nn import (
     add,
@@ -264,10 +265,7 @@ class Recurrence:
         projected = node.emit1(nn.DenseOp, [flat, cell.w])
         if bias is not None:
             projected = add(node, projected, bias)
-        return [
-            slice_axis(node, projected, 0, t * self.batch, (t + 1) * self.batch)
-            for t in range(self.steps)
-        ]
+        return split_rows(node, projected, self.steps)
 
     def gate(self, value: SSAValue, k: int, count: int = 1) -> SSAValue:
         """Gates k..k+count-1 of a …×G·H value."""
@@ -325,6 +323,27 @@ class Recurrence:
             y_h = None if y_h is None else transpose(node, y_h, (1, 0, 2))
             y_c = None if y_c is None else transpose(node, y_c, (1, 0, 2))
         return [y, y_h, y_c][: len(node.proto.output)]
+
+
+SPLIT_FANOUT = 8
+
+
+def split_rows(node: Node, value: SSAValue, parts: int) -> list[SSAValue]:
+    """`value` cut along axis 0 into `parts` equal pieces, by a tree of
+    splits of at most SPLIT_FANOUT pieces each. Splits, not a slice per
+    step: the steps' kernels then read whole buffers and are one workload,
+    compiled once; a tree, because scheduling one split of many pieces
+    grows with the square of their number."""
+    if parts == 1:
+        return [value]
+    rows = shape(value)[0] // parts
+    groups = min(parts, SPLIT_FANOUT)
+    counts = [parts // groups + (1 if g < parts % groups else 0) for g in range(groups)]
+    props = {"axis": int_attr(0), "sizes": ints_attr([rows * c for c in counts])}
+    pieces = node.emit(tn.SplitOp, [value], props)
+    return [
+        row for piece, c in zip(pieces, counts, strict=True) for row in split_rows(node, piece, c)
+    ]
 
 
 class StepFunction:
@@ -409,7 +428,7 @@ class GruStep(StepFunction):
 
 class LstmStep(StepFunction):
     """Gates i, o, f, c; peepholes P (i, o, f) on the cell state;
-    input_forget couples f = 1 - i."""
+    input_forget couples f = 1 - i; clip bounds the gates' inputs."""
 
     def __init__(self, input_forget: bool) -> None:
         self.input_forget = input_forget
@@ -437,7 +456,8 @@ class LstmStep(StepFunction):
         candidate = frame.activate(g, frame.gate(gates, 3))
         new_c = add(node, mul(node, forget, c), mul(node, i, candidate))
         o = frame.activate(f, peeped(1, new_c, 1))
-        return mul(node, o, frame.activate(h_act, new_c)), new_c
+        # onnxruntime clips the gates' inputs, not the cell state h reads.
+        return mul(node, o, apply(node, h_act, new_c)), new_c
 
 
 STEPS: dict[str, Callable[[Node], StepFunction]] = {
