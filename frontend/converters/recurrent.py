@@ -69,7 +69,9 @@ PARAMETERS: dict[str, tuple[float | None, float | None]] = {
     "elu": (1.0, None),
 }
 """Each activation by lower-case name, with the defaults of the alpha and
-beta it takes (None: it takes none)."""
+beta it takes (None: it takes none): those of the ONNX op of that name, as
+the spec says (onnxruntime takes 0 for Affine, ScaledTanh and
+ThresholdedRelu)."""
 
 
 @dataclass(frozen=True)
