@@ -350,7 +350,10 @@ def split_rows(node: Node, value: SSAValue, parts: int) -> list[SSAValue]:
 
 class StepFunction:
     """One op's cell: `prepare` computes the per-step input projections,
-    `__call__` one step from (h, c) to the new (h, c)."""
+    `__call__` one step from (h, c) to the new (h, c). Each step adds the
+    projection after the recurrent product (dense(h, R) + x): the fused
+    kernel then reads x in the epilogue, where the matrix-vector schedule
+    can keep its accumulators in registers."""
 
     def prepare(self, frame: Recurrence, cell: Cell) -> list[SSAValue]:
         both = (
@@ -379,7 +382,7 @@ class RnnStep(StepFunction):
     ) -> tuple[SSAValue, SSAValue | None]:
         node = frame.node
         recurrent = node.emit1(nn.DenseOp, [h, cell.r])
-        return frame.activate(cell.activations[0], add(node, x, recurrent)), None
+        return frame.activate(cell.activations[0], add(node, recurrent, x)), None
 
 
 class GruStep(StepFunction):
@@ -410,7 +413,7 @@ class GruStep(StepFunction):
         else:
             zr_weights = frame.gate_rows(r_weights, 0, 2)
             recurrent = node.emit1(nn.DenseOp, [h, zr_weights])
-            zr = add(node, frame.gate(x, 0, 2), recurrent)
+            zr = add(node, recurrent, frame.gate(x, 0, 2))
         z = frame.activate(f, frame.gate(zr, 0))
         reset = frame.activate(f, frame.gate(zr, 1))
         if self.linear_before_reset:
@@ -420,9 +423,8 @@ class GruStep(StepFunction):
             candidate = add(node, frame.gate(x, 2), mul(node, reset, hidden))
         else:
             h_weights = frame.gate_rows(r_weights, 2)
-            candidate = add(
-                node, frame.gate(x, 2), node.emit1(nn.DenseOp, [mul(node, reset, h), h_weights])
-            )
+            reset_h = node.emit1(nn.DenseOp, [mul(node, reset, h), h_weights])
+            candidate = add(node, reset_h, frame.gate(x, 2))
         candidate = frame.activate(g, candidate)
         # (1 - z) h~ + z H = h~ + z (H - h~)
         return add(node, candidate, mul(node, z, sub(node, h, candidate))), None
@@ -441,7 +443,7 @@ class LstmStep(StepFunction):
         node = frame.node
         assert c is not None
         f, g, h_act = cell.activations
-        gates = add(node, x, node.emit1(nn.DenseOp, [h, cell.r]))
+        gates = add(node, node.emit1(nn.DenseOp, [h, cell.r]), x)
         p = cell.peephole
 
         def peeped(k: int, state: SSAValue, pk: int) -> SSAValue:
