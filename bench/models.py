@@ -1,13 +1,14 @@
 """xtc against onnxruntime on whole models, side by side in one process.
 
     python bench/models.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert,alexnet,
-                                     vgg16,vgg19,inception_v1,densenet121,shufflenet]
+                                     vgg16,vgg19,inception_v1,densenet121,shufflenet,lstm]
                            [--threads N] [--repeat R] [--number K] [--bert-layers L]
                            [--matmul] [--small] [--json out.json]
 
 Each model is built by `xtc.tools.model_builders` with random weights (224x224
 images and 1000 classes; BERT-base widths at sequence 128; VGG-19 holds 548 MiB
-of weights, AlexNet 233 MiB), compiled with
+of weights, AlexNet 233 MiB; two stacked LSTMs, hidden 128, over 64 steps),
+compiled with
 `xtc.compile`, and timed beside an onnxruntime session given the same number of
 threads. Blocks of K runs alternate (xtc, then onnxruntime) R times, so that
 neither runtime's thread pool spins on the cores while the other one runs; the
@@ -42,6 +43,7 @@ from xtc.tools.model_builders import (
     bert_encoder,
     densenet,
     inception_v1,
+    lstm_classifier,
     mobilenet_v2,
     resnet,
     shufflenet,
@@ -64,6 +66,7 @@ MODEL_NAMES = (
     "inception_v1",
     "densenet121",
     "shufflenet",
+    "lstm",
 )
 MATCH_RTOL = 1e-3
 MATMUL_SIZE = 1024
@@ -140,6 +143,10 @@ def build_model(name: str, small: bool, bert_layers: int) -> onnx.ModelProto:
         if small:
             return bert_encoder(layers=1, seq=16, hidden=32, heads=4, ffn=64)
         return bert_encoder(layers=bert_layers, seq=128, hidden=768, heads=12, ffn=3072)
+    if name == "lstm":
+        if small:
+            return lstm_classifier(seq=8, features=8, hidden=16)
+        return lstm_classifier()
     if name in CNN_BUILDERS:
         full, tiny = CNN_BUILDERS[name]
         return tiny() if small else full()

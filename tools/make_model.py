@@ -28,11 +28,13 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "inception_v1": builders.inception_v1,
     "densenet121": builders.densenet,
     "shufflenet": builders.shufflenet,
+    "lstm": builders.lstm_classifier,
 }
 """Each model at its usual size: 224x224 images and 1000 classes; the BERT
 encoder is BERT-base's layer (hidden 768, 12 heads) stacked 4 deep, at
 sequence length 128. VGG-19 holds 548 MiB of weights, AlexNet 233 MiB;
-`shufflenet` is ShuffleNet v1 with 3 groups."""
+`shufflenet` is ShuffleNet v1 with 3 groups; `lstm` two stacked LSTMs
+(hidden 128) over 64 steps of 64 features, classified by a Gemm."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

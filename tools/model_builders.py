@@ -1,6 +1,7 @@
 """Real architectures built with `onnx.helper` and random weights (nothing is
 downloaded): ResNet, MobileNet-v2, SqueezeNet, AlexNet, VGG, GoogLeNet
-(Inception v1), DenseNet, ShuffleNet and a BERT-style encoder. Tests compare xtc
+(Inception v1), DenseNet, ShuffleNet, a BERT-style encoder and a stacked
+LSTM. Tests compare xtc
 with onnxruntime on them; benchmarks time them."""
 
 from __future__ import annotations
@@ -695,3 +696,47 @@ def shufflenet(
     x = b.node("GlobalAveragePool", [x], "pool")
     logits = _classifier(b, x, c, [], classes, "fc")
     return b.model([_image_input(batch, image)], [logits], 13, f"shufflenet_g{groups}")
+
+
+def lstm_classifier(
+    layers: int = 2,
+    seq: int = 64,
+    features: int = 64,
+    hidden: int = 128,
+    classes: int = 10,
+    batch: int = 1,
+    seed: int = 0,
+) -> onnx.ModelProto:
+    """A sequence classifier: `input` seq×batch×features through `layers`
+    stacked LSTMs (ONNX LSTM nodes, forward, with biases), then Gemm on the
+    last layer's final hidden state to batch×classes logits."""
+    b = GraphBuilder(seed)
+    x, width = "input", features
+    scale = hidden**-0.5
+    final = ""
+    for layer in range(layers):
+        tag = f"lstm{layer + 1}"
+        w = b.random(f"{tag}.W", [1, 4 * hidden, width], scale)
+        r = b.random(f"{tag}.R", [1, 4 * hidden, hidden], scale)
+        bias = b.random(f"{tag}.B", [1, 8 * hidden], scale)
+        y, final = b.fresh(f"{tag}.Y"), b.fresh(f"{tag}.Y_h")
+        last = layer == layers - 1
+        b.nodes.append(
+            helper.make_node(
+                "LSTM",
+                [x, w, r, bias],
+                ["" if last else y, final],
+                name=tag,
+                hidden_size=hidden,
+            )
+        )
+        if not last:  # seq×1×batch×hidden -> seq×batch×hidden
+            axis = b.weight(f"{tag}.axis", np.array([1], np.int64))
+            x, width = b.node("Squeeze", [y, axis], f"{tag}.squeeze"), hidden
+    axis = b.weight("head.axis", np.array([0], np.int64))
+    state = b.node("Squeeze", [final, axis], "head.squeeze")
+    w = b.random("fc.weight", [classes, hidden], scale)
+    fc_bias = b.random("fc.bias", [classes], 0.1)
+    logits = b.node("Gemm", [state, w, fc_bias], "fc", transB=1)
+    data = helper.make_tensor_value_info("input", TensorProto.FLOAT, [seq, batch, features])
+    return b.model([data], [logits], 14, f"lstm{layers}")

@@ -75,7 +75,7 @@ def converts(*op_types: str, domain: str = "") -> Callable[[_C], _C]:
 
 def load_builtin_converters() -> dict[OpKey, Converter]:
     """xtc's own converters (importing the category modules registers them)."""
-    from xtc.frontend.converters import elementwise, nn, reduce, tensor  # noqa: F401
+    from xtc.frontend.converters import elementwise, nn, recurrent, reduce, tensor  # noqa: F401
 
     return CONVERTERS
 

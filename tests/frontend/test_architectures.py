@@ -1,15 +1,17 @@
-"""Whole architectures (ResNet-style CNN, BERT-style encoder) imported and
-interpreted, compared with onnxruntime on random inputs."""
+"""Whole architectures (ResNet-style CNN, BERT-style encoder, stacked LSTM)
+imported and interpreted (the LSTM compiled too), compared with onnxruntime
+on random inputs."""
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 
+import xtc
 from xtc import interp
-from xtc.frontend.onnx import import_model
-from xtc.tools.model_builders import bert_encoder, resnet_like
 from xtc.driver.pipelines import apply_pipeline
+from xtc.frontend.onnx import import_model
+from xtc.tools.model_builders import bert_encoder, lstm_classifier, resnet_like
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -54,6 +56,18 @@ def test_bert_encoder_matches_onnxruntime() -> None:
     assert "graph.reshape" in text and "Shape" not in text
     (got,) = interp.run(module, inputs)
     assert_close_to_scale(got, expected)
+
+
+def test_lstm_classifier_matches_onnxruntime_interpreted_and_compiled() -> None:
+    model = lstm_classifier(seq=8, features=8, hidden=16, classes=5, batch=2)
+    assert [n.op_type for n in model.graph.node].count("LSTM") == 2
+    x = np.random.default_rng(2).standard_normal((8, 2, 8)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"input": x})
+    assert expected.shape == (2, 5)
+    (interpreted,) = interp.run(import_model(model), {"input": x})
+    assert_close_to_scale(interpreted, expected)
+    (compiled,) = xtc.compile(model).run({"input": x})
+    assert_close_to_scale(compiled, expected)
 
 
 def test_symbolic_batch_is_fixed_by_input_shapes() -> None:
