@@ -164,8 +164,10 @@ def _static(value_info: onnx.ValueInfoProto) -> bool:
 
 def graph_inputs_of(model: onnx.ModelProto, value: str) -> list[str]:
     """The graph inputs (not initializers) that `value` is computed from, in
-    the model's input order."""
-    producers = {out: node for node in model.graph.node for out in node.output}
+    the model's input order. `value` may be one of a subgraph's (an If
+    branch, a Loop body); the outputs of a node with subgraphs are computed
+    from its inputs and its subgraphs' outputs."""
+    sources = _sources(model.graph)
     seen: set[str] = set()
     todo = [value]
     while todo:
@@ -173,11 +175,25 @@ def graph_inputs_of(model: onnx.ModelProto, value: str) -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        node = producers.get(name)
-        if node is not None:
-            todo += [n for n in node.input if n]
+        todo += sources.get(name, [])
     initializers = {t.name for t in model.graph.initializer}
     return [i.name for i in model.graph.input if i.name in seen and i.name not in initializers]
+
+
+def _sources(graph: onnx.GraphProto) -> dict[str, list[str]]:
+    """The values each value of `graph` and its subgraphs is computed from."""
+    sources: dict[str, list[str]] = {}
+    for node in graph.node:
+        inputs = [n for n in node.input if n]
+        for attribute in node.attribute:
+            subgraphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else []
+            subgraphs += list(attribute.graphs)
+            for subgraph in subgraphs:
+                sources.update(_sources(subgraph))
+                inputs += [o.name for o in subgraph.output]
+        for out in node.output:
+            sources[out] = inputs
+    return sources
 
 
 class CompileFrozen(Protocol):

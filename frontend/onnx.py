@@ -37,8 +37,8 @@ from xtc.frontend.converters import (
     CONVERTERS,
     ONNX_DOMAINS,
     Importer,
-    Node,
     OnnxImportError,
+    convert_node,
     load_builtin_converters,
     op_key,
     op_label,
@@ -390,7 +390,7 @@ def import_model(
         importer.values[name] = importer.add_constant(array, name, name)
 
     for index, node_proto in enumerate(graph.node):
-        _convert_node(importer, node_proto, index)
+        convert_node(importer, node_proto, index)
 
     results: list[SSAValue] = []
     for output in graph.output:
@@ -431,25 +431,6 @@ def frozen_inputs(
             )
         tensors[name] = numpy_helper.from_array(array, name)
     return tensors
-
-
-def _convert_node(importer: Importer, proto: onnx.NodeProto, index: int) -> None:
-    node = Node(importer, proto, index)
-    missing = [n for n in proto.input if n and n not in importer.values]
-    if missing:
-        node.fail(f"uses {missing}, which no node or input defines before it")
-    outputs = CONVERTERS[op_key(proto.domain, proto.op_type)](node)
-    produced = list(outputs)
-    for name, value in zip(proto.output, produced, strict=False):
-        if not name:
-            continue
-        if value is None:
-            node.fail(f"output '{name}' is not supported")
-        importer.values[name] = value
-        if value.name_hint is None:
-            value.name_hint = ssa_name(name)
-    if len(proto.output) > len(produced) and any(proto.output[len(produced) :]):
-        node.fail(f"produces {len(proto.output)} outputs; xtc supports the first {len(produced)}")
 
 
 def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:

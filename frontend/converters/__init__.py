@@ -75,7 +75,14 @@ def converts(*op_types: str, domain: str = "") -> Callable[[_C], _C]:
 
 def load_builtin_converters() -> dict[OpKey, Converter]:
     """xtc's own converters (importing the category modules registers them)."""
-    from xtc.frontend.converters import elementwise, nn, recurrent, reduce, tensor  # noqa: F401
+    from xtc.frontend.converters import (  # noqa: F401
+        control,
+        elementwise,
+        nn,
+        recurrent,
+        reduce,
+        tensor,
+    )
 
     return CONVERTERS
 
@@ -110,12 +117,16 @@ class Importer:
 class Node:
     """One ONNX node being converted."""
 
-    def __init__(self, importer: Importer, proto: onnx.NodeProto, index: int) -> None:
+    def __init__(
+        self, importer: Importer, proto: onnx.NodeProto, index: int, scope: str = ""
+    ) -> None:
         self.importer = importer
         self.proto = proto
         self.op_type = proto.op_type
         self.domain = op_key(proto.domain, proto.op_type)[0]
-        self.name = proto.name or f"{proto.op_type}_{index}"
+        self.name = scope + (proto.name or f"{proto.op_type}_{index}")
+        """The node's name, after the path of the subgraph it was inlined from
+        (`Loop_0/iteration 2/`)."""
         self.opset = importer.opset
         self.domain_version = importer.domain_versions.get(self.domain, importer.opset)
         """The version of the node's domain the model imports (the opset for ONNX's)."""
@@ -242,6 +253,77 @@ class Node:
 
     def type_str(self, i: int) -> str:
         return type_str(self.input(i).type)
+
+    # -- subgraphs --------------------------------------------------------------
+
+    def inline(self, graph: onnx.GraphProto, inputs: Sequence[SSAValue], at: str) -> list[SSAValue]:
+        """The outputs of subgraph `graph` (an If branch, a Loop or Scan body)
+        on `inputs`: its nodes converted here, in a scope where its input
+        names are bound to `inputs` and the enclosing graphs' names stay
+        visible; `at` names the place in the node's errors ("iteration 2")."""
+        if len(graph.input) != len(inputs):
+            self.fail(
+                f"its subgraph '{graph.name}' takes {len(graph.input)} inputs, not {len(inputs)}"
+            )
+        importer = self.importer
+        outer = importer.values
+        scope = dict(outer)
+        scope.update((i.name, v) for i, v in zip(graph.input, inputs, strict=True))
+        path = f"{self.name}/{at}/"
+        importer.values = scope
+        try:
+            for tensor in graph.initializer:
+                scope[tensor.name] = importer.add_constant(
+                    numpy_helper.to_array(tensor), tensor.name, path + tensor.name
+                )
+            for index, proto in enumerate(graph.node):
+                convert_node(importer, proto, index, path)
+        finally:
+            importer.values = outer
+        missing = [o.name for o in graph.output if o.name not in scope]
+        if missing:
+            self.fail(f"its subgraph '{graph.name}' does not produce {missing}")
+        return [scope[o.name] for o in graph.output]
+
+    def apply(
+        self, op_type: str, inputs: Sequence[SSAValue], outputs: int = 1, **attrs: Any
+    ) -> list[SSAValue]:
+        """The outputs of ONNX op `op_type` on `inputs` (its converter run on
+        a node made here), for converters built from other ops."""
+        names = [f"{self.name}/{op_type}/in{i}" for i in range(len(inputs))]
+        results = [f"{self.name}/{op_type}/out{i}" for i in range(outputs)]
+        proto = helper.make_node(op_type, names, results, name=f"{self.name}/{op_type}", **attrs)
+        importer = self.importer
+        outer = importer.values
+        importer.values = {**outer, **dict(zip(names, inputs, strict=True))}
+        try:
+            convert_node(importer, proto, 0)
+            return [importer.values[r] for r in results]
+        finally:
+            importer.values = outer
+
+
+def convert_node(importer: Importer, proto: onnx.NodeProto, index: int, scope: str = "") -> None:
+    """Converts one ONNX node: its outputs' values bound to their names in
+    `importer.values`."""
+    node = Node(importer, proto, index, scope)
+    missing = [n for n in proto.input if n and n not in importer.values]
+    if missing:
+        node.fail(f"uses {missing}, which no node or input defines before it")
+    converter = CONVERTERS.get(op_key(proto.domain, proto.op_type))
+    if converter is None:
+        node.fail("is not supported")
+    produced = list(converter(node))
+    for name, value in zip(proto.output, produced, strict=False):
+        if not name:
+            continue
+        if value is None:
+            node.fail(f"output '{name}' is not supported")
+        importer.values[name] = value
+        if value.name_hint is None:
+            value.name_hint = ssa_name(name)
+    if len(proto.output) > len(produced) and any(proto.output[len(produced) :]):
+        node.fail(f"produces {len(proto.output)} outputs; xtc supports the first {len(produced)}")
 
 
 def ssa_name(name: str) -> str | None:

@@ -1,0 +1,226 @@
+"""If, Loop and Scan (frontend/converters/control.py) against onnxruntime,
+on the interpreter and natively: their subgraphs inlined at import, loops
+unrolled, an If's run-time condition specialized on its value; and the
+messages where the control flow depends on run-time values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+import xtc
+from xtc import interp
+from xtc.driver.onnx_backend import specializing_model
+from xtc.driver.specializing import graph_inputs_of
+from xtc.frontend.onnx import OnnxImportError, import_model
+
+F32 = TensorProto.FLOAT
+RNG = np.random.default_rng(7)
+
+
+def model(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[str],
+    initializers: dict[str, np.ndarray] | None = None,
+    opset: int = 18,
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        inputs,
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [numpy_helper.from_array(a, n) for n, a in (initializers or {}).items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def run_ort(m: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[Any]:
+    session = onnxruntime.InferenceSession(
+        m.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return list(session.run(None, inputs))
+
+
+def check(m: onnx.ModelProto, inputs: dict[str, np.ndarray], native: bool = True) -> None:
+    """The interpreter and native code (unless not `native`) give
+    onnxruntime's outputs."""
+    want = run_ort(m, inputs)
+    runs = [specializing_model(m, "interp").run(inputs)]
+    if native:
+        runs.append(xtc.compile(m, target="llvm", cache=False).run(inputs))
+    for got in runs:
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
+
+
+def tensor(name: str, shape: list[int], elem: int = F32) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def branch(name: str, node: onnx.NodeProto, output: str) -> onnx.GraphProto:
+    return helper.make_graph([node], name, [], [helper.make_empty_tensor_value_info(output)])
+
+
+def if_model() -> onnx.ModelProto:
+    """y = cond ? x + 1 : x * 2 (the branches read x from the outer graph)."""
+    then = branch("then", helper.make_node("Add", ["x", "one"], ["a"]), "a")
+    other = branch("else", helper.make_node("Mul", ["x", "two"], ["b"]), "b")
+    node = helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)
+    constants = {"one": np.float32(1), "two": np.float32(2)}
+    return model(
+        [node], [tensor("cond", [], TensorProto.BOOL), tensor("x", [3, 4])], ["y"], constants
+    )
+
+
+@pytest.mark.parametrize("condition", [True, False])
+def test_if_takes_the_branch_its_run_time_condition_picks(condition: bool) -> None:
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    check(if_model(), {"cond": np.array(condition), "x": x}, native=condition)
+
+
+def test_the_if_condition_is_a_specialized_input() -> None:
+    compiled = specializing_model(if_model(), "interp")
+    x = np.full((3, 4), 3, np.float32)
+    assert float(compiled.run({"cond": np.array(True), "x": x})[0][0, 0]) == 4.0
+    assert float(compiled.run({"cond": np.array(False), "x": x})[0][0, 0]) == 6.0
+    assert compiled.specialized_inputs == ["cond"]
+
+
+def loop_model(trip_count: int, scan_outputs: bool = True) -> onnx.ModelProto:
+    """acc = x; for i < trip_count: acc = acc * 0.5 + i; outputs acc and,
+    stacked, each iteration's acc."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["fi"], to=F32),
+            helper.make_node("Mul", ["acc_in", "half"], ["scaled"]),
+            helper.make_node("Add", ["scaled", "fi"], ["acc_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Identity", ["acc_out"], ["acc_scan"]),
+        ],
+        "body",
+        [
+            tensor("i", [], TensorProto.INT64),
+            tensor("cond_in", [], TensorProto.BOOL),
+            tensor("acc_in", [2, 3]),
+        ],
+        [helper.make_empty_tensor_value_info(n) for n in ("cond_out", "acc_out", "acc_scan")][
+            : 3 if scan_outputs else 2
+        ],
+    )
+    node = helper.make_node(
+        "Loop", ["M", "", "x"], ["acc", "scan"] if scan_outputs else ["acc"], body=body
+    )
+    constants = {"M": np.array(trip_count, np.int64), "half": np.float32(0.5)}
+    return model(
+        [node], [tensor("x", [2, 3])], ["acc", "scan"] if scan_outputs else ["acc"], constants
+    )
+
+
+@settings(max_examples=6, deadline=None)
+@given(trip_count=st.integers(1, 6))
+def test_a_loop_is_unrolled_to_its_trip_count(trip_count: int) -> None:
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    check(loop_model(trip_count), {"x": x}, native=trip_count == 3)
+
+
+def test_a_loop_longer_than_the_unroll_limit_is_refused() -> None:
+    with pytest.raises(OnnxImportError, match=r"Loop node .*runs 5000 iterations; xtc unrolls"):
+        import_model(loop_model(5000, scan_outputs=False))
+
+
+def test_a_loop_whose_condition_depends_on_run_time_values_is_refused() -> None:
+    """cond_out = sum(acc) < 10: known only at run time."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["acc_in", "acc_in"], ["acc_out"]),
+            helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "ten"], ["cond_out"]),
+        ],
+        "body",
+        [
+            tensor("i", [], TensorProto.INT64),
+            tensor("cond_in", [], TensorProto.BOOL),
+            tensor("acc_in", [2]),
+        ],
+        [helper.make_empty_tensor_value_info(n) for n in ("cond_out", "acc_out")],
+    )
+    node = helper.make_node("Loop", ["", "go", "x"], ["acc"], body=body)
+    m = model([node], [tensor("x", [2])], ["acc"], {"go": np.array(True), "ten": np.float32(10)})
+    with pytest.raises(OnnxImportError, match="condition after iteration 0 depends on run-time"):
+        import_model(m)
+
+
+def scan_model(reverse: int, axis: int, out_axis: int, opset: int = 18) -> onnx.ModelProto:
+    """A running sum over the scan axis of x (4x5x3): state [5 or 4, 3]."""
+    state = [4, 5, 3][:axis] + [4, 5, 3][axis + 1 :]
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["sum_in", "row"], ["sum_out"]),
+            helper.make_node("Identity", ["sum_out"], ["each"]),
+        ],
+        "body",
+        [tensor("sum_in", state), tensor("row", state)],
+        [helper.make_empty_tensor_value_info(n) for n in ("sum_out", "each")],
+    )
+    node = helper.make_node(
+        "Scan",
+        ["init", "x"],
+        ["total", "partial"],
+        body=body,
+        num_scan_inputs=1,
+        scan_input_axes=[axis],
+        scan_input_directions=[reverse],
+        scan_output_axes=[out_axis],
+    )
+    return model([node], [tensor("init", state), tensor("x", [4, 5, 3])], ["total", "partial"])
+
+
+@pytest.mark.parametrize(("reverse", "axis", "out_axis"), [(0, 0, 0), (1, 0, 0), (0, 1, -1)])
+def test_scan_runs_its_body_along_the_scan_axis(reverse: int, axis: int, out_axis: int) -> None:
+    m = scan_model(reverse, axis, out_axis)
+    state = [4, 5, 3][:axis] + [4, 5, 3][axis + 1 :]
+    inputs = {
+        "init": RNG.standard_normal(state).astype(np.float32),
+        "x": RNG.standard_normal((4, 5, 3)).astype(np.float32),
+    }
+    check(m, inputs, native=(reverse, axis) == (1, 0))
+
+
+def test_an_unsupported_node_in_a_body_is_named_with_its_place() -> None:
+    then = branch("then", helper.make_node("DFT", ["x"], ["u"]), "u")
+    other = branch("else", helper.make_node("Identity", ["x"], ["v"]), "v")
+    node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=other)
+    m = model([node], [tensor("x", [3])], ["y"], {"c": np.array(True)})
+    with pytest.raises(
+        OnnxImportError, match=r"DFT node .pick/then_branch/DFT_0. .*is not supported"
+    ):
+        import_model(m)
+
+
+def test_a_value_inside_a_branch_traces_back_to_the_graph_inputs() -> None:
+    """The specializer learns which inputs to freeze from a value named
+    inside a subgraph (an Expand's shape computed in a branch)."""
+    shape = helper.make_graph(
+        [helper.make_node("Concat", ["n", "n"], ["s"], axis=0)],
+        "then",
+        [],
+        [helper.make_empty_tensor_value_info("s")],
+    )
+    node = helper.make_node("If", ["c"], ["y"], then_branch=shape, else_branch=shape)
+    m = model(
+        [node], [tensor("c", [], TensorProto.BOOL), tensor("n", [1], TensorProto.INT64)], ["y"]
+    )
+    assert graph_inputs_of(m, "s") == ["n"]
+    assert graph_inputs_of(m, "y") == ["c", "n"]
+    assert interp.run(import_model(m, freeze={"c": np.array(True), "n": np.array([2])}), {})[
+        0
+    ].tolist() == [2, 2]
