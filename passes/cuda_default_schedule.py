@@ -326,14 +326,15 @@ def single_thread(pass_name: str, func: FuncOp, nest: ForOp) -> None:
 class CudaDefaultSchedule(ModulePass):
     """The default CUDA schedule: one thread per output element.
 
-    Expects: tir-level functions; each function with loops and no bound
-    loop (those are left as scheduled) holds loop nests at its top level,
-    with temporaries (memref.alloc/alloca/dealloc), pure scalar ops and
-    other ops whose results stay at the top level (a store initializing
-    an output; the epilogue of a reduction into one element: a load of
-    its accumulator, scalar ops on it, a store); the outer loops of a nest, down to the first loop holding
-    something else than one loop and pure scalar ops, are serial from 0
-    with step 1 (the spatial loops of a kernel from convert-te-to-tir: a
+    Expects: tir-level functions; each function with loops, or loads and
+    stores at its top level, and no bound loop (those are left as
+    scheduled) holds loop nests at its top level, with temporaries
+    (memref.alloc/alloca/dealloc), pure scalar ops and other ops whose
+    results stay at the top level (a store initializing an output; the
+    epilogue of a reduction into one element: a load of its accumulator,
+    scalar ops on it, a store); the outer loops of a nest, down to the
+    first loop holding something else than one loop and pure scalar ops,
+    are serial from 0 with step 1 (the spatial loops of a kernel from convert-te-to-tir: a
     reduction's accumulator stays inside a thread).
 
     Produces: a function that is not one nest becomes a host function:
@@ -496,7 +497,10 @@ class CudaDefaultSchedule(ModulePass):
             for f in op.ops
             if isinstance(f, FuncOp)
             and f.body.blocks
-            and any(isinstance(o, ForOp) for o in f.body.walk())
+            and (
+                any(isinstance(o, ForOp) for o in f.body.walk())
+                or any(isinstance(o, memref.LoadOp | memref.StoreOp) for o in f.body.block.ops)
+            )
             and not bound_loops(f)
         ]
         kernels: list[FuncOp] = []

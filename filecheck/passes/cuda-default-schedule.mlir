@@ -153,6 +153,23 @@ func.func @mean(%x: memref<8xf32>, %out: memref<f32>) {
 
 // -----
 
+// A function without loops that reads and writes memory (the reshape of a
+// rank-0 tensor) runs it in a kernel of one thread, not in host code.
+// CHECK-LABEL: func.func @scalar_copy(
+// CHECK-NEXT:    func.call @scalar_copy_k0(
+// CHECK-LABEL: func.func @scalar_copy_k0(
+// CHECK-NEXT:    tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_b", kind = "blockIdx.x"} {
+// CHECK-NEXT:      tir.for %{{.*}} = 0 to 1 step 1 {name = "once0_t", kind = "threadIdx.x"} {
+// CHECK-NEXT:        %[[V:.*]] = memref.load
+// CHECK-NEXT:        memref.store %[[V]]
+func.func @scalar_copy(%x: memref<f32>, %y: memref<f32>) {
+  %v = memref.load %x[] : memref<f32>
+  memref.store %v, %y[] : memref<f32>
+  func.return
+}
+
+// -----
+
 // A top-level op whose result a nest uses cannot move into a kernel.
 // CHECK: error: cuda-default-schedule: @stray: the result of 'memref.load' at the top level is used outside it; only loop nests and buffers move to kernels
 func.func @stray(%x: memref<8xf32>) {

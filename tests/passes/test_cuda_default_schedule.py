@@ -258,3 +258,22 @@ def test_the_epilogue_of_a_reduction_into_one_element_runs_in_a_kernel() -> None
         gpu = compile_graph_to_gpu(import_model(model), 3)
         (got,) = interp.run(gpu, {"x": x})
         np.testing.assert_allclose(got, expected[name], rtol=1e-5, atol=1e-5)
+
+
+SCALAR_COPY = """
+func.func @scalar_copy(%x: memref<f32>, %y: memref<f32> {graph.output = 0 : i64}) {
+  %v = memref.load %x[] : memref<f32>
+  memref.store %v, %y[] : memref<f32>
+  func.return
+}
+"""
+
+
+def test_a_function_without_loops_that_touches_memory_runs_in_a_kernel() -> None:
+    """Einsum's inner product reshapes a rank-0 tensor with a load and a
+    store: they go to a kernel of one thread, not to host code (which
+    convert-tir-to-gpu refuses)."""
+    gpu = apply_pipeline(parse_module(SCALAR_COPY), "cuda-default-schedule,convert-tir-to-gpu")
+    assert [k.sym_name.data for k in gpu.walk() if isinstance(k, GpuFuncOp)] == ["scalar_copy_k0"]
+    (y,) = interp.run(gpu, [np.float32(2.5)], "scalar_copy")
+    assert float(y) == 2.5
