@@ -238,12 +238,15 @@ def convert_dequantize_linear(node: Node) -> Outputs:
     else:
         to = elem(scale_value.type)
     computed = f64 if elem(scale_value.type) == f64 else f32
-    shifted = cast(node, x, computed)
+    # Constant 8-bit weights stay quantized for graph-qdq-to-integer;
+    # graph-fold-constants folds what it leaves.
+    fold = node.const(0) is None or node.dtype(0) not in (np.int8, np.uint8)
+    shifted = node.emit1(ew.CastOp, [x], {"to": computed}, fold)
     if node.has_input(2):
         zero_point = broadcast_param(node, 2, x_shape, axis, block_size, "x_zero_point")
-        shifted = node.emit1(ew.SubOp, [shifted, cast(node, zero_point, computed)])
+        shifted = node.emit1(ew.SubOp, [shifted, cast(node, zero_point, computed)], fold=fold)
     scale = cast(node, broadcast_param(node, 1, x_shape, axis, block_size, "x_scale"), computed)
-    return [cast(node, node.emit1(ew.MulOp, [shifted, scale]), to)]
+    return [cast(node, node.emit1(ew.MulOp, [shifted, scale], fold=fold), to)]
 
 
 @converts("DynamicQuantizeLinear")
