@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 TARGETS = ("llvm", "cuda")
 GRAPH_PASSES = (
+    "graph-qdq-to-integer",  # first: it needs the quantized weights the later folding loses
+    "graph-fold-constants",
     "graph-simplify-inference",
     "graph-fold-scale-axis",
     "graph-alter-layout",

@@ -85,6 +85,12 @@ def get_graph_apply_pdl() -> type[ModulePass]:
     return GraphApplyPdl
 
 
+def get_graph_qdq_to_integer() -> type[ModulePass]:
+    from xtc.passes.graph_qdq_to_integer import GraphQdqToInteger
+
+    return GraphQdqToInteger
+
+
 def get_graph_fold_scale_axis() -> type[ModulePass]:
     from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
 
@@ -274,6 +280,7 @@ XTC_PASSES = {
     "graph-fold-constants": get_graph_fold_constants,
     "graph-simplify-inference": get_graph_simplify_inference,
     "graph-fold-scale-axis": get_graph_fold_scale_axis,
+    "graph-qdq-to-integer": get_graph_qdq_to_integer,
     "graph-alter-layout": get_graph_alter_layout,
     "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,

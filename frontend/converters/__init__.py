@@ -79,6 +79,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         control,
         elementwise,
         nn,
+        quantize,
         recurrent,
         reduce,
         tensor,
@@ -208,15 +209,17 @@ class Node:
         op_class: type[GraphOp],
         operands: Sequence[SSAValue],
         props: Mapping[str, Attribute] | None = None,
+        fold: bool = True,
     ) -> list[SSAValue]:
         """Builds the op (result types inferred) and returns its results; an op
-        whose operands are all constants is evaluated and becomes constants."""
+        whose operands are all constants is evaluated and becomes constants,
+        unless `fold` is false (the op is kept for a graph pass to see)."""
         try:
             op = op_class.build_inferred(list(operands), props)
         except ShapeError as e:
             self.fail(str(e))
         constants = self.importer.constants
-        if operands and all(v in constants for v in operands):
+        if fold and operands and all(v in constants for v in operands):
             try:
                 values = self.importer.interpreter.run_op(op, tuple(constants[v] for v in operands))
             except RunTimeFault:
@@ -236,9 +239,10 @@ class Node:
         op_class: type[GraphOp],
         operands: Sequence[SSAValue],
         props: Mapping[str, Attribute] | None = None,
+        fold: bool = True,
     ) -> SSAValue:
         """`emit` for an op with one result."""
-        return self.emit(op_class, operands, props)[0]
+        return self.emit(op_class, operands, props, fold)[0]
 
     def constant(self, array: np.ndarray | float | int, dtype: Any = None) -> SSAValue:
         """A constant value created for this node."""

@@ -187,6 +187,7 @@ def test_pipeline_strings() -> None:
     lowerings = f"convert-graph-to-te,convert-te-to-tir,tir-plan-memory,{to_llvm}"
     assert pipeline(0) == lowerings
     graph = (
+        "graph-qdq-to-integer,graph-fold-constants,"
         "graph-simplify-inference,graph-fold-scale-axis,graph-alter-layout,"
         "graph-fold-constants,dce,graph-fuse-ops"
     )
