@@ -81,6 +81,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         nn,
         recurrent,
         reduce,
+        signal,
         tensor,
     )
 
