@@ -199,11 +199,22 @@ compute_rule(r.ArgMaxOp)(arg_reduce("max"))
 compute_rule(r.ArgMinOp)(arg_reduce("min"))
 
 
-@compute_rule(r.CumSumOp)
-def cumsum(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    """Each element sums the elements up to it (from it, with `reverse`),
-    itself left out with `exclusive`."""
-    (x,) = inputs
+def cumulative(kind: str) -> Callable[[KernelBuilder, GraphOp, list[Tensor]], list[Tensor]]:
+    """Each element folds (`kind`: sum or prod) the elements up to it (from
+    it, with `reverse`), itself left out with `exclusive`."""
+    identity = 0 if kind == "sum" else 1
+
+    def rule(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+        return [_cumulative(k, op, inputs[0], kind, identity)]
+
+    return rule
+
+
+compute_rule(r.CumSumOp)(cumulative("sum"))
+compute_rule(r.CumProdOp)(cumulative("prod"))
+
+
+def _cumulative(k: KernelBuilder, op: GraphOp, x: Tensor, kind: str, identity: int) -> Tensor:
     axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.rank)
     exclusive = get_bool(op_props(op), "exclusive")
     reverse = get_bool(op_props(op), "reverse")
@@ -216,11 +227,11 @@ def cumsum(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
                 included = j > i if exclusive else j >= i
             else:
                 included = j < i if exclusive else j <= i
-            return select(included, x[replace_axis(out, axis, j)], 0)
+            return select(included, x[replace_axis(out, axis, j)], identity)
 
-        return fold(k, "sum", [x.shape[axis]], term, x.element_type)
+        return fold(k, kind, [x.shape[axis]], term, x.element_type)
 
-    return [k.compute(x.shape, x.element_type, body)]
+    return k.compute(x.shape, x.element_type, body)
 
 
 def not_nan(x: Expr) -> Expr:

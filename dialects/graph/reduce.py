@@ -68,16 +68,12 @@ class ReduceOp(GraphOp):
         return axes or tuple(range(rank))
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x = operand_types[0]
         axes = cls.reduced_axes(x, props)
         keepdims = get_bool(props, "keepdims")
         shape = [
-            1 if i in axes else d
-            for i, d in enumerate(shape_of(x))
-            if keepdims or i not in axes
+            1 if i in axes else d for i, d in enumerate(shape_of(x)) if keepdims or i not in axes
         ]
         return [tensor(shape, elem(x))]
 
@@ -141,22 +137,17 @@ class ArgReduceOp(GraphOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x = operand_types[0]
         shape = shape_of(x)
         axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))
         get_bool(props, "select_last_index")
         if shape[axis] == 0:
             raise ShapeError(
-                f"{cls.name}: axis {axis} of {type_str(x)} is empty, it has no "
-                "extreme value"
+                f"{cls.name}: axis {axis} of {type_str(x)} is empty, it has no extreme value"
             )
         keepdims = get_bool(props, "keepdims")
-        result = [
-            1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis
-        ]
+        result = [1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis]
         return [tensor(result, i64)]
 
 
@@ -178,14 +169,12 @@ class ArgMinOp(ArgReduceOp):
 # Scans and selections along one axis.
 
 
-@irdl_op_definition
-class CumSumOp(GraphOp):
-    """Running sums along `axis` (ONNX CumSum): with `exclusive` each sum
-    leaves out its own element, with `reverse` the sums run from the end."""
+class CumulativeOp(GraphOp):
+    """Running sums or products along `axis`: with `exclusive` each leaves
+    out its own element, with `reverse` they run from the end."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.OPAQUE
-
-    name = "graph.cumsum"
+    VERB: ClassVar[str] = "sum"
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
@@ -197,16 +186,29 @@ class CumSumOp(GraphOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x = operand_types[0]
         axis_in_range(cls.name, get_int(props, "axis"), len(shape_of(x)))
         get_bool(props, "exclusive")
         get_bool(props, "reverse")
         if elem(x) == i1:
-            raise ShapeError(f"{cls.name}: cannot sum the i1 elements of {type_str(x)}")
+            raise ShapeError(f"{cls.name}: cannot {cls.VERB} the i1 elements of {type_str(x)}")
         return [x]
+
+
+@irdl_op_definition
+class CumSumOp(CumulativeOp):
+    """Running sums along `axis` (ONNX CumSum)."""
+
+    name = "graph.cumsum"
+
+
+@irdl_op_definition
+class CumProdOp(CumulativeOp):
+    """Running products along `axis` (ONNX CumProd)."""
+
+    name = "graph.cumprod"
+    VERB: ClassVar[str] = "multiply"
 
 
 @irdl_op_definition
@@ -230,9 +232,7 @@ class TopKOp(GraphOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         x = operand_types[0]
         shape = list(shape_of(x))
         axis = axis_in_range(cls.name, get_int(props, "axis"), len(shape))

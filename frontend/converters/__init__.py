@@ -82,6 +82,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         quantize,
         recurrent,
         reduce,
+        signal,
         tensor,
     )
 

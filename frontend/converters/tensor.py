@@ -489,14 +489,15 @@ def convert_trilu(node: Node) -> Outputs:
     return node.emit(ew.WhereOp, [keep, node.input(0), zero])
 
 
-@converts("CumSum")
-def convert_cumsum(node: Node) -> Outputs:
+@converts("CumSum", "CumProd")
+def convert_cumulative(node: Node) -> Outputs:
     props = {
         "axis": int_attr(int(const_scalar(node, 1, "axis"))),
         "exclusive": bool_attr(bool(node.attr("exclusive", 0))),
         "reverse": bool_attr(bool(node.attr("reverse", 0))),
     }
-    return node.emit(rd.CumSumOp, [node.input(0)], props)
+    op = rd.CumSumOp if node.op_type == "CumSum" else rd.CumProdOp
+    return node.emit(op, [node.input(0)], props)
 
 
 @converts("TopK")

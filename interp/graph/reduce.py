@@ -91,22 +91,11 @@ class ReduceFunctions(InterpreterFunctions):
 
     @impl(r.CumSumOp)
     def run_cumsum(self, interpreter: Interpreter, op: r.CumSumOp, args: Args) -> Args:
-        (x,) = args
-        axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.ndim)
-        reverse = get_bool(op_props(op), "reverse")
-        ordered = np.flip(x, axis) if reverse else x
-        sums = np.cumsum(ordered, axis=axis, dtype=_accumulator(x.dtype))
-        if get_bool(op_props(op), "exclusive"):
-            # Shifted by one along the axis: each sum leaves out its own element.
-            n = x.shape[axis]
-            zero_shape = list(x.shape)
-            zero_shape[axis] = min(1, n)
-            leading = np.zeros(zero_shape, sums.dtype)
-            kept = np.take(sums, np.arange(max(n - 1, 0)), axis=axis)
-            sums = np.concatenate([leading, kept], axis=axis)
-        if reverse:
-            sums = np.flip(sums, axis)
-        return (np.ascontiguousarray(sums).astype(x.dtype),)
+        return (_cumulative(op, args[0], np.cumsum, 0),)
+
+    @impl(r.CumProdOp)
+    def run_cumprod(self, interpreter: Interpreter, op: r.CumProdOp, args: Args) -> Args:
+        return (_cumulative(op, args[0], np.cumprod, 1),)
 
     @impl(r.TopKOp)
     def run_topk(self, interpreter: Interpreter, op: r.TopKOp, args: Args) -> Args:
@@ -135,3 +124,22 @@ def _arg_reduce(op: r.ArgReduceOp, x: np.ndarray, arg: Any) -> np.ndarray:
     else:
         index = arg(x, axis=axis, keepdims=keepdims)
     return np.asarray(index, np.int64).reshape(shape_of(op.output.type))
+
+
+def _cumulative(op: r.CumulativeOp, x: np.ndarray, running: Any, identity: int) -> np.ndarray:
+    """np.cumsum / np.cumprod (`running`) along the op's axis, with its
+    `reverse` and `exclusive` (each result shifted by one, `identity` first)."""
+    axis = axis_in_range(op.name, get_int(op.properties, "axis"), x.ndim)
+    reverse = get_bool(op_props(op), "reverse")
+    ordered = np.flip(x, axis) if reverse else x
+    folded = running(ordered, axis=axis, dtype=_accumulator(x.dtype))
+    if get_bool(op_props(op), "exclusive"):
+        n = x.shape[axis]
+        first_shape = list(x.shape)
+        first_shape[axis] = min(1, n)
+        leading = np.full(first_shape, identity, folded.dtype)
+        kept = np.take(folded, np.arange(max(n - 1, 0)), axis=axis)
+        folded = np.concatenate([leading, kept], axis=axis)
+    if reverse:
+        folded = np.flip(folded, axis)
+    return np.ascontiguousarray(folded).astype(x.dtype)

@@ -348,6 +348,11 @@ def test_cumsum_topk_and_reverse_sequence() -> None:
     x = f32(3, 4)
     check("CumSum", {"x": x}, {"axis": np.array(1, np.int32)}, exclusive=1, reverse=1)
     check("CumSum", {"x": np.arange(6, dtype=np.int64)}, {"axis": i64(0)})
+    x = f32(3, 4)
+    want = np.flip(np.cumprod(np.flip(x, 1), axis=1), 1)  # reverse, then shifted by one
+    want = np.concatenate([want[:, 1:], np.ones((3, 1), np.float32)], axis=1)
+    model = one_node_model("CumProd", {"x": x}, {"axis": i64(1)}, opset=26, exclusive=1, reverse=1)
+    np.testing.assert_allclose(run_xtc(model, {"x": x})[0], want, rtol=1e-6)
     check("TopK", {"x": x}, opset=9, outputs=("v", "i"), k=2)
     check("TopK", {"x": x}, {"k": i64(3)}, opset=11, outputs=("v", "i"), axis=0, largest=0)
     check(

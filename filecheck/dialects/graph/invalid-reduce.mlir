@@ -80,6 +80,14 @@ func.func @cumsum_bool(%a: tensor<3xi1>) -> tensor<3xi1> {
 
 // -----
 
+func.func @cumprod_bool(%a: tensor<3xi1>) -> tensor<3xi1> {
+  // expected-error @+1 {{'graph.cumprod' op cannot multiply the i1 elements of tensor<3xi1>}}
+  %0 = graph.cumprod %a {axis = 0 : i64} : (tensor<3xi1>) -> tensor<3xi1>
+  func.return %0 : tensor<3xi1>
+}
+
+// -----
+
 func.func @cumsum_missing_axis(%a: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{property 'axis' expected in operation 'graph.cumsum'}}
   %0 = graph.cumsum %a : (tensor<3xf32>) -> tensor<3xf32>

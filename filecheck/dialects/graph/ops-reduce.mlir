@@ -40,6 +40,8 @@ func.func @scans_and_selections(%a: tensor<2x5xf32>, %b: tensor<4xi32>) -> tenso
   %0 = graph.cumsum %a {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   // CHECK: graph.cumsum %{{.*}} {axis = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
   %1 = graph.cumsum %b {axis = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
+  // CHECK: graph.cumprod %{{.*}} {axis = 1 : i64, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %p = graph.cumprod %a {axis = 1 : i64, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   // CHECK: %{{.*}}, %{{.*}} = graph.topk %{{.*}} {k = 2 : i64} : (tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
   %2:2 = graph.topk %a {k = 2 : i64} : (tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
   // CHECK: graph.topk %{{.*}} {k = 1 : i64, axis = 0 : i64, largest = false} : (tensor<2x5xf32>) -> (tensor<1x5xf32>, tensor<1x5xi64>)
