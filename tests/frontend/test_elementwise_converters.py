@@ -10,12 +10,13 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 from xtc import interp
 from xtc.frontend.onnx import OnnxImportError, import_model
 from xtc.interp import entry_function
+from xtc.testing.onnx_models import one_node_model
 
 RNG = np.random.default_rng(0)
 
@@ -29,25 +30,15 @@ def model_of(
     input_names: list[str] | None = None,
     **attributes: Any,
 ) -> onnx.ModelProto:
-    """One node over graph inputs `inputs` and initializers `constants`;
-    `input_names` orders them (with "" for a skipped optional input)."""
-    constants = dict(constants or {})
-    names = input_names if input_names is not None else [*inputs, *constants]
-    output_names = [f"y{i}" for i in range(outputs)]
-    node = helper.make_node(op_type, names, output_names, **attributes)
-    graph = helper.make_graph(
-        [node],
-        op_type.lower(),
-        [
-            helper.make_tensor_value_info(
-                n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
-            )
-            for n, a in inputs.items()
-        ],
-        [onnx.ValueInfoProto(name=n) for n in output_names],
-        [numpy_helper.from_array(a, n) for n, a in constants.items()],
+    return one_node_model(
+        op_type,
+        inputs,
+        constants,
+        opset=opset,
+        outputs=outputs,
+        input_names=input_names,
+        **attributes,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def run_xtc(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:

@@ -15,12 +15,12 @@ import onnxruntime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import xtc
 from xtc import interp
 from xtc.frontend.onnx import OnnxImportError, import_model
+from xtc.testing.onnx_models import one_node_model
 
 Array = np.ndarray[Any, np.dtype[Any]]
 RNG = np.random.default_rng(7)
@@ -35,22 +35,7 @@ def model_of(
     **attributes: Any,
 ) -> onnx.ModelProto:
     """One node over graph inputs, then initializers, in that order."""
-    constants = dict(constants or {})
-    output_names = [f"y{i}" for i in range(outputs)]
-    node = helper.make_node(op_type, [*inputs, *constants], output_names, **attributes)
-    graph = helper.make_graph(
-        [node],
-        op_type.lower(),
-        [
-            helper.make_tensor_value_info(
-                n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
-            )
-            for n, a in inputs.items()
-        ],
-        [onnx.ValueInfoProto(name=n) for n in output_names],
-        [numpy_helper.from_array(a, n) for n, a in constants.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return one_node_model(op_type, inputs, constants, opset=opset, outputs=outputs, **attributes)
 
 
 def oracle(model: onnx.ModelProto, inputs: Mapping[str, Array], which: str) -> list[Array]:
