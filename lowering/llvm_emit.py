@@ -43,6 +43,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis import types as analysis_types
+from xtc.lowering.narrow_floats import narrow_format, storage_type
 
 PTR = llvm.LLVMPointerType()
 LOWERING = "convert-tir-to-llvm"
@@ -69,7 +70,11 @@ def fail(op: Operation, message: str) -> LoweringError:
 
 def llvm_type(t: Attribute) -> Attribute:
     """The llvm-level type of a tir-level type: index is i64, integers are
-    signless, memrefs are pointers; floats stay."""
+    signless, memrefs are pointers, bf16 and the float8 and float4 types are
+    their bits (lowering/narrow_floats.py); other floats stay."""
+    narrow = narrow_format(t)
+    if narrow is not None:
+        return storage_type(narrow)
     match t:
         case IndexType():
             return i64

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes  # noqa: F401 - names bfloat16, float8_*, int4, ... for np.dtype
 import numpy as np
 
 from xtc.runtime.archive import write_archive
