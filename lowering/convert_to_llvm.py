@@ -505,7 +505,10 @@ class LowerFloatCast(LoweringPattern):
         if target_format is not None:
             if target_format.specials is Specials.EXPONENT_ONLY:
                 raise fail(op, "to f8E8M0FNU is not lowered: it needs a rounding mode")
-            result = encode(emit, result, target_format)
+            bits = encode(emit, result, target_format)
+            # typed back as the narrow float, so that its users (lowered
+            # later) still see which format the bits are in
+            result = emit.op(UnrealizedConversionCastOp.get([bits], [op.results[0].type]))
         rewriter.replace(op, [], [result])
 
 
