@@ -6,6 +6,8 @@ interpreter and in native code, bit for bit against ml_dtypes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import onnx
@@ -153,3 +155,22 @@ def test_bfloat16_add_runs_in_f32_and_rounds_once() -> None:
     assert native.dtype == np.dtype(ml_dtypes.bfloat16)
     assert np.array_equal(bits(native), bits(expected))
     assert np.array_equal(bits(np.asarray(on_interpreter)), bits(expected))
+
+
+def test_an_exported_bfloat16_model_takes_ml_dtypes_arrays(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E5M2)],
+        "cast",
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT8E5M2, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    xtc.compile(model, cache=False).export(tmp_path / "m.tar")
+    loaded = xtc.load(tmp_path / "m.tar")
+    x = np.array([1.0, -3.5, 1e5, np.nan], ml_dtypes.bfloat16)
+    (y,) = loaded.run({"x": x})
+    assert y.dtype == np.dtype(ml_dtypes.float8_e5m2)
+    np.testing.assert_array_equal(y.astype(np.float32), [1.0, -3.5, 57344.0, np.nan])
+    message = r"input 'x' has dtype float32, the model takes bfloat16 \(convert with "
+    with pytest.raises(xtc.InputError, match=message + r"\.astype\(ml_dtypes\.bfloat16\)\)"):
+        loaded.run({"x": x.astype(np.float32)})
