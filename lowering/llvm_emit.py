@@ -43,7 +43,6 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis import types as analysis_types
-from xtc.lowering.narrow_floats import narrow_format, storage_type
 
 PTR = llvm.LLVMPointerType()
 LOWERING = "convert-tir-to-llvm"
@@ -72,9 +71,11 @@ def llvm_type(t: Attribute) -> Attribute:
     """The llvm-level type of a tir-level type: index is i64, integers are
     signless, memrefs are pointers, bf16 and the float8 and float4 types are
     their bits (lowering/narrow_floats.py); other floats stay."""
-    narrow = narrow_format(t)
-    if narrow is not None:
-        return storage_type(narrow)
+    if isinstance(t, AnyFloat) and not isinstance(t, Float16Type | Float32Type | Float64Type):
+        try:  # a narrow float: an integer of its storage's width
+            return IntegerType(8 * analysis_types.element_bytes(t))
+        except analysis_types.ElementSizeError:
+            return t
     match t:
         case IndexType():
             return i64

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -37,9 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from xtc.dialects.graph.constant import numpy_dtype
-
-if TYPE_CHECKING:  # llvm_emit imports this module for llvm_type
-    from xtc.lowering.llvm_emit import Emitter
+from xtc.lowering.llvm_emit import Emitter
 
 F32_MANTISSA = 23
 F32_BIAS = 127
