@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnrealizedConversionCastOp,
+    f32,
     i1,
     i8,
     i32,
@@ -43,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -71,6 +73,13 @@ from xtc.lowering.llvm_emit import (
     static_memref,
     suffix,
     typed_intrinsic,
+)
+from xtc.lowering.narrow_floats import (
+    Specials,
+    decode,
+    encode,
+    narrow_bits,
+    narrow_format,
 )
 from xtc.passes.typed_applier import TypedPatternApplier
 
@@ -213,7 +222,10 @@ class LowerArithConstant(LoweringPattern):
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
         value = op.value
         t = llvm_type(op.result.type)
-        if isinstance(value, IntegerAttr):
+        narrow = narrow_format(op.result.type)
+        if narrow is not None and isinstance(value, FloatAttr):
+            value = IntegerAttr(narrow_bits(value), cast(IntegerType, t), truncate_bits=True)
+        elif isinstance(value, IntegerAttr):
             value = IntegerAttr(value.value.data, cast(IntegerType, t), truncate_bits=True)
         elif not isinstance(value, FloatAttr):
             raise fail(op, f"of {value} is not a scalar constant")
@@ -454,7 +466,10 @@ class LowerIntegerCast(LoweringPattern):
 class LowerFloatCast(LoweringPattern):
     """extf, truncf, sitofp, uitofp, fptosi, fptoui. Float to integer
     saturates (llvm.fpto[su]i.sat: NaN gives 0) rather than giving poison;
-    uitofp of i64 halves the value when its top bit is set."""
+    uitofp of i64 halves the value when its top bit is set. A narrow float
+    (lowering/narrow_floats.py) is decoded to f32 or encoded from it."""
+
+    narrow_only: ClassVar[bool] = False
 
     op_types = (
         arith.ExtFOp,
@@ -476,27 +491,108 @@ class LowerFloatCast(LoweringPattern):
             | arith.FPToUIOp,
         ):
             return
+        source: SSAValue = op.operands[0]
+        source_type = source.type
+        source_format = narrow_format(source_type)
+        target_format = narrow_format(op.results[0].type)
+        if self.narrow_only and source_format is None and target_format is None:
+            return
         emit = self.emitter(rewriter)
-        source = op.operands[0]
-        target = llvm_type(op.results[0].type)
-        match op:
-            case arith.ExtFOp():
-                result = emit.create(llvm.FPExtOp, [source], target)
-            case arith.TruncFOp() if isinstance(target, Float16Type) and isinstance(
-                source.type, Float64Type
-            ):
-                result = truncate_to_half(emit, source, target)
-            case arith.TruncFOp():
-                result = emit.create(llvm.FPTruncOp, [source], target)
-            case arith.SIToFPOp():
-                result = emit.create(llvm.SIToFPOp, [source], target)
-            case arith.UIToFPOp():
-                result = _unsigned_to_float(emit, source, target)
-            case _:
-                kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
-                name = f"llvm.{kind}.sat.{suffix(target)}.{suffix(source.type)}"
-                result = emit.value_intrinsic(name, [source], target)
+        if source_format is not None:
+            source, source_type = decode(emit, source, source_format), f32
+        target = f32 if target_format is not None else llvm_type(op.results[0].type)
+        result = _cast(emit, op, source, source_type, target)
+        if target_format is not None:
+            if target_format.specials is Specials.EXPONENT_ONLY:
+                raise fail(op, "to f8E8M0FNU is not lowered: it needs a rounding mode")
+            bits = encode(emit, result, target_format)
+            # typed back as the narrow float, so that its users (lowered
+            # later) still see which format the bits are in
+            result = emit.op(UnrealizedConversionCastOp.get([bits], [op.results[0].type]))
         rewriter.replace(op, [], [result])
+
+
+class LowerNarrowFloatCast(LowerFloatCast):
+    """The casts from and to narrow floats, in a walk of their own before any
+    other lowering: a narrow float's bits are an integer once lowered, so its
+    type is read while its producer is still at the tir level."""
+
+    narrow_only: ClassVar[bool] = True
+
+
+_NARROW_MOVES = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+    arith.ConstantOp,
+    arith.SelectOp,
+    arith.BitcastOp,
+)
+"""The arith ops that convert or move a narrow float's bits: every other
+arith or math op on one computes in f32."""
+
+
+class WidenNarrowFloatMath(RewritePattern):
+    """Arithmetic, comparisons and math on narrow floats in f32: the operands
+    extended, the result truncated back, so one rounding per op (as the
+    interpreter rounds each op's result to the narrow type)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not op.name.startswith(("arith.", "math.")) or isinstance(op, _NARROW_MOVES):
+            return
+        if not any(narrow_format(v.type) for v in (*op.operands, *op.results)):
+            return
+        operands: list[SSAValue] = []
+        for value in op.operands:
+            if narrow_format(value.type) is not None:
+                value = rewriter.insert(arith.ExtFOp(value, f32)).result
+            operands.append(value)
+        result_types = [f32 if narrow_format(r.type) else r.type for r in op.results]
+        wide = type(op).create(
+            operands=operands,
+            result_types=result_types,
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        rewriter.insert(wide)
+        results = [
+            rewriter.insert(arith.TruncFOp(w, r.type)).result if narrow_format(r.type) else w
+            for w, r in zip(wide.results, op.results, strict=True)
+        ]
+        rewriter.replace(op, [], results)
+
+
+def _cast(
+    emit: Emitter, op: Operation, source: SSAValue, source_type: Attribute, target: Attribute
+) -> SSAValue:
+    """`op`'s conversion of `source` (of `source_type`: a narrow float has been
+    decoded to f32 by then) to `target`."""
+    if isinstance(op, arith.ExtFOp | arith.TruncFOp) and source_type == target:
+        return source  # a narrow float decoded to f32, or f32 to encode
+    match op:
+        case arith.ExtFOp() | arith.TruncFOp() if float_width(target) > float_width(source_type):
+            return emit.create(llvm.FPExtOp, [source], target)
+        case arith.ExtFOp() | arith.TruncFOp() if isinstance(target, Float16Type) and isinstance(
+            source_type, Float64Type
+        ):
+            return truncate_to_half(emit, source, target)
+        case arith.ExtFOp() | arith.TruncFOp():
+            return emit.create(llvm.FPTruncOp, [source], target)
+        case arith.SIToFPOp():
+            return emit.create(llvm.SIToFPOp, [source], target)
+        case arith.UIToFPOp():
+            return _unsigned_to_float(emit, source, target)
+        case _:
+            kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
+            name = f"llvm.{kind}.sat.{suffix(target)}.{suffix(source_type)}"
+            return emit.value_intrinsic(name, [source], target)
+
+
+def float_width(t: Attribute) -> int:
+    return {"f16": 16, "f32": 32, "f64": 64}[float_suffix(t)]
 
 
 def _unsigned_to_float(emit: Emitter, source: SSAValue, target: Attribute) -> SSAValue:
@@ -678,20 +774,33 @@ def _integer_power(emit: Emitter, base: SSAValue, exponent: SSAValue, t: Attribu
     return emit.select(emit.icmp("slt", exponent, zero), negative, result, t)
 
 
+def _is_sub_byte(t: Attribute) -> bool:
+    """An integer narrower than a byte (i2, i4): it lives in the low bits
+    of a byte, the others zero (as ml_dtypes keeps int4 and uint2)."""
+    return isinstance(t, IntegerType) and 1 < t.bitwidth < 8
+
+
 class LowerLoad(LoweringPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         emit = self.emitter(rewriter)
         address, element, alignment = element_pointer(emit, op, op.memref, op.indices)
-        rewriter.replace(op, llvm.LoadOp(address, element, alignment=alignment))
+        if not _is_sub_byte(element):
+            rewriter.replace(op, llvm.LoadOp(address, element, alignment=alignment))
+            return
+        byte = emit.op(llvm.LoadOp(address, i8, alignment=alignment))
+        rewriter.replace(op, [], [emit.create(llvm.TruncOp, [byte], element)])
 
 
 class LowerStore(LoweringPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         emit = self.emitter(rewriter)
-        address, _, alignment = element_pointer(emit, op, op.memref, op.indices)
-        rewriter.replace(op, llvm.StoreOp(op.value, address, alignment=alignment))
+        address, element, alignment = element_pointer(emit, op, op.memref, op.indices)
+        value: SSAValue = op.value
+        if _is_sub_byte(element):
+            value = emit.create(llvm.ZExtOp, [value], i8)
+        rewriter.replace(op, llvm.StoreOp(value, address, alignment=alignment))
 
 
 class LowerAlloc(LoweringPattern):
@@ -973,7 +1082,10 @@ class ConvertToLLVM(ModulePass):
     `llvm.alloca` hoisted to the entry block; a view is a GEP of i8 by its
     byte shift on its source's pointer; memref.copy is `llvm.memcpy`; globals
     are `llvm.mlir.global`s holding their dense or dense_resource data. Math
-    goes to LLVM intrinsics or libm calls. Integer division by zero gives 0
+    goes to LLVM intrinsics or libm calls. bf16, the float8 types and
+    f4E2M1FN are their bits (i16 or i8), converted through f32 with integer
+    arithmetic (lowering/narrow_floats.py); i2 and i4 are loaded and stored
+    as a byte. Integer division by zero gives 0
     instead of trapping. A `tir.assert` is a call of `@xtc_check` with its
     message as constant strings `@xtc_text_<n>` (runtime/faults.py defines
     the check, and the fault record it writes).
@@ -982,10 +1094,13 @@ class ConvertToLLVM(ModulePass):
     name = "convert-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        externals = Externals()
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([WidenNarrowFloatMath(), LowerNarrowFloatCast(externals)])
+        ).rewrite_module(op)
         PatternRewriteWalker(
             TypedPatternApplier([LowerFunc(), LowerGlobal()]), apply_recursively=False
         ).rewrite_module(op)
-        externals = Externals()
         PatternRewriteWalker(TypedPatternApplier(_operation_patterns(externals))).rewrite_module(op)
         PatternRewriteWalker(FoldBridge()).rewrite_module(op)
         externals.declare_in(op)

@@ -69,7 +69,13 @@ def fail(op: Operation, message: str) -> LoweringError:
 
 def llvm_type(t: Attribute) -> Attribute:
     """The llvm-level type of a tir-level type: index is i64, integers are
-    signless, memrefs are pointers; floats stay."""
+    signless, memrefs are pointers, bf16 and the float8 and float4 types are
+    their bits (lowering/narrow_floats.py); other floats stay."""
+    if isinstance(t, AnyFloat) and not isinstance(t, Float16Type | Float32Type | Float64Type):
+        try:  # a narrow float: an integer of its storage's width
+            return IntegerType(8 * analysis_types.element_bytes(t))
+        except analysis_types.ElementSizeError:
+            return t
     match t:
         case IndexType():
             return i64

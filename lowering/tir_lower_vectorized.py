@@ -699,9 +699,10 @@ class _VectorCode:
             self.rewriter.insert(memref.StoreOp.get(self.lane(op.value, lane), op.memref, indices))
 
     def memory_type(self, t: VectorType[Attribute]) -> VectorType[Attribute]:
-        """How a vector is laid out in a buffer: i1 takes a byte per element
-        there (a `<N x i1>` load would read N bits)."""
-        if t.get_element_type() == i1:
+        """How a vector is laid out in a buffer: i1, i2 and i4 take a byte
+        per element there (a `<N x i4>` load would read N * 4 bits)."""
+        element = t.get_element_type()
+        if isinstance(element, IntegerType) and element.bitwidth < 8:
             return VectorType(IntegerType(8), [self.lanes])
         return t
 

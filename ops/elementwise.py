@@ -20,6 +20,7 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
@@ -392,7 +393,20 @@ def clip(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 @compute_rule(ew.CastOp)
 def cast(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     to = elem(op.results[0].type)
+    if get_bool(op_props(op), "saturate", False):
+        return elementwise(k, op, inputs, lambda x: cast_value(clamp_to_finite(x, to), to))
     return elementwise(k, op, inputs, lambda x: cast_value(x, to))
+
+
+def clamp_to_finite(x: Expr, to: Attribute) -> Expr:
+    """x limited to the finite range of the float type `to` (NaN stays), in
+    f64 for an f64 x, else in f32 (where f16, bf16 and the float8 types are exact)."""
+    if is_float(x.type) and x.type != f64:
+        x = convert(x, f32)
+    elif not is_float(x.type):
+        x = convert(x, f64)
+    largest = float(ml_dtypes.finfo(numpy_dtype(to)).max)
+    return minimum(maximum(x, -largest), largest)
 
 
 # ---------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def plan_offsets(intervals: Sequence[tuple[int, int, int]]) -> tuple[list[int], 
 def _arena_element_bytes(t: Attribute) -> int | None:
     """Bytes one element takes in the arena; None for an element type the
     arena does not hold: index (a view of bytes needs a fixed width) and
-    types with no byte size (bf16, ...)."""
+    types with no byte size (vectors, ...)."""
     if isinstance(t, IndexType):
         return None
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes  # noqa: F401 - names bfloat16, float8_*, int4, ... for np.dtype
 import numpy as np
 
 from xtc.runtime.archive import write_archive
@@ -109,14 +110,20 @@ def ordered_inputs(specs: Sequence[TensorSpec], inputs: Any) -> list[Any]:
     )
 
 
+def _dtype_module(dtype: np.dtype[Any]) -> str:
+    """`np`, or `ml_dtypes` for the types numpy lacks (bfloat16, int4, ...)."""
+    return "ml_dtypes" if dtype.kind == "V" else "np"
+
+
 def check_tensor(spec: TensorSpec, shape: Sequence[int], dtype: np.dtype[Any] | str) -> None:
     """InputError unless a tensor of `shape` and `dtype` (a numpy dtype, or
     the name of one numpy lacks) is what input `spec` takes."""
     if not isinstance(dtype, np.dtype) or dtype != spec.dtype:
         name = dtype.name if isinstance(dtype, np.dtype) else dtype
+        wanted = f"{_dtype_module(spec.dtype)}.{spec.dtype.name}"
         raise InputError(
             f"input {spec.name!r} has dtype {name}, the model takes "
-            f"{spec.dtype.name} (convert with .astype(np.{spec.dtype.name}))"
+            f"{spec.dtype.name} (convert with .astype({wanted}))"
         )
     if tuple(shape) != spec.shape:
         raise InputError(

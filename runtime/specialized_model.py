@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import ml_dtypes  # noqa: F401 - names bfloat16, float8_*, int4, ... for np.dtype
 import numpy as np
 
 from xtc.runtime.archive import FORMAT, FORMAT_VERSION, MANIFEST_NAME, MEMBERS, ArtifactError

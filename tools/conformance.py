@@ -165,6 +165,17 @@ def op_of(case: Any, cases: dict[str, Any] | None = None) -> str:
     return str(nodes[0].op_type) if nodes else "?"
 
 
+def _is_narrow_float(dtype: Any) -> bool:
+    """An ml_dtypes float type (bfloat16, float8_*, float4_*)."""
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return False
+    return dtype.kind == "V"
+
+
 def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> str:
     """Empty when equal within tolerance, else why not."""
     import numpy as np
@@ -177,6 +188,8 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
         return f"output '{name}' has shape {list(got.shape)}, expected {list(expected.shape)}"
     if got.dtype != expected.dtype:
         return f"output '{name}' has dtype {got.dtype}, expected {expected.dtype}"
+    if _is_narrow_float(expected.dtype):  # bf16, float8, float4: numpy compares them as bytes
+        got, expected = got.astype(np.float32), expected.astype(np.float32)
     if expected.dtype.kind in "fc":
         with np.errstate(all="ignore"):
             ok = np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)

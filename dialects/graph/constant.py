@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, cast
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     AnyTensorTypeConstr,
@@ -22,6 +23,12 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -44,16 +51,38 @@ INLINE_LIMIT = 16
 ConstantAttr = DenseIntOrFPElementsAttr | DenseResourceAttr
 
 
+NARROW_DTYPES: dict[Attribute, np.dtype[np.generic]] = {
+    BFloat16Type(): np.dtype(ml_dtypes.bfloat16),
+    Float8E4M3FNType(): np.dtype(ml_dtypes.float8_e4m3fn),
+    Float8E4M3FNUZType(): np.dtype(ml_dtypes.float8_e4m3fnuz),
+    Float8E5M2Type(): np.dtype(ml_dtypes.float8_e5m2),
+    Float8E5M2FNUZType(): np.dtype(ml_dtypes.float8_e5m2fnuz),
+    Float8E8M0FNUType(): np.dtype(ml_dtypes.float8_e8m0fnu),
+    Float4E2M1FNType(): np.dtype(ml_dtypes.float4_e2m1fn),
+    IntegerType(4): np.dtype(ml_dtypes.int4),
+    IntegerType(4, Signedness.UNSIGNED): np.dtype(ml_dtypes.uint4),
+    IntegerType(2): np.dtype(ml_dtypes.int2),
+    IntegerType(2, Signedness.UNSIGNED): np.dtype(ml_dtypes.uint2),
+}
+"""The element types numpy lacks, with their ml_dtypes dtype: one element a
+byte (bf16 two), the sub-byte integers in the low bits of their byte."""
+_NARROW_TYPES = {dtype: t for t, dtype in NARROW_DTYPES.items()}
+
+
 def numpy_dtype(element_type: Attribute) -> np.dtype[np.generic]:
-    """The numpy dtype of a tensor element type (bf16 is widened to f32)."""
+    """The numpy dtype of a tensor element type (ml_dtypes for bf16, the
+    float8 and float4 types and the 4- and 2-bit integers)."""
+    narrow = NARROW_DTYPES.get(element_type)
+    if narrow is not None:
+        return narrow
     match element_type:
         case Float16Type():
             return np.dtype(np.float16)
-        case Float32Type() | BFloat16Type():
+        case Float32Type():
             return np.dtype(np.float32)
         case Float64Type():
             return np.dtype(np.float64)
-        case IntegerType():
+        case IntegerType() if element_type.width.data in (1, 8, 16, 32, 64):
             width = element_type.width.data
             if width == 1:
                 return np.dtype(np.bool_)
@@ -65,8 +94,10 @@ def numpy_dtype(element_type: Attribute) -> np.dtype[np.generic]:
 
 
 def element_type_of(dtype: np.dtype[np.generic] | type) -> Attribute:
-    """The tensor element type of a numpy dtype."""
+    """The tensor element type of a numpy (or ml_dtypes) dtype."""
     dt = np.dtype(dtype)
+    if dt in _NARROW_TYPES:
+        return _NARROW_TYPES[dt]
     if dt == np.bool_:
         return IntegerType(1)
     if dt.kind == "f" and dt.itemsize in (2, 4, 8):
@@ -85,14 +116,15 @@ def attr_from_array(array: np.ndarray, name: str = "blob") -> ConstantAttr:
     array = np.asarray(array)
     element_type = element_type_of(array.dtype)
     tensor_type = TensorType(element_type, list(array.shape))
-    if array.size <= INLINE_LIMIT:
+    if array.size <= INLINE_LIMIT and array.dtype not in _NARROW_TYPES:
         data = array.astype(np.uint8) if array.dtype == np.bool_ else array
         inline = DenseIntOrFPElementsAttr(
             cast(TensorType[IntegerType], tensor_type), BytesAttr(data.tobytes())
         )
         # xDSL 0.74 prints a float that its decimal form cannot hold exactly
         # (inf, nan, some large values) as hex, and reads hex back as an
-        # integer value: such data goes to a blob, which is exact.
+        # integer value: such data goes to a blob, which is exact, as do the
+        # types whose dense<> xDSL cannot print (NARROW_DTYPES).
         if "0x" not in str(inline):
             return inline
     key = blob_storage().store(_sanitize(name), _bytes_of(array), max(array.dtype.itemsize, 1))

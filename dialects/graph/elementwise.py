@@ -41,6 +41,7 @@ from xtc.dialects.graph.base import (
     broadcast_shapes,
     elem,
     float_attr,
+    get_bool,
     get_float,
     get_str,
     is_float,
@@ -67,9 +68,7 @@ def is_bool(element_type: Attribute) -> bool:
     return element_type == i1
 
 
-def check_element_kind(
-    op_name: str, what: str, t: Attribute, kind: ElementKind
-) -> None:
+def check_element_kind(op_name: str, what: str, t: Attribute, kind: ElementKind) -> None:
     """Raises a ShapeError naming the operand when its element type is not of `kind`."""
     e = elem(t)
     accepted = {
@@ -100,9 +99,7 @@ class UnaryOp(GraphOp):
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         check_element_kind(cls.name, "operand", operand_types[0], cls.OPERAND_KIND)
         return [operand_types[0]]
 
@@ -143,9 +140,7 @@ class BinaryOp(GraphOp):
         return operand_element_type
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         element_type = same_element_type(cls.name, *operand_types)
         check_element_kind(cls.name, "operand", operand_types[0], cls.OPERAND_KIND)
         shape = broadcast_shapes(cls.name, *operand_types)
@@ -211,9 +206,7 @@ class GeluOp(FloatUnaryOp):
     DEFAULTS: ClassVar[Props] = {"approximate": str_attr("none")}
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         get_str(props, "approximate", choices=GELU_APPROXIMATIONS)
         return super().infer_types(operand_types, props)
 
@@ -423,9 +416,7 @@ class DropoutOp(UnaryOp):
     DEFAULTS: ClassVar[Props] = {"ratio": float_attr(0.5)}
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         ratio = get_float(props, "ratio")
         if not 0.0 <= ratio < 1.0:
             raise ShapeError(f"{cls.name}: ratio {ratio} is outside [0, 1)")
@@ -468,7 +459,10 @@ class ClipOp(NumericUnaryOp):
 @irdl_op_definition
 class CastOp(GraphOp):
     """Converts each element to the type `to` (ONNX Cast): floats to integers
-    truncate toward zero, anything nonzero to i1 is true."""
+    truncate toward zero (and wrap to the width), anything nonzero to i1 is
+    true, floats round to nearest even. Out of a float type's range gives inf
+    where the type has one, else NaN; with `saturate = true`, the largest
+    finite value of that sign (ONNX's rule for the float8 types; NaN stays)."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
@@ -477,20 +471,19 @@ class CastOp(GraphOp):
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
     to = prop_def(TypeAttribute)
+    saturate = opt_prop_def(BoolAttr)
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         to = props.get("to")
         if to is None:
             raise ShapeError(f"{cls.name}: missing property 'to'")
         if not isinstance(to, IntegerType | AnyFloat):
-            raise ShapeError(
-                f"{cls.name}: target type {to} is not an integer or float type"
-            )
+            raise ShapeError(f"{cls.name}: target type {to} is not an integer or float type")
+        if get_bool(props, "saturate", False) and not isinstance(to, AnyFloat):
+            raise ShapeError(f"{cls.name}: 'saturate' needs a float target type, got {to}")
         return [tensor(shape_of(operand_types[0]), to)]
 
 
@@ -535,9 +528,7 @@ class PowOp(BinaryOp):
     name = "graph.pow"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         base, exponent = operand_types
         check_element_kind(cls.name, "base", base, ElementKind.NUMERIC)
         check_element_kind(cls.name, "exponent", exponent, ElementKind.NUMERIC)
@@ -687,14 +678,10 @@ class WhereOp(GraphOp):
     y = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
 
-    assembly_format = (
-        "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
-    )
+    assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
 
     @classmethod
-    def infer_types(
-        cls, operand_types: Sequence[Attribute], props: Props
-    ) -> list[Attribute]:
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
         condition, x, y = operand_types
         check_element_kind(cls.name, "condition", condition, ElementKind.BOOL)
         element_type = same_element_type(cls.name, x, y)

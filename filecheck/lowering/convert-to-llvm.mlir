@@ -80,3 +80,54 @@ func.func @loop(%x: memref<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// bf16 has no arithmetic here: its bits are an i16 in memory and in
+// registers, decoded to f32 for the add (shifts), the sum rounded back to
+// nearest even, NaN quieted (32704 = 0x7FC0); the constant is its bits.
+// CHECK-LABEL: llvm.func @bf16_add(
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> i16
+// CHECK:         %[[ONE:.*]] = llvm.mlir.constant(16256 : i16) : i16
+// CHECK:         llvm.zext %[[A]] : i16 to i32
+// CHECK:         %[[WIDE_A:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK:         llvm.zext %[[ONE]] : i16 to i32
+// CHECK:         %[[WIDE_ONE:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK:         %[[SUM:.*]] = llvm.fadd %[[WIDE_A]], %[[WIDE_ONE]] : f32
+// CHECK:         llvm.bitcast %[[SUM]] : f32 to i32
+// CHECK:         llvm.mlir.constant(32704 : i32) : i32
+// CHECK:         %[[BITS:.*]] = llvm.trunc %{{.*}} : i32 to i16
+// CHECK:         llvm.store %[[BITS]], %{{.*}} {alignment = 2 : i64} : i16, !llvm.ptr
+// IR-LABEL: define void @"bf16_add"(
+// IR:         load i16
+// IR:         fadd float
+// IR:         store i16
+func.func @bf16_add(%x: memref<2xbf16>, %y: memref<2xbf16>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %x[%c0] : memref<2xbf16>
+  %one = arith.constant 1.0 : bf16
+  %s = arith.addf %a, %one : bf16
+  memref.store %s, %y[%c0] : memref<2xbf16>
+  func.return
+}
+
+// -----
+
+// An i4 lives in the low bits of a byte: loaded as i8 and truncated,
+// stored zero-extended (as ml_dtypes keeps int4 and uint4).
+// CHECK-LABEL: llvm.func @int4_copy(
+// CHECK:         %[[BYTE:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> i8
+// CHECK-NEXT:    %[[A:.*]] = llvm.trunc %[[BYTE]] : i8 to i4
+// CHECK:         %[[OUT:.*]] = llvm.zext %[[A]] : i4 to i8
+// CHECK-NEXT:    llvm.store %[[OUT]], %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr
+// IR-LABEL: define void @"int4_copy"(
+// IR:         load i8
+// IR:         trunc i8 {{.*}} to i4
+// IR:         zext i4 {{.*}} to i8
+// IR:         store i8
+func.func @int4_copy(%x: memref<2xi4>, %y: memref<2xi4>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %x[%c0] : memref<2xi4>
+  memref.store %a, %y[%c0] : memref<2xi4>
+  func.return
+}

@@ -16,6 +16,12 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     IntegerType,
     Signedness,
     f16,
@@ -112,7 +118,21 @@ ONNX_ELEMENT_TYPES: dict[int, Attribute] = {
     onnx.TensorProto.UINT16: IntegerType(16, Signedness.UNSIGNED),
     onnx.TensorProto.UINT32: IntegerType(32, Signedness.UNSIGNED),
     onnx.TensorProto.UINT64: IntegerType(64, Signedness.UNSIGNED),
+    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType(),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
+    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type(),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
+    onnx.TensorProto.FLOAT8E8M0: Float8E8M0FNUType(),
+    onnx.TensorProto.FLOAT4E2M1: Float4E2M1FNType(),
+    onnx.TensorProto.INT4: IntegerType(4),
+    onnx.TensorProto.UINT4: IntegerType(4, Signedness.UNSIGNED),
+    onnx.TensorProto.INT2: IntegerType(2),
+    onnx.TensorProto.UINT2: IntegerType(2, Signedness.UNSIGNED),
 }
+
+SATURATING_TYPES = (Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType)
+"""The targets of Cast's `saturate` attribute (default 1): out of range gives
+the largest finite value rather than inf or NaN."""
 
 
 def scalar(node: Node, value: float, like: SSAValue) -> SSAValue:
@@ -405,12 +425,24 @@ def convert_cast(node: Node) -> Sequence[SSAValue | None]:
     to = node.attr("to")
     if to is None:
         node.fail("the attribute 'to' is required")
-    return node.emit(ew.CastOp, [node.input(0)], {"to": onnx_element_type(node, to)})
+    return emit_cast(node, onnx_element_type(node, to))
 
 
 @converts("CastLike")
 def convert_cast_like(node: Node) -> Sequence[SSAValue | None]:
-    return node.emit(ew.CastOp, [node.input(0)], {"to": elem(node.input(1).type)})
+    return emit_cast(node, elem(node.input(1).type))
+
+
+def emit_cast(node: Node, to: Attribute) -> Sequence[SSAValue | None]:
+    """A graph.cast to `to`, saturating for the float8 types unless the
+    node says `saturate = 0`."""
+    if isinstance(to, Float8E8M0FNUType):
+        round_mode = node.attr("round_mode", "up")
+        node.fail(f"casting to FLOAT8E8M0 (round_mode '{round_mode}') is not supported")
+    props: dict[str, Attribute] = {"to": to}
+    if isinstance(to, SATURATING_TYPES) and node.attr("saturate", 1):
+        props["saturate"] = bool_attr(True)
+    return node.emit(ew.CastOp, [node.input(0)], props)
 
 
 @converts("IsNaN")

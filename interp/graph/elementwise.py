@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Operation
 
@@ -147,24 +147,16 @@ def shift_right(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
     return np.where(valid, shifted, saturated)
 
 
-def bfloat16_round(x: np.ndarray) -> np.ndarray:
-    """f32 values rounded to the nearest bf16 (ties to even), kept as f32:
-    the interpreter stores bf16 tensors as f32."""
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
-    tie_to_even = (bits >> np.uint32(16)) & np.uint32(1)
-    rounded = (bits + np.uint32(0x7FFF) + tie_to_even) & np.uint32(0xFFFF0000)
-    values = rounded.view(np.float32)
-    return np.where(np.isnan(x), np.float32(np.nan), values)
-
-
-def cast(x: np.ndarray, to: Any) -> np.ndarray:
+def cast(x: np.ndarray, to: Any, saturate: bool = False) -> np.ndarray:
+    """numpy's astype (ml_dtypes' for the narrow types); `saturate`: out of
+    range gives the largest finite value of that sign, NaN stays NaN."""
     dtype = numpy_dtype(to)
     if dtype == np.bool_:
         return x != 0
-    converted = x.astype(dtype)
-    if isinstance(to, BFloat16Type):
-        return bfloat16_round(converted)
-    return converted
+    if saturate:
+        largest = float(ml_dtypes.finfo(dtype).max)
+        return np.clip(x.astype(np.float64), -largest, largest).astype(dtype)
+    return x.astype(dtype)
 
 
 def _unary(function: Callable[[np.ndarray], Any]) -> Callable[..., Results]:
@@ -284,7 +276,8 @@ class ElementwiseFunctions(InterpreterFunctions):
     @impl(ew.CastOp)
     def run_cast(self, interpreter: Interpreter, op: ew.CastOp, args: Args) -> Results:
         with np.errstate(all="ignore"):
-            return _result(op, cast(np.asarray(args[0]), op.to))
+            saturate = get_bool(op_props(op), "saturate", False)
+            return _result(op, cast(np.asarray(args[0]), op.to, saturate))
 
     @impl(ew.ModOp)
     def run_mod(self, interpreter: Interpreter, op: ew.ModOp, args: Args) -> Results:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime
@@ -14,6 +15,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 from xtc import interp
+from xtc.dialects.graph import elementwise as ew
 from xtc.frontend.onnx import OnnxImportError, import_model
 from xtc.interp import entry_function
 from xtc.testing.onnx_models import one_node_model
@@ -313,14 +315,53 @@ def test_cast_to_bfloat16_rounds() -> None:
     x = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8], np.float32)
     module = import_model(model_of("Cast", {"x": x}, to=TensorProto.BFLOAT16))
     (got,) = interp.run(module, [x])
-    np.testing.assert_array_equal(got, [1.0, 1.0 + 2**-6])
+    assert got.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got.astype(np.float32), [1.0, 1.0 + 2**-6])
 
 
-@pytest.mark.parametrize("to", [TensorProto.STRING, TensorProto.FLOAT8E4M3FN, TensorProto.INT4])
-def test_cast_refuses_unsupported_targets(to: int) -> None:
-    name = TensorProto.DataType.Name(to)
-    with pytest.raises(OnnxImportError, match=rf"Cast node .*casting to {name} is not supported"):
+@pytest.mark.parametrize(
+    ("to", "saturated"),
+    [
+        (TensorProto.FLOAT8E4M3FN, True),
+        (TensorProto.FLOAT8E5M2FNUZ, True),
+        (TensorProto.FLOAT4E2M1, False),
+        (TensorProto.BFLOAT16, False),
+        (TensorProto.INT4, False),
+    ],
+)
+def test_cast_saturates_the_float8_targets_unless_told_not_to(to: int, saturated: bool) -> None:
+    x = floats(3)
+    for attributes, expected in (({}, saturated), ({"saturate": 0}, False)):
+        module = import_model(model_of("Cast", {"x": x}, opset=23, to=to, **attributes))
+        op = next(o for o in module.walk() if isinstance(o, ew.CastOp))
+        assert ("saturate" in op.properties) == expected
+
+
+@pytest.mark.parametrize(
+    ("to", "message"),
+    [
+        (TensorProto.STRING, "casting to STRING is not supported"),
+        (TensorProto.FLOAT8E8M0, r"casting to FLOAT8E8M0 \(round_mode 'up'\) is not supported"),
+    ],
+)
+def test_cast_refuses_unsupported_targets(to: int, message: str) -> None:
+    with pytest.raises(OnnxImportError, match=rf"Cast node .*{message}"):
         import_model(model_of("Cast", {"x": floats(3)}, to=to))
+
+
+def test_int4_initializer_is_unpacked_one_element_a_byte() -> None:
+    values = np.array([-8, -1, 0, 7, 3], ml_dtypes.int4)
+    weight = helper.make_tensor("w", TensorProto.INT4, [5], values.astype(np.int8).tolist())
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["w"], ["y"], to=TensorProto.FLOAT)],
+        "unpack",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])],
+        initializer=[weight],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    (got,) = interp.run(import_model(model), [])
+    np.testing.assert_array_equal(got, [-8, -1, 0, 7, 3])
 
 
 def test_is_nan_and_is_inf() -> None:

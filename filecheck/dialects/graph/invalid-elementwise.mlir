@@ -160,6 +160,14 @@ func.func @cast_to_index(%a: tensor<3xf32>) -> tensor<3xindex> {
 
 // -----
 
+func.func @cast_saturating_to_an_integer(%a: tensor<3xf32>) -> tensor<3xi8> {
+  // expected-error @+1 {{'graph.cast' op 'saturate' needs a float target type, got i8}}
+  %0 = graph.cast %a {to = i8, saturate = true} : (tensor<3xf32>) -> tensor<3xi8>
+  func.return %0 : tensor<3xi8>
+}
+
+// -----
+
 func.func @cast_without_target(%a: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{property 'to' expected in operation 'graph.cast'}}
   %0 = graph.cast %a : (tensor<3xf32>) -> tensor<3xf32>

@@ -152,6 +152,17 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi1> {
   func.return %3 : tensor<2x3xi1>
 }
 
+// CHECK-LABEL: func.func @cast_to_narrow_types
+func.func @cast_to_narrow_types(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xbf16>, tensor<4xi4>) {
+  // CHECK: graph.cast %{{.*}} {to = f8E4M3FN, saturate = true} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %0 = graph.cast %x {to = f8E4M3FN, saturate = true} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  // CHECK: graph.cast %{{.*}} {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  %1 = graph.cast %x {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  // CHECK: graph.cast %{{.*}} {to = i4} : (tensor<4xf32>) -> tensor<4xi4>
+  %2 = graph.cast %x {to = i4} : (tensor<4xf32>) -> tensor<4xi4>
+  func.return %0, %1, %2 : tensor<4xf8E4M3FN>, tensor<4xbf16>, tensor<4xi4>
+}
+
 // CHECK-LABEL: func.func @trigonometric
 func.func @trigonometric(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // CHECK: graph.tan %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -13,6 +14,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
     Float16Type,
     IndexType,
     IntegerType,
@@ -606,7 +608,22 @@ def test_cast_to_bf16_rounds_to_nearest_even() -> None:
     # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even gives 1.
     x = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, 1.0 + 2**-9, np.nan], np.float32)
     got = run_one(ew.CastOp, [x], {"to": BFloat16Type()})
-    np.testing.assert_array_equal(got, [1.0, 1.0 + 2**-6, 1.0, np.nan])
+    assert got.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got.astype(np.float32), [1.0, 1.0 + 2**-6, 1.0, np.nan])
+
+
+def test_cast_saturate_clamps_to_the_largest_finite_value() -> None:
+    x = np.array([1e6, -np.inf, np.nan, 464.0, 500.0], np.float32)
+    props = {"to": Float8E4M3FNType(), "saturate": bool_attr(True)}
+    got = run_one(ew.CastOp, [x], props).astype(np.float32)
+    np.testing.assert_array_equal(got, [448.0, -448.0, np.nan, 448.0, 448.0])
+    unsaturated = run_one(ew.CastOp, [x], {"to": Float8E4M3FNType()}).astype(np.float32)
+    assert np.isnan(unsaturated[[0, 1, 2, 4]]).all() and unsaturated[3] == 448.0
+
+
+def test_cast_saturate_needs_a_float_target() -> None:
+    with pytest.raises(ShapeError, match="'saturate' needs a float target type, got i8"):
+        ew.CastOp.infer_types([tensor([2], f32)], {"to": i8, "saturate": bool_attr(True)})
 
 
 # ---------------------------------------------------------------------------
