@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import ml_dtypes
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import f16, f32, f64, i32
@@ -36,7 +37,7 @@ from xtc.dialects.graph.base import (
 )
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.frontend.converters import Node, converts
-from xtc.frontend.converters.elementwise import ONNX_ELEMENT_TYPES
+from xtc.frontend.converters.elementwise import ONNX_ELEMENT_TYPES, SATURATING_TYPES
 from xtc.frontend.converters.nn import (
     along,
     bias_add,
@@ -52,15 +53,34 @@ from xtc.frontend.converters.nn import (
 
 Outputs = Sequence[SSAValue | None]
 
-QUANTIZED_TYPES = (
+INTEGER_QUANTIZED_TYPES = (
     onnx.TensorProto.INT8,
     onnx.TensorProto.UINT8,
     onnx.TensorProto.INT16,
     onnx.TensorProto.UINT16,
+    onnx.TensorProto.INT4,
+    onnx.TensorProto.UINT4,
+    onnx.TensorProto.INT2,
+    onnx.TensorProto.UINT2,
 )
+FLOAT_QUANTIZED_TYPES = (
+    onnx.TensorProto.FLOAT8E4M3FN,
+    onnx.TensorProto.FLOAT8E4M3FNUZ,
+    onnx.TensorProto.FLOAT8E5M2,
+    onnx.TensorProto.FLOAT8E5M2FNUZ,
+    onnx.TensorProto.FLOAT4E2M1,
+)
+QUANTIZED_TYPES = INTEGER_QUANTIZED_TYPES + FLOAT_QUANTIZED_TYPES
 """The ONNX types xtc quantizes to."""
 
-DEQUANTIZED_DTYPES = (np.int8, np.uint8, np.int16, np.uint16, np.int32)
+DEQUANTIZED_DTYPES = (
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.uint16,
+    np.int32,
+    *(numpy_dtype(ONNX_ELEMENT_TYPES[t]) for t in QUANTIZED_TYPES[4:]),
+)
 """The numpy types DequantizeLinear takes."""
 
 FLOAT_WIDTHS = {np.dtype(np.float16): 16, np.dtype(np.float32): 32, np.dtype(np.float64): 64}
@@ -80,7 +100,7 @@ def quantized_type(node: Node, onnx_type: int, what: str) -> Attribute:
     if onnx_type not in QUANTIZED_TYPES:
         node.fail(
             f"{what} has element type {type_name(onnx_type)}, which xtc does not support "
-            "(it quantizes to INT8, UINT8, INT16 and UINT16)"
+            "(it quantizes to 2- to 16-bit integers, float8 and float4)"
         )
     return ONNX_ELEMENT_TYPES[onnx_type]
 
@@ -168,11 +188,22 @@ def quantization_axis(node: Node) -> tuple[int, int]:
 
 def saturate(node: Node, value: SSAValue, zero_point: SSAValue | None, to: Attribute) -> SSAValue:
     """round(value) + zero_point (halves to even), clamped to the range of
-    the integer type `to` and cast to it. `value` is a float tensor."""
+    the integer type `to` and cast to it; for a float type `to` (float8,
+    float4), value + zero_point cast to it, rounding to nearest even and
+    saturating unless the node says `saturate = 0`. `value` is a float
+    tensor."""
+    if is_float(to):
+        shifted = cast(node, value, f32)
+        if zero_point is not None:
+            shifted = node.emit1(ew.AddOp, [shifted, cast(node, zero_point, f32)])
+        props: dict[str, Attribute] = {"to": to}
+        if node.attr("saturate", 1) and isinstance(to, SATURATING_TYPES):
+            props["saturate"] = bool_attr(True)
+        return node.emit1(ew.CastOp, [shifted], props)
     rounded = cast(node, node.emit1(ew.RoundOp, [value]), f32)
     if zero_point is not None:
         rounded = node.emit1(ew.AddOp, [rounded, cast(node, zero_point, f32)])
-    limits = np.iinfo(numpy_dtype(to))
+    limits = ml_dtypes.iinfo(numpy_dtype(to))
     props = {"min": float_attr(float(limits.min)), "max": float_attr(float(limits.max))}
     return cast(node, node.emit1(ew.ClipOp, [rounded], props), to)
 

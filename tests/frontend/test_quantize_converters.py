@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime
@@ -357,3 +358,28 @@ def test_integer_product_of_wider_types_is_refused() -> None:
     inputs = {"a": np.ones((2, 3), np.int16), "b": np.ones((3, 2), np.int16)}
     message = import_error(model_of("MatMulInteger", inputs, opset=10))
     assert "must have element type int8, uint8" in message
+
+
+NARROW = {
+    "int4": (ml_dtypes.int4, 0),
+    "uint2": (ml_dtypes.uint2, 1),
+    "float8e4m3fn": (ml_dtypes.float8_e4m3fn, 0.0),
+    "float8e5m2": (ml_dtypes.float8_e5m2, 0.0),
+    "float4e2m1": (ml_dtypes.float4_e2m1fn, 0.0),
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(NARROW))
+def test_quantize_and_dequantize_to_the_narrow_types(type_name: str) -> None:
+    """int4/uint2: rounded half to even and clamped; float8/float4: rounded
+    to nearest even and saturated (onnx.reference: onnxruntime lacks some);
+    then back to f32."""
+    dtype, zero = NARROW[type_name]
+    x = halves(4, 6, scale=0.5, spread=12)
+    scale = np.float32(0.5)
+    constants = {"s": scale, "z": np.array(zero, dtype)}
+    quantized = check(model_of("QuantizeLinear", {"x": x}, constants), {"x": x}, "reference")
+    y = quantized[0]
+    assert y.dtype == np.dtype(dtype)
+    back = model_of("DequantizeLinear", {"y": y}, constants)
+    check(back, {"y": y}, "reference")
