@@ -8,10 +8,14 @@ with onnxruntime on them; benchmarks time them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if TYPE_CHECKING:
+    from onnxruntime.quantization import CalibrationDataReader
 
 
 class GraphBuilder:
@@ -747,16 +751,20 @@ CALIBRATION_BATCHES = 4
 """How many random images calibrate a quantized model's activation ranges."""
 
 
-class _RandomImages:
-    """onnxruntime's CalibrationDataReader protocol over `count` random
-    images for input `name`, drawn from a fixed seed."""
+def _random_images(name: str, shape: Sequence[int], count: int, seed: int) -> CalibrationDataReader:
+    """onnxruntime's calibration reader over `count` random images for input
+    `name`, drawn from a fixed seed."""
+    from onnxruntime.quantization import CalibrationDataReader
 
-    def __init__(self, name: str, shape: Sequence[int], count: int, seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        self.batches = [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(count)]
+    rng = np.random.default_rng(seed)
+    batches = [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(count)]
 
-    def get_next(self) -> dict[str, np.ndarray] | None:
-        return self.batches.pop() if self.batches else None
+    class RandomImages(CalibrationDataReader):
+        def get_next(self) -> dict[str, np.ndarray]:
+            # None ends the data, though onnxruntime's annotation says dict.
+            return batches.pop() if batches else None  # pyright: ignore[reportReturnType]
+
+    return RandomImages()
 
 
 def quantized(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
@@ -779,7 +787,7 @@ def quantized(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
         quantize_static(
             prepared,
             result,
-            _RandomImages(data.name, shape, CALIBRATION_BATCHES, seed),
+            _random_images(data.name, shape, CALIBRATION_BATCHES, seed),
             quant_format=QuantFormat.QDQ,
             per_channel=True,
             activation_type=QuantType.QUInt8,
