@@ -1,19 +1,23 @@
 """xtc against onnxruntime on whole models, side by side in one process.
 
-    python bench/models.py [--models resnet18,resnet50,mobilenet_v2,squeezenet,bert,alexnet,
-                                     vgg16,vgg19,inception_v1,densenet121,shufflenet,lstm]
+    python bench/models.py [--models resnet18,resnet18_int8,resnet50,mobilenet_v2,squeezenet,
+                                     bert,alexnet,vgg16,vgg19,inception_v1,densenet121,
+                                     shufflenet,lstm]
                            [--threads N] [--repeat R] [--number K] [--bert-layers L]
                            [--matmul] [--small] [--json out.json]
 
 Each model is built by `xtc.tools.model_builders` with random weights (224x224
 images and 1000 classes; BERT-base widths at sequence 128; VGG-19 holds 548 MiB
-of weights, AlexNet 233 MiB; two stacked LSTMs, hidden 128, over 64 steps),
+of weights, AlexNet 233 MiB; two stacked LSTMs, hidden 128, over 64 steps;
+`resnet18_int8` is ResNet-18 quantized by onnxruntime's `quantize_static`, QDQ,
+u8 activations and per-channel i8 weights, calibrated on random images),
 compiled with
 `xtc.compile`, and timed beside an onnxruntime session given the same number of
 threads. Blocks of K runs alternate (xtc, then onnxruntime) R times, so that
 neither runtime's thread pool spins on the cores while the other one runs; the
 table gives the medians of the per-run times, and `match` says whether the
-outputs agree (max abs difference <= 1e-3 x max abs of onnxruntime's output).
+outputs agree (max abs difference <= 1e-3 x max abs of onnxruntime's output;
+for a quantized model, one quantization step of its output).
 `--matmul` adds an fp32 1024^3 matmul, xtc against numpy, in GFLOP/s.
 
 Rows print as each model completes. The exit status is non-zero when any
@@ -46,6 +50,7 @@ from xtc.tools.model_builders import (
     lstm_classifier,
     mobilenet_v2,
     resnet,
+    resnet_int8,
     shufflenet,
     squeezenet,
     vgg,
@@ -56,6 +61,7 @@ if TYPE_CHECKING:
 
 MODEL_NAMES = (
     "resnet18",
+    "resnet18_int8",
     "resnet50",
     "mobilenet_v2",
     "squeezenet",
@@ -69,6 +75,9 @@ MODEL_NAMES = (
     "lstm",
 )
 MATCH_RTOL = 1e-3
+STEP_SLACK = 1e-5
+"""Relative slack on one quantization step: two f32 values one step apart
+differ by the step give or take a rounding of each."""
 MATMUL_SIZE = 1024
 SMALL_MATMUL_SIZE = 128
 # BERT's attention mask keeps every position but the last MASKED_POSITIONS.
@@ -116,6 +125,7 @@ Builder = Callable[[], onnx.ModelProto]
 
 CNN_BUILDERS: dict[str, tuple[Builder, Builder]] = {
     "resnet18": (lambda: resnet(18), lambda: resnet(18, image=32, classes=10)),
+    "resnet18_int8": (resnet_int8, lambda: resnet_int8(18, image=32, classes=10)),
     "resnet50": (lambda: resnet(50), lambda: resnet(50, image=32, classes=10)),
     "mobilenet_v2": (mobilenet_v2, lambda: mobilenet_v2(image=32, classes=10)),
     "squeezenet": (squeezenet, lambda: squeezenet(image=32, classes=10)),
@@ -239,13 +249,30 @@ def interleaved_medians(
     return float(np.median(xtc_ms)), float(np.median(baseline_ms))
 
 
+def quantization_step(model: onnx.ModelProto) -> float:
+    """The largest scale of a DequantizeLinear that writes a graph output
+    (with a constant scale): one step of a quantized model's output; 0.0
+    for a float model."""
+    outputs = {o.name for o in model.graph.output}
+    constants = {t.name: t for t in model.graph.initializer}
+    steps = [
+        float(np.max(onnx.numpy_helper.to_array(constants[node.input[1]])))
+        for node in model.graph.node
+        if node.op_type == "DequantizeLinear"
+        and node.output[0] in outputs
+        and node.input[1] in constants
+    ]
+    return max(steps, default=0.0)
+
+
 def compare_outputs(
-    got: Sequence[np.ndarray], expected: Sequence[np.ndarray]
+    got: Sequence[np.ndarray], expected: Sequence[np.ndarray], step: float = 0.0
 ) -> tuple[bool, float, float]:
     """(match, max abs difference, tolerance) over all outputs; the tolerance
-    is MATCH_RTOL times the largest magnitude among the expected outputs."""
+    is MATCH_RTOL times the largest magnitude among the expected outputs, or
+    `step` (one quantization step of a quantized output) when that is more."""
     scale = max((float(np.abs(e).max()) for e in expected if e.size), default=0.0)
-    tolerance = MATCH_RTOL * scale
+    tolerance = max(MATCH_RTOL * scale, step * (1 + STEP_SLACK))
     if len(got) != len(expected):
         return False, math.inf, tolerance
     worst = 0.0
@@ -282,7 +309,8 @@ def bench_model(name: str, config: Config) -> Row:
     # The first runs warm both up and give the outputs to compare.
     got = compiled.run(inputs)
     expected = [np.asarray(o) for o in session.run(None, inputs)]
-    ok, row.max_abs_diff, row.tolerance = compare_outputs(got, expected)
+    step = quantization_step(model)
+    ok, row.max_abs_diff, row.tolerance = compare_outputs(got, expected, step)
     row.match = "ok" if ok else "MISMATCH"
     row.xtc_ms, row.baseline_ms = interleaved_medians(
         xtc_block(compiled, inputs, config.number),

@@ -1,16 +1,21 @@
 """Real architectures built with `onnx.helper` and random weights (nothing is
 downloaded): ResNet, MobileNet-v2, SqueezeNet, AlexNet, VGG, GoogLeNet
-(Inception v1), DenseNet, ShuffleNet, a BERT-style encoder and a stacked
-LSTM. Tests compare xtc
+(Inception v1), DenseNet, ShuffleNet, a BERT-style encoder, a stacked
+LSTM, and any of them quantized to 8 bits by onnxruntime's `quantize_static`
+(`quantized`, `resnet_int8`). Tests compare xtc
 with onnxruntime on them; benchmarks time them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if TYPE_CHECKING:
+    from onnxruntime.quantization import CalibrationDataReader
 
 
 class GraphBuilder:
@@ -740,3 +745,59 @@ def lstm_classifier(
     logits = b.node("Gemm", [state, w, fc_bias], "fc", transB=1)
     data = helper.make_tensor_value_info("input", TensorProto.FLOAT, [seq, batch, features])
     return b.model([data], [logits], 14, f"lstm{layers}")
+
+
+CALIBRATION_BATCHES = 4
+"""How many random images calibrate a quantized model's activation ranges."""
+
+
+def _random_images(name: str, shape: Sequence[int], count: int, seed: int) -> CalibrationDataReader:
+    """onnxruntime's calibration reader over `count` random images for input
+    `name`, drawn from a fixed seed."""
+    from onnxruntime.quantization import CalibrationDataReader
+
+    rng = np.random.default_rng(seed)
+    batches = [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(count)]
+
+    class RandomImages(CalibrationDataReader):
+        def get_next(self) -> dict[str, np.ndarray]:
+            # None ends the data, though onnxruntime's annotation says dict.
+            return batches.pop() if batches else None  # pyright: ignore[reportReturnType]
+
+    return RandomImages()
+
+
+def quantized(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """`model` quantized as onnxruntime's tooling does it: batch norms
+    folded into the convolutions (`quant_pre_process`), then
+    `quantize_static` in QDQ format with uint8 activations and int8 weights
+    per output channel, the activation ranges calibrated (min-max) on random
+    images from `seed`. Needs onnxruntime; works in a temporary folder."""
+    import tempfile
+    from pathlib import Path
+
+    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
+
+    (data,) = model.graph.input
+    shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
+    with tempfile.TemporaryDirectory() as folder:
+        plain, prepared, result = (str(Path(folder, n)) for n in ("m.onnx", "p.onnx", "q.onnx"))
+        onnx.save(model, plain)
+        quant_pre_process(plain, prepared, skip_symbolic_shape=True)
+        quantize_static(
+            prepared,
+            result,
+            _random_images(data.name, shape, CALIBRATION_BATCHES, seed),
+            quant_format=QuantFormat.QDQ,
+            per_channel=True,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+        )
+        return onnx.load(result)
+
+
+def resnet_int8(
+    depth: int = 18, image: int = 224, classes: int = 1000, batch: int = 1, seed: int = 0
+) -> onnx.ModelProto:
+    """`resnet(depth, ...)` quantized to 8 bits by `quantized`."""
+    return quantized(resnet(depth, image, classes, batch, seed), seed)

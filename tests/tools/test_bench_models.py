@@ -40,6 +40,21 @@ def test_compare_outputs_scales_tolerance_by_the_reference(bench: ModuleType) ->
     assert not bench.compare_outputs([np.zeros(3, np.float32)], expected)[0]
 
 
+def test_quantization_step_is_the_output_dequantize_scale(bench: ModuleType) -> None:
+    assert bench.quantization_step(bench.matmul_model(4)) == 0.0
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
+        "dq",
+        [onnx.helper.make_tensor_value_info("q", onnx.TensorProto.UINT8, [2])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])],
+        [onnx.numpy_helper.from_array(np.float32(0.25), "s")],
+    )
+    assert bench.quantization_step(onnx.helper.make_model(graph)) == 0.25
+    expected = [np.array([10.0], np.float32)]
+    assert bench.compare_outputs([np.array([10.2], np.float32)], expected, step=0.25)[0]
+    assert not bench.compare_outputs([np.array([10.3], np.float32)], expected, step=0.25)[0]
+
+
 def test_matmul_model_and_geometric_mean(bench: ModuleType) -> None:
     model = bench.matmul_model(8)
     assert [n.op_type for n in model.graph.node] == ["MatMul"]

@@ -21,6 +21,7 @@ from xtc.tools.model_builders import (
     inception_v1,
     mobilenet_v2,
     resnet,
+    resnet_int8,
     shufflenet,
     squeezenet,
     vgg,
@@ -305,3 +306,39 @@ def test_too_small_images_and_unknown_depths_are_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def output_step(model: onnx.ModelProto) -> float:
+    """The scale of the DequantizeLinear that writes the model's output."""
+    (output,) = model.graph.output
+    (node,) = [n for n in model.graph.node if n.output[0] == output.name]
+    assert node.op_type == "DequantizeLinear"
+    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    return float(constants[node.input[1]])
+
+
+def test_resnet_int8_is_quantized_per_channel() -> None:
+    """Every conv reads a dequantized u8 activation and an i8 weight with one
+    scale per output channel; the batch norms are folded away."""
+    model = resnet_int8(18, image=32, classes=10)
+    counts = op_counts(model)
+    assert counts["Conv"] == 20 and counts["BatchNormalization"] == 0
+    producers = {n.output[0]: n for n in model.graph.node}
+    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for conv in conv_nodes(model):
+        x, w = (producers[name] for name in conv.input[:2])
+        assert x.op_type == w.op_type == "DequantizeLinear"
+        assert constants[w.input[0]].dtype == np.int8
+        channels = constants[w.input[0]].shape[0]
+        assert constants[w.input[1]].shape == (channels,)
+        assert producers[x.input[0]].op_type == "QuantizeLinear"
+        assert constants[producers[x.input[0]].input[2]].dtype == np.uint8
+
+
+def test_resnet_int8_runs_natively_within_one_quantization_step() -> None:
+    model = resnet_int8(18, image=32, classes=10)
+    x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"data": x})
+    (got,) = xtc.compile(model).run({"data": x})
+    assert got.shape == expected.shape == (1, 10)
+    assert float(np.abs(got - expected).max()) <= output_step(model) * (1 + 1e-5)
