@@ -396,7 +396,12 @@ def import_model(
     for output in graph.output:
         if output.name not in importer.values:
             raise OnnxImportError(f"graph output '{output.name}' is not produced by any node")
-        results.append(importer.values[output.name])
+        value = importer.values[output.name]
+        if not isinstance(value, SSAValue):
+            raise OnnxImportError(
+                f"graph output '{output.name}' is a sequence: xtc's models return tensors"
+            )
+        results.append(value)
     block.add_op(ReturnOp(*results))
 
     func = FuncOp(

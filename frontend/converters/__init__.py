@@ -13,6 +13,7 @@ operands are constants, and names the node in every error.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import numpy as np
@@ -40,7 +41,7 @@ class NeedsConstantError(OnnxImportError):
         self.value = value
 
 
-Converter = Callable[["Node"], Sequence[SSAValue | None]]
+Converter = Callable[["Node"], Sequence["SSAValue | SequenceValue | None"]]
 OpKey = tuple[str, str]
 """An ONNX op as (domain, op type); the ONNX domain is "" ("ai.onnx" too)."""
 CONVERTERS: dict[OpKey, Converter] = {}
@@ -82,11 +83,26 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         quantize,
         recurrent,
         reduce,
+        sequence,
         signal,
         tensor,
     )
 
     return CONVERTERS
+
+
+@dataclass(frozen=True)
+class SequenceValue:
+    """An ONNX sequence, resolved at import: the values of its tensors, in
+    order (frontend/converters/sequence.py); `element` their element type
+    (that of SequenceEmpty's dtype for an empty one)."""
+
+    items: tuple[SSAValue, ...]
+    element: Attribute
+
+
+Value = SSAValue | SequenceValue
+"""What an ONNX name stands for at import."""
 
 
 class Importer:
@@ -104,7 +120,7 @@ class Importer:
         self.opset = opset
         self.domain_versions = dict(domain_versions or {})
         self.interpreter = interpreter
-        self.values: dict[str, SSAValue] = {}
+        self.values: dict[str, Value] = {}
         self.constants: dict[SSAValue, np.ndarray] = {}
 
     def add_constant(self, array: np.ndarray, name: str, location: str) -> SSAValue:
@@ -148,9 +164,22 @@ class Node:
         return i < len(self.proto.input) and bool(self.proto.input[i])
 
     def input(self, i: int) -> SSAValue:
+        value = self.value(i)
+        if isinstance(value, SequenceValue):
+            self.fail(f"input {i} is a sequence, where a tensor is expected")
+        return value
+
+    def value(self, i: int) -> Value:
+        """Input `i`, a tensor or a sequence."""
         if not self.has_input(i):
             self.fail(f"input {i} is required")
         return self.importer.values[self.proto.input[i]]
+
+    def sequence(self, i: int) -> SequenceValue:
+        value = self.value(i)
+        if not isinstance(value, SequenceValue):
+            self.fail(f"input {i} is a tensor, where a sequence is expected")
+        return value
 
     def optional_input(self, i: int) -> SSAValue | None:
         return self.input(i) if self.has_input(i) else None
@@ -261,7 +290,7 @@ class Node:
 
     # -- subgraphs --------------------------------------------------------------
 
-    def inline(self, graph: onnx.GraphProto, inputs: Sequence[SSAValue], at: str) -> list[SSAValue]:
+    def inline(self, graph: onnx.GraphProto, inputs: Sequence[Value], at: str) -> list[Value]:
         """The outputs of subgraph `graph` (an If branch, a Loop or Scan body)
         on `inputs`: its nodes converted here, in a scope where its input
         names are bound to `inputs` and the enclosing graphs' names stay
@@ -325,7 +354,7 @@ def convert_node(importer: Importer, proto: onnx.NodeProto, index: int, scope: s
         if value is None:
             node.fail(f"output '{name}' is not supported")
         importer.values[name] = value
-        if value.name_hint is None:
+        if isinstance(value, SSAValue) and value.name_hint is None:
             value.name_hint = ssa_name(name)
     if len(proto.output) > len(produced) and any(proto.output[len(produced) :]):
         node.fail(f"produces {len(proto.output)} outputs; xtc supports the first {len(produced)}")

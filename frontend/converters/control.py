@@ -48,7 +48,7 @@ def convert_if(node: Node) -> Sequence[SSAValue | None]:
     return node.inline(_graph(node, taken), [], taken)
 
 
-def _stack(node: Node, slices: list[SSAValue], axis: int, what: str) -> SSAValue:
+def stack(node: Node, slices: list[SSAValue], axis: int, what: str) -> SSAValue:
     """The slices stacked along a new axis `axis` (negative: from the end)."""
     if not slices:
         node.fail(f"{what} has no iterations: xtc cannot tell its shape")
@@ -104,7 +104,7 @@ def convert_loop(node: Node) -> Sequence[SSAValue | None]:
         iteration += 1
     if going and trip_count is None:
         node.fail(f"runs past {MAX_ITERATIONS} iterations; xtc unrolls loops of at most that")
-    stacked = [_stack(node, out, 0, f"scan output {k}") for k, out in enumerate(outputs)]
+    stacked = [stack(node, out, 0, f"scan output {k}") for k, out in enumerate(outputs)]
     return [*carried, *stacked]
 
 
@@ -169,7 +169,7 @@ def _scan_with_batch(node: Node) -> Sequence[SSAValue | None]:
         )
         for collected, value in zip(results, outs, strict=True):
             collected.append(value)
-    return [_stack(node, r, 0, f"output {k}") for k, r in enumerate(results)]
+    return [stack(node, r, 0, f"output {k}") for k, r in enumerate(results)]
 
 
 def _scan(
@@ -207,7 +207,7 @@ def _scan(
         for out, value in zip(outputs, results[len(states) :], strict=True):
             out.append(value)
     stacked = [
-        _stack(node, out[::-1] if reverse else out, axis, f"scan output {k}")
+        stack(node, out[::-1] if reverse else out, axis, f"scan output {k}")
         for k, (out, axis, reverse) in enumerate(
             zip(outputs, out_axes, out_directions, strict=True)
         )

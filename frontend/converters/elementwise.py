@@ -45,7 +45,7 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.graph.constant import numpy_dtype
-from xtc.frontend.converters import Node, converts
+from xtc.frontend.converters import Node, SequenceValue, converts
 
 UNARY: dict[str, type[GraphOp]] = {
     "Relu": ew.ReluOp,
@@ -154,7 +154,9 @@ def float_input(node: Node, i: int) -> SSAValue:
 
 
 @converts(*UNARY)
-def convert_unary(node: Node) -> Sequence[SSAValue | None]:
+def convert_unary(node: Node) -> Sequence[SSAValue | SequenceValue | None]:
+    if node.op_type == "Identity" and isinstance(node.value(0), SequenceValue):
+        return [node.value(0)]  # a sequence passes as it is
     return node.emit(UNARY[node.op_type], [node.input(0)])
 
 
