@@ -324,6 +324,16 @@ def convert_swish(node: Node) -> Sequence[SSAValue | None]:
     return node.emit(ew.SwishOp, [float_input(node, 0)], {"alpha": alpha})
 
 
+@converts("SwiGLU")
+def convert_swiglu(node: Node) -> Sequence[SSAValue | None]:
+    """Swish_alpha(A) * B, A and B of one shape (no broadcasting)."""
+    if node.shape(0) != node.shape(1):
+        node.fail(f"A {node.type_str(0)} and B {node.type_str(1)} must have one shape")
+    alpha = float_attr(node.attr("alpha", 1.0))
+    gate = node.emit1(ew.SwishOp, [float_input(node, 0)], {"alpha": alpha})
+    return node.emit(ew.MulOp, [gate, node.input(1)])
+
+
 @converts("Shrink")
 def convert_shrink(node: Node) -> Sequence[SSAValue | None]:
     # x + bias below -lambd, x - bias above lambd, else 0.

@@ -433,3 +433,18 @@ def test_identity_and_constant_folding() -> None:
     # all-constant operands are evaluated at import: no graph op is left.
     model = model_of("Elu", {}, constants={"c": x})
     assert graph_ops(model) == ["graph.constant"]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_swiglu_gates_b_with_the_swish_of_a(alpha: float) -> None:
+    a, b = (RNG.standard_normal((3, 8)).astype(np.float32) for _ in range(2))
+    model = model_of("SwiGLU", {"a": a, "b": b}, opset=28, alpha=alpha)
+    (got,) = run_xtc(model, {"a": a, "b": b})
+    want = a / (1 + np.exp(-alpha * a)) * b
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_swiglu_refuses_a_broadcast() -> None:
+    a, b = np.ones((3, 8), np.float32), np.ones((1, 8), np.float32)
+    with pytest.raises(OnnxImportError, match="must have one shape"):
+        import_model(model_of("SwiGLU", {"a": a, "b": b}, opset=28))
