@@ -390,6 +390,25 @@ def clip(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     return elementwise(k, op, inputs, scalar)
 
 
+@compute_rule(ew.BitcastOp)
+def bitcast(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    to = elem(op.results[0].type)
+    return elementwise(k, op, inputs, lambda x: bitcast_value(x, to))
+
+
+def bitcast_value(x: Expr, to: Attribute) -> Expr:
+    """x's bits as `to`: integers of one width (i1 widened to a byte) keep
+    their value's bits; a float and an integer, or two floats, go through
+    arith.bitcast."""
+    if not is_float(x.type) and not is_float(to):
+        return convert(x, to)
+    if isinstance(to, IntegerType):
+        signless = IntegerType(to.width.data)
+        unsigned = to.signedness.data == Signedness.UNSIGNED
+        return Expr(arith.BitcastOp(x.value, signless).result, unsigned)
+    return Expr(arith.BitcastOp(x.value, to).result)
+
+
 @compute_rule(ew.CastOp)
 def cast(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     to = elem(op.results[0].type)

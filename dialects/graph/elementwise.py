@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from enum import Enum
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
     AnyTensorTypeConstr,
     BoolAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FloatAttr,
     IntegerType,
     StringAttr,
@@ -484,6 +487,50 @@ class CastOp(GraphOp):
             raise ShapeError(f"{cls.name}: target type {to} is not an integer or float type")
         if get_bool(props, "saturate", False) and not isinstance(to, AnyFloat):
             raise ShapeError(f"{cls.name}: 'saturate' needs a float target type, got {to}")
+        return [tensor(shape_of(operand_types[0]), to)]
+
+
+BITCAST_TYPES = (Float16Type, Float32Type, Float64Type, IntegerType)
+"""The element types graph.bitcast reinterprets (the narrow floats and
+integers keep their own storage, lowering/narrow_floats.py)."""
+
+
+def storage_bits(t: Attribute) -> int:
+    """The bits an element occupies in a buffer (i1: a byte)."""
+    if isinstance(t, IntegerType):
+        return max(8, t.width.data)
+    return cast(AnyFloat, t).bitwidth
+
+
+@irdl_op_definition
+class BitcastOp(GraphOp):
+    """Reinterprets each element's bits as the type `to` of the same width
+    (ONNX BitCast): f32 <-> i32, f64 <-> i64, i8 <-> ui8, i1 -> ui8 (a
+    byte of 0 or 1)..."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
+
+    name = "graph.bitcast"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    to = prop_def(TypeAttribute)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        to, source = props.get("to"), elem(operand_types[0])
+        for t in (source, to):
+            if not isinstance(t, BITCAST_TYPES) or (
+                isinstance(t, IntegerType) and t.width.data not in (1, 8, 16, 32, 64)
+            ):
+                raise ShapeError(f"{cls.name}: cannot reinterpret the bits of {t}")
+        if storage_bits(source) != storage_bits(to):
+            raise ShapeError(
+                f"{cls.name}: {source} and {to} have different widths "
+                f"({storage_bits(source)} and {storage_bits(to)} bits)"
+            )
         return [tensor(shape_of(operand_types[0]), to)]
 
 

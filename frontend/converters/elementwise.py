@@ -324,6 +324,14 @@ def convert_swish(node: Node) -> Sequence[SSAValue | None]:
     return node.emit(ew.SwishOp, [float_input(node, 0)], {"alpha": alpha})
 
 
+@converts("BitCast")
+def convert_bitcast(node: Node) -> Sequence[SSAValue | None]:
+    to = int(node.attr("to", 0))
+    if to not in ONNX_ELEMENT_TYPES:
+        node.fail(f"'to' {to} is not an element type xtc supports")
+    return node.emit(ew.BitcastOp, [node.input(0)], {"to": ONNX_ELEMENT_TYPES[to]})
+
+
 @converts("SwiGLU")
 def convert_swiglu(node: Node) -> Sequence[SSAValue | None]:
     """Swish_alpha(A) * B, A and B of one shape (no broadcasting)."""

@@ -273,6 +273,10 @@ class ElementwiseFunctions(InterpreterFunctions):
         high = get_float(op_props(op), "max")
         return _result(op, clip(np.asarray(args[0]), low, high))
 
+    @impl(ew.BitcastOp)
+    def run_bitcast(self, interpreter: Interpreter, op: ew.BitcastOp, args: Args) -> Results:
+        return _result(op, np.array(args[0]).view(numpy_dtype(op.to)))
+
     @impl(ew.CastOp)
     def run_cast(self, interpreter: Interpreter, op: ew.CastOp, args: Args) -> Results:
         with np.errstate(all="ignore"):

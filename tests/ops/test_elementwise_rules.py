@@ -204,6 +204,30 @@ def test_cast(source: type, to: type) -> None:
     check(ew.CastOp, [x], {"to": element_type_of(to)})
 
 
+BITCASTS = [
+    (np.float32, np.int32),
+    (np.int32, np.float32),
+    (np.float64, np.int64),
+    (np.int64, np.float64),
+    (np.float16, np.uint16),
+    (np.uint32, np.int32),
+    (np.int8, np.uint8),
+    (np.bool_, np.uint8),
+]
+
+
+@pytest.mark.parametrize(("source", "to"), BITCASTS, ids=lambda d: np.dtype(d).name)
+def test_bitcast_keeps_the_bits(source: type, to: type) -> None:
+    """Compared bit for bit (NaN payloads included) with numpy's view."""
+    x = sample(source, (12,))
+    if np.dtype(source).kind == "f":
+        x = np.concatenate([x, np.array([0.0, -0.0, math.inf, -math.nan], source)])
+    check(ew.BitcastOp, [x], {"to": element_type_of(to)})
+    graph = single_op_module(ew.BitcastOp, [tensor_type_of(x)], {"to": element_type_of(to)})
+    (got,) = interp.run(graph, [x])
+    assert got.tobytes() == x.view(to).tobytes()
+
+
 BINARY = [
     ew.AddOp,
     ew.SubOp,

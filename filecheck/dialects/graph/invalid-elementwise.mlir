@@ -152,6 +152,14 @@ func.func @leaky_relu_alpha_not_float(%a: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
+func.func @bitcast_of_another_width(%a: tensor<3xf32>) -> tensor<3xi64> {
+  // expected-error @+1 {{'graph.bitcast' op f32 and i64 have different widths (32 and 64 bits)}}
+  %0 = graph.bitcast %a {to = i64} : (tensor<3xf32>) -> tensor<3xi64>
+  func.return %0 : tensor<3xi64>
+}
+
+// -----
+
 func.func @cast_to_index(%a: tensor<3xf32>) -> tensor<3xindex> {
   // expected-error @+1 {{'graph.cast' op target type index is not an integer or float type}}
   %0 = graph.cast %a {to = index} : (tensor<3xf32>) -> tensor<3xindex>

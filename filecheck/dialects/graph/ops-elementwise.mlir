@@ -139,6 +139,15 @@ func.func @where_broadcasts_three_ways(%c: tensor<2x1x1xi1>, %x: tensor<3x1xf32>
   func.return %0 : tensor<2x3x4xf32>
 }
 
+// CHECK-LABEL: func.func @bitcast
+func.func @bitcast(%x: tensor<2x3xf32>, %b: tensor<4xi1>) -> tensor<2x3xi32> {
+  // CHECK: graph.bitcast %{{.*}} {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %0 = graph.bitcast %x {to = i32} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  // CHECK: graph.bitcast %{{.*}} {to = ui8} : (tensor<4xi1>) -> tensor<4xui8>
+  %1 = graph.bitcast %b {to = ui8} : (tensor<4xi1>) -> tensor<4xui8>
+  func.return %0 : tensor<2x3xi32>
+}
+
 // CHECK-LABEL: func.func @cast
 func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi1> {
   // CHECK: %[[H:.*]] = graph.cast %{{.*}} {to = f16} : (tensor<2x3xf32>) -> tensor<2x3xf16>
