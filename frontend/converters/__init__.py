@@ -77,6 +77,7 @@ def converts(*op_types: str, domain: str = "") -> Callable[[_C], _C]:
 def load_builtin_converters() -> dict[OpKey, Converter]:
     """xtc's own converters (importing the category modules registers them)."""
     from xtc.frontend.converters import (  # noqa: F401
+        composed,
         control,
         elementwise,
         nn,

@@ -1,0 +1,166 @@
+"""Ops xtc builds from others at import: Col2Im as a ConvTranspose with a
+one-hot weight; MaxUnpool and TensorScatter as a ScatterElements; Det of
+matrices up to MAX_DET_SIZE as the Leibniz sum over permutations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import permutations
+from math import prod
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from xtc.dialects.graph.base import shape_of
+from xtc.frontend.converters import Node, converts
+
+Outputs = Sequence[SSAValue | None]
+
+MAX_DET_SIZE = 4
+"""The largest matrix Det expands (24 products of 4)."""
+
+
+def _ints(node: Node, i: int, what: str) -> list[int]:
+    return [int(v) for v in node.require_const(i, what).reshape(-1)]
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return shape_of(value.type)
+
+
+def _const(node: Node, values: Sequence[int]) -> SSAValue:
+    return node.constant(np.array(values, np.int64))
+
+
+@converts("Col2Im")
+def convert_col2im(node: Node) -> Outputs:
+    """Each column of input [N, C * prod(block), L] is a block of the image
+    [N, C, *image]; overlapping blocks add up: a ConvTranspose whose weight
+    sends channel c * prod(block) + k to channel c at kernel position k."""
+    x = node.input(0)
+    image, block = _ints(node, 1, "image_shape"), _ints(node, 2, "block_shape")
+    r = len(image)
+    if len(block) != r:
+        node.fail(f"block_shape {block} and image_shape {image} differ in rank")
+    strides = list(node.attr("strides", [1] * r))
+    dilations = list(node.attr("dilations", [1] * r))
+    pads = list(node.attr("pads", [0] * (2 * r)))
+    n, rows, length = _shape(x)
+    size = prod(block)
+    if rows % size:
+        node.fail(f"input rows {rows} are not a multiple of the block size {size}")
+    channels = rows // size
+    counts = [
+        (image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        for d in range(r)
+    ]
+    if prod(counts) != length:
+        node.fail(f"{length} columns do not tile an image of {image} in blocks of {block}")
+    weight = np.zeros((rows, channels, *block), node.dtype(0))
+    for c in range(channels):
+        for k, position in enumerate(np.ndindex(*block)):
+            weight[c * size + k, c, *position] = 1
+    blocks = node.apply("Reshape", [x, _const(node, [n, rows, *counts])])[0]
+    return node.apply(
+        "ConvTranspose",
+        [blocks, node.constant(weight)],
+        strides=strides,
+        dilations=dilations,
+        pads=pads,
+    )
+
+
+@converts("MaxUnpool")
+def convert_max_unpool(node: Node) -> Outputs:
+    """Zeros of the shape that MaxPool's window gives back, with X's values
+    at I's positions (indices into it flattened, as MaxPool gives them);
+    then, with `output_shape`, in the corner of a zero tensor of that
+    shape."""
+    x, indices = node.input(0), node.input(1)
+    xs = _shape(x)
+    r = len(xs) - 2
+    kernel = list(node.attr("kernel_shape") or [])
+    if len(kernel) != r:
+        node.fail(f"kernel_shape {kernel} must give {r} sizes")
+    strides = list(node.attr("strides", [1] * r))
+    pads = list(node.attr("pads", [0] * (2 * r)))
+    spatial = [(xs[2 + d] - 1) * strides[d] - pads[d] - pads[d + r] + kernel[d] for d in range(r)]
+    inferred = [*xs[:2], *spatial]
+    flat = node.apply("Reshape", [x, _const(node, [-1])])[0]
+    where = node.apply("Reshape", [indices, _const(node, [-1])])[0]
+    zeros = node.constant(np.zeros(prod(inferred), node.dtype(0)))
+    scattered = node.apply("ScatterElements", [zeros, where, flat], axis=0)[0]
+    y = node.apply("Reshape", [scattered, _const(node, inferred)])[0]
+    if not node.has_input(2):
+        return [y]
+    wanted = _ints(node, 2, "output_shape")
+    if len(wanted) != len(inferred) or any(w < i for w, i in zip(wanted, inferred, strict=True)):
+        node.fail(f"output_shape {wanted} is smaller than the unpooled shape {inferred}")
+    extra = [w - i for w, i in zip(wanted, inferred, strict=True)]
+    return node.apply("Pad", [y, _const(node, [0] * len(extra) + extra)])
+
+
+@converts("TensorScatter")
+def convert_tensor_scatter(node: Node) -> Outputs:
+    """past_cache with update written along `axis` from each batch entry's
+    write index (0 without write_indices); `circular` wraps around."""
+    cache, update = node.input(0), node.input(1)
+    cs, us = _shape(cache), _shape(update)
+    axis = int(node.attr("axis", -2))
+    axis = axis + len(cs) if axis < 0 else axis
+    if not 0 < axis < len(cs):
+        node.fail(f"axis {axis} must be a sequence axis of {node.type_str(0)} (not the batch)")
+    mode = node.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        node.fail(f"mode '{mode}' is not linear or circular")
+    along = [1] * len(us)
+    along[axis] = us[axis]
+    steps = node.constant(np.arange(us[axis], dtype=np.int64).reshape(along))
+    if node.has_input(2):
+        starts = node.apply("Cast", [node.input(2)], to=7)[0]  # int64
+        per_batch = [us[0]] + [1] * (len(us) - 1)
+        starts = node.apply("Reshape", [starts, _const(node, per_batch)])[0]
+        steps = node.apply("Add", [steps, starts])[0]
+    if mode == "circular":
+        steps = node.apply("Mod", [steps, _const(node, cs[axis])])[0]
+    where = node.apply("Expand", [steps, _const(node, us)])[0]
+    return node.apply("ScatterElements", [cache, where, update], axis=axis)
+
+
+def _sign(permutation: tuple[int, ...]) -> int:
+    inversions = sum(1 for i, a in enumerate(permutation) for b in permutation[i + 1 :] if a > b)
+    return -1 if inversions % 2 else 1
+
+
+@converts("Det")
+def convert_det(node: Node) -> Outputs:
+    x = node.input(0)
+    shape = _shape(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        node.fail(f"input {node.type_str(0)} is not a (batch of) square matrices")
+    m = shape[-1]
+    if m > MAX_DET_SIZE:
+        largest = f"{MAX_DET_SIZE}x{MAX_DET_SIZE}"
+        node.fail(f"matrices of {m}x{m} are not supported (xtc expands up to {largest})")
+    rows = [
+        node.apply("Gather", [x, node.constant(np.array(i, np.int64))], axis=-2)[0]
+        for i in range(m)
+    ]
+    entries = [
+        [
+            node.apply("Gather", [row, node.constant(np.array(j, np.int64))], axis=-1)[0]
+            for j in range(m)
+        ]
+        for row in rows
+    ]
+    total: SSAValue | None = None
+    for permutation in permutations(range(m)):
+        term = entries[0][permutation[0]]
+        for i in range(1, m):
+            term = node.apply("Mul", [term, entries[i][permutation[i]]])[0]
+        if total is None:
+            total = term if _sign(permutation) > 0 else node.apply("Neg", [term])[0]
+        else:
+            total = node.apply("Add" if _sign(permutation) > 0 else "Sub", [total, term])[0]
+    assert total is not None
+    return [total]

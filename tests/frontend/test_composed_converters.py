@@ -1,0 +1,113 @@
+"""Col2Im, MaxUnpool, TensorScatter and Det, built from other ops at
+import (frontend/converters/composed.py), against onnxruntime or numpy, on
+the interpreter and natively."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import xtc
+from xtc.driver.onnx_backend import specializing_model
+from xtc.frontend.onnx import OnnxImportError, import_model
+from xtc.testing.onnx_models import one_node_model
+
+RNG = np.random.default_rng(5)
+
+
+def run_both(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The interpreter's outputs, after checking native code gives them."""
+    got = [np.asarray(v) for v in specializing_model(model, "interp").run(inputs)]
+    native = xtc.compile(model, cache=False).run(inputs)
+    for g, n in zip(got, native, strict=True):
+        np.testing.assert_allclose(np.asarray(n), g, rtol=1e-5, atol=1e-6)
+    return got
+
+
+def ort(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return list(session.run(None, inputs))
+
+
+@pytest.mark.parametrize(
+    ("image", "block", "attrs"),
+    [
+        ((5, 5), (2, 2), {}),
+        ((5, 5), (1, 5), {"strides": [2, 2], "pads": [0, 1, 0, 1]}),
+        ((6, 6), (2, 2), {"dilations": [1, 2]}),
+    ],
+)
+def test_col2im_adds_the_blocks_back(
+    image: tuple[int, int], block: tuple[int, int], attrs: dict
+) -> None:
+    strides, pads = attrs.get("strides", [1, 1]), attrs.get("pads", [0, 0, 0, 0])
+    dilations = attrs.get("dilations", [1, 1])
+    counts = [
+        (image[d] + pads[d] + pads[d + 2] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        for d in range(2)
+    ]
+    x = RNG.standard_normal((1, 2 * block[0] * block[1], counts[0] * counts[1])).astype(np.float32)
+    constants = {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}
+    model = one_node_model("Col2Im", {"x": x}, constants, **attrs)
+    np.testing.assert_allclose(
+        run_both(model, {"x": x})[0], ort(model, {"x": x})[0], rtol=1e-5, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("output_shape", [None, (1, 2, 5, 5)])
+def test_max_unpool_puts_the_maxima_back(output_shape: tuple[int, ...] | None) -> None:
+    """MaxPool's values and indices, unpooled; with output_shape, in the
+    corner of a larger zero tensor as onnx.reference places it
+    (onnxruntime places the values elsewhere)."""
+    x = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    pool = helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2], strides=[2, 2])
+    unpool_inputs = ["p", "i", "shape"] if output_shape else ["p", "i"]
+    unpool = helper.make_node(
+        "MaxUnpool", unpool_inputs, ["y"], kernel_shape=[2, 2], strides=[2, 2]
+    )
+    initializers = (
+        [numpy_helper.from_array(np.array(output_shape, np.int64), "shape")] if output_shape else []
+    )
+    graph = helper.make_graph(
+        [pool, unpool],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_empty_tensor_value_info("y")],
+        initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(run_both(model, {"x": x})[0], want)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter_writes_each_batch_entry_at_its_index(mode: str) -> None:
+    cache = RNG.standard_normal((2, 3, 6, 4)).astype(np.float32)
+    update = RNG.standard_normal((2, 3, 3, 4)).astype(np.float32)
+    starts = np.array([1, 4 if mode == "circular" else 3], np.int64)
+    inputs = {"cache": cache, "update": update, "starts": starts}
+    model = one_node_model("TensorScatter", inputs, opset=24, mode=mode)
+    want = cache.copy()
+    for b in range(2):
+        for s in range(3):
+            want[b, :, (starts[b] + s) % 6, :] = update[b, :, s, :]
+    np.testing.assert_array_equal(run_both(model, inputs)[0], want)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_det_is_numpys(size: int) -> None:
+    x = RNG.standard_normal((3, size, size)).astype(np.float32)
+    (got,) = run_both(one_node_model("Det", {"x": x}), {"x": x})
+    np.testing.assert_allclose(got, np.linalg.det(x), rtol=1e-4, atol=1e-5)
+
+
+def test_det_of_a_large_matrix_is_refused() -> None:
+    x = np.eye(5, dtype=np.float32)
+    with pytest.raises(OnnxImportError, match="matrices of 5x5 are not supported"):
+        import_model(one_node_model("Det", {"x": x}))
