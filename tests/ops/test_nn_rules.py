@@ -449,7 +449,7 @@ def test_grid_sample_of_nan_and_infinite_points_stays_inside() -> None:
     for mode in nn.GRID_SAMPLE_MODES:
         for padding in nn.GRID_PADDING_MODES:
             props = {"mode": str_attr(mode), "padding_mode": str_attr(padding)}
-            graph, kernel = build_kernel(nn.GridSampleOp, [x, grid], props)
+            _, kernel = build_kernel(nn.GridSampleOp, [x, grid], props)
             (got,) = interp.run(ModuleOp([kernel.clone()]), [x, grid])
             assert got.shape == (1, 2, 1, 3)
 
