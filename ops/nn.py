@@ -13,6 +13,7 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 
 from xdsl.dialects.builtin import (
@@ -44,6 +45,7 @@ from xtc.ops.te_builder import (
     ExprLike,
     KernelBuilder,
     Tensor,
+    absolute,
     ceil,
     constant,
     convert,
@@ -771,14 +773,156 @@ def _resized_axes(op: GraphOp, x: Tensor) -> dict[int, ResizeAxis]:
     return axes
 
 
+@dataclass(frozen=True)
+class ResizeFilter:
+    """Cubic or antialiased Resize along one axis: a window of taps around
+    ceil(x) - 1 (ONNX's), weighted by the kernel at their distances."""
+
+    cubic: bool
+    cubic_a: float
+    exclude_outside: bool
+    antialias: bool
+
+    def offsets(self, scale: float) -> range:
+        """The tap offsets (as interp/graph/nn.py `filter_taps`)."""
+        support = 2.0 if self.cubic else 1.0
+        first = pymath.floor(-support / self.stretch(scale)) + 1
+        return range(first, 2 - first)
+
+    def stretch(self, scale: float) -> float:
+        return min(scale, 1.0) if self.antialias else 1.0
+
+    def normalizes(self) -> bool:
+        return self.antialias or self.exclude_outside
+
+    def kernel(self, distance: Expr) -> Expr:
+        t = absolute(distance)
+        if not self.cubic:
+            return maximum(1.0 - t, 0.0)
+        inner = select(t < 2.0, cubic_far(t, self.cubic_a), 0.0)
+        return select(t <= 1.0, cubic_near(t, self.cubic_a), inner)
+
+
+def cubic_near(t: Expr, a: float) -> Expr:
+    """Keys' cubic kernel at distance t in [0, 1]."""
+    return ((t * (a + 2) - (a + 3)) * t) * t + 1.0
+
+
+def cubic_far(t: Expr, a: float) -> Expr:
+    """Keys' cubic kernel at distance t in [1, 2]."""
+    return ((t * a - 5 * a) * t + 8 * a) * t - 4 * a
+
+
+def _resize_filter(op: GraphOp) -> ResizeFilter | None:
+    """The filter of a cubic or antialiased resize, None for the two-point
+    forms (nearest, linear without antialias)."""
+    props = op_props(op)
+    mode = get_str(props, "mode")
+    antialias = get_bool(props, "antialias")
+    if mode != "cubic" and not antialias:
+        return None
+    return ResizeFilter(
+        cubic=mode == "cubic",
+        cubic_a=get_float(props, "cubic_coeff_a"),
+        exclude_outside=get_bool(props, "exclude_outside"),
+        antialias=antialias,
+    )
+
+
+def _saturated(value: Expr, element_type: Attribute) -> Expr:
+    """An f64 result stored as `element_type`: integers rounded half to even
+    and clipped into their range (cubic overshoots), as the interpreter."""
+    if isinstance(element_type, IntegerType) and not _is_bool(element_type):
+        width = element_type.width.data
+        low, high = (0, 2**width - 1) if is_unsigned(element_type) else _signed_range(width)
+        value = minimum(maximum(round_even(value), float(low)), float(high))
+    return convert(value, element_type)
+
+
+def _signed_range(width: int) -> tuple[int, int]:
+    return -(2 ** (width - 1)), 2 ** (width - 1) - 1
+
+
+def _filtered_resize(
+    k: KernelBuilder, op: GraphOp, x: Tensor, spec: ResizeFilter
+) -> Callable[..., Expr]:
+    """The element of a cubic or antialiased resize: a sum over the box of
+    the taps of every resized axis (edge clamped) of the product of their
+    weights, divided by each axis's weight sum where the filter normalizes."""
+    props = op_props(op)
+    extrapolation = get_float(props, "extrapolation_value")
+    axes = _resized_axes(op, x)
+    order = sorted(axes)
+    _, element_type = _result(op)
+
+    def element(*indices: Expr) -> Expr:
+        if not order:  # every axis keeps its size and scale 1: a copy
+            return _saturated(convert(x[list(indices)], f64), element_type)
+        coordinates = {a: axes[a].coordinate(indices[a]) for a in order}
+        bases = {a: ceil(coordinates[a]) - 1.0 for a in order}
+        offsets = {a: spec.offsets(axes[a].scale) for a in order}
+
+        def tap(axis: int, r: Expr) -> Expr:
+            """The input coordinate (f64) of tap r of `axis`."""
+            return bases[axis] + convert(r, f64) + float(offsets[axis].start)
+
+        def weight(axis: int, r: Expr) -> Expr:
+            geometry = axes[axis]
+            distance = (tap(axis, r) - coordinates[axis]) * spec.stretch(geometry.scale)
+            w = spec.kernel(distance)
+            if spec.exclude_outside:
+                at = tap(axis, r)
+                w = select((at < 0.0) | (at > float(geometry.in_size - 1)), 0.0, w)
+            return w
+
+        def term(*rs: Expr) -> Expr:
+            source: list[Expr] = list(indices)
+            product: Expr | None = None
+            for axis, r in zip(order, rs, strict=True):
+                source[axis] = axes[axis].clamped_index(tap(axis, r))
+                w = weight(axis, r)
+                product = w if product is None else product * w
+            assert product is not None
+            return convert(x[source], f64) * product
+
+        value = k.reduce("sum", [len(offsets[a]) for a in order], term)
+        if spec.normalizes():
+            for axis in order:
+                total = k.reduce("sum", [len(offsets[axis])], partial(weight, axis))
+                value = value / select(total.eq(0.0), 1.0, total)
+        outside = [
+            (coordinates[a] < 0.0) | (coordinates[a] > float(axes[a].in_size - 1))
+            for a in order
+            if axes[a].transformation == "tf_crop_and_resize"
+        ]
+        if (anywhere := any_of(outside)) is not None:
+            value = select(anywhere, extrapolation, value)
+        return _saturated(value, element_type)
+
+    return element
+
+
+def any_of(conditions: Sequence[Expr]) -> Expr | None:
+    """The disjunction of the conditions, None when there are none."""
+    result: Expr | None = None
+    for c in conditions:
+        result = c if result is None else result | c
+    return result
+
+
 @compute_rule(nn.ResizeOp)
 def resize(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """Separable over the resized axes, in f64 as the interpreter: axis by
     axis, nearest picks one input index and linear blends the two around
-    the coordinate; tf_crop_and_resize puts extrapolation_value where the
-    coordinate leaves the input. Integers are rounded half to even."""
+    the coordinate; cubic and antialias sum a window of weighted taps (a
+    te.reduce over the box of taps); tf_crop_and_resize puts
+    extrapolation_value where the coordinate leaves the input. Integers are
+    rounded half to even and saturated."""
     (x,) = inputs
     shape, element_type = _result(op)
+    spec = _resize_filter(op)
+    if spec is not None:
+        return [k.compute(shape, element_type, _filtered_resize(k, op, x, spec))]
     props = op_props(op)
     linear = get_str(props, "mode") == "linear"
     nearest_mode = get_str(props, "nearest_mode")
@@ -826,9 +970,144 @@ def resize(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
                 value = select(outside[axis], extrapolation, value)
             return value
 
-        value = resized(len(order), list(indices))
-        if isinstance(element_type, IntegerType) and not _is_bool(element_type):
-            value = round_even(value)
-        return convert(value, element_type)
+        return _saturated(resized(len(order), list(indices)), element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+# ---------------------------------------------------------------------------
+# Grid sampling.
+
+
+def safe_index(coordinate: Expr, size: int) -> Expr:
+    """An f64 coordinate clamped into [0, size - 1] as an index, NaN to 0
+    (ordered comparisons are false on NaN), so a grid of NaN or infinities
+    never reads outside the input."""
+    low = select(coordinate > 0.0, coordinate, 0.0)
+    return convert(select(low < float(size - 1), low, float(size - 1)), IndexType())
+
+
+def reflect(x: Expr, lo: float, hi: float) -> Expr:
+    """x folded into [lo, hi] by reflecting at its ends, as often as needed
+    (as interp/graph/nn.py `reflect`)."""
+    span = hi - lo
+    if span == 0:
+        return constant(lo, f64)
+    beyond = select(x < lo, lo - x, x - hi)
+    folds = floor(beyond / span)
+    rest = beyond - folds * span
+    half = folds * 0.5
+    even = floor(half).eq(half)
+    below = select(even, rest + lo, hi - rest)
+    above = select(even, hi - rest, rest + lo)
+    return select(x < lo, below, select(x > hi, above, x))
+
+
+@dataclass(frozen=True)
+class GridAxis:
+    """How grid sampling reads one spatial axis of the input."""
+
+    size: int
+    mode: str
+    padding: str
+    align_corners: bool
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return (0.0, self.size - 1.0) if self.align_corners else (-0.5, self.size - 0.5)
+
+    def coordinate(self, normalized: Expr) -> Expr:
+        """The input coordinate (f64) of a grid value in [-1, 1], mapped in
+        the grid's float type (f32 for f16) as the interpreter."""
+        g = normalized
+        if isinstance(g.type, Float16Type | BFloat16Type):
+            g = convert(g, f32)
+        if self.align_corners:
+            mapped = (g + 1.0) / 2.0 * float(self.size - 1)
+        else:
+            mapped = ((g + 1.0) * float(self.size) - 1.0) / 2.0
+        return convert(mapped, f64)
+
+    def taps(self, x: Expr) -> list[tuple[Expr, Expr | None, Expr | None]]:
+        """(index, weight, inside) of each tap at coordinate x: the point is
+        brought inside first (border clamps, reflection folds), then a tap
+        outside the input reads 0 (zeros), its edge (border) or its mirror
+        image (reflection)."""
+        lo, hi = self.bounds
+        last = float(self.size - 1)
+        if self.mode == "nearest":
+            x = round_even(x)
+        if self.padding == "border":
+            x = select((x < lo) | (x > hi), minimum(maximum(x, 0.0), last), x)
+        elif self.padding == "reflection":
+            x = reflect(x, lo, hi)
+        if self.mode == "nearest":
+            points: list[tuple[Expr, Expr | None]] = [(x, None)]
+        else:
+            below = floor(x)
+            t = x - below
+            if self.mode == "linear":
+                points = [(below, 1.0 - t), (below + 1.0, t)]
+            else:
+                points = [
+                    (below - 1.0, cubic_far(t + 1.0, -0.75)),
+                    (below, cubic_near(t, -0.75)),
+                    (below + 1.0, cubic_near(1.0 - t, -0.75)),
+                    (below + 2.0, cubic_far(2.0 - t, -0.75)),
+                ]
+        taps: list[tuple[Expr, Expr | None, Expr | None]] = []
+        for at, weight in points:
+            inside: Expr | None = None
+            if self.padding == "zeros":
+                inside = (at >= 0.0) & (at <= last)
+            elif self.padding == "reflection":
+                folded = reflect(at, lo, hi)
+                at = select(folded < 0.0, 0.0, floor(folded))  # truncation toward zero
+            taps.append((safe_index(at, self.size), weight, inside))
+        return taps
+
+
+@compute_rule(nn.GridSampleOp)
+def grid_sample(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Per output point: its coordinate on each spatial axis from the grid
+    (the grid's last axis lists them from the last spatial axis), the taps
+    around it on each axis (1 nearest, 2 linear, 4 cubic), and the sum over
+    the taps of every axis of their weights' product times the input
+    element they name, nested axis by axis in f64."""
+    x, grid = inputs
+    shape, element_type = _result(op)
+    props = op_props(op)
+    spatial = x.rank - 2
+    axes = [
+        GridAxis(
+            x.shape[2 + a],
+            get_str(props, "mode"),
+            get_str(props, "padding_mode"),
+            get_bool(props, "align_corners"),
+        )
+        for a in range(spatial)
+    ]
+
+    def element(n: Expr, c: Expr, *point: Expr) -> Expr:
+        taps = [
+            axis.taps(axis.coordinate(grid[[n, *point, spatial - 1 - a]]))
+            for a, axis in enumerate(axes)
+        ]
+
+        def blend(axis: int, source: list[Expr]) -> Expr:
+            if axis == spatial:
+                return convert(x[[n, c, *source]], f64)
+            total: Expr | None = None
+            for index, weight, inside in taps[axis]:
+                value = blend(axis + 1, [*source, index])
+                if weight is not None:
+                    value = value * weight
+                if inside is not None:
+                    value = select(inside, value, 0.0)
+                total = value if total is None else total + value
+            assert total is not None
+            return total
+
+        return convert(blend(0, []), element_type)
 
     return [k.compute(shape, element_type, element)]

@@ -1,5 +1,6 @@
 """Neural-network graph ops, NCHW layout as in ONNX and Relay: convolution,
-dense and matrix products, normalisation, pooling, softmax, pad and resize.
+dense and matrix products, normalisation, pooling, softmax, pad, resize and
+grid sampling.
 
 Spatial properties are `array<i64>`: `strides` and `dilation` as [h, w],
 `padding` as [top, left, bottom, right] (ONNX `pads` order for 2-D). Every
@@ -67,7 +68,9 @@ _F64_ARRAY = DenseArrayBase.constr(f64)
 _TWO_OPERANDS = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
 PAD_MODES = ("constant", "reflect", "edge")
-RESIZE_MODES = ("nearest", "linear")
+RESIZE_MODES = ("nearest", "linear", "cubic")
+ANTIALIAS_MODES = ("linear", "cubic")
+"""The Resize modes whose filter widens when downsampling (antialias)."""
 COORDINATE_MODES = (
     "half_pixel",
     "half_pixel_symmetric",
@@ -77,6 +80,8 @@ COORDINATE_MODES = (
     "tf_crop_and_resize",
 )
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+GRID_SAMPLE_MODES = ("linear", "nearest", "cubic")
+GRID_PADDING_MODES = ("zeros", "border", "reflection")
 
 
 # ---------------------------------------------------------------------------
@@ -853,12 +858,16 @@ class PadOp(GraphOp):
 
 @irdl_op_definition
 class ResizeOp(GraphOp):
-    """ONNX Resize to the full output shape `size`: nearest or n-linear over
-    every resized axis, with ONNX coordinate transformation and nearest
-    rounding modes. `scales` (one per axis, default size / input size) are
-    the factors the coordinate transformation divides by; `roi` (all starts
-    then all ends, default 0 and 1) and `extrapolation_value` serve
-    tf_crop_and_resize."""
+    """ONNX Resize to the full output shape `size`: nearest, n-linear or
+    n-cubic over every resized axis, with ONNX coordinate transformation and
+    nearest rounding modes. `scales` (one per axis, default size / input
+    size) are the factors the coordinate transformation divides by; `roi`
+    (all starts then all ends, default 0 and 1) and `extrapolation_value`
+    serve tf_crop_and_resize. Cubic uses Keys' kernel with `cubic_coeff_a`;
+    `antialias` (linear and cubic) widens the filter by 1 / scale when
+    downsampling and normalizes its taps; `exclude_outside` (cubic and
+    antialias, ignored otherwise) drops the taps outside the input and
+    renormalizes the rest."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
 
@@ -874,11 +883,17 @@ class ResizeOp(GraphOp):
     scales = opt_prop_def(_F64_ARRAY)
     roi = opt_prop_def(_F64_ARRAY)
     extrapolation_value = opt_prop_def(FloatAttr[Float32Type])
+    cubic_coeff_a = opt_prop_def(FloatAttr[Float32Type])
+    exclude_outside = opt_prop_def(BoolAttr)
+    antialias = opt_prop_def(BoolAttr)
     DEFAULTS: ClassVar[Props] = {
         "mode": str_attr("nearest"),
         "coordinate_transformation_mode": str_attr("half_pixel"),
         "nearest_mode": str_attr("round_prefer_floor"),
         "extrapolation_value": float_attr(0.0),
+        "cubic_coeff_a": float_attr(-0.75),
+        "exclude_outside": bool_attr(False),
+        "antialias": bool_attr(False),
     }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
@@ -888,7 +903,9 @@ class ResizeOp(GraphOp):
         (x,) = operand_types
         shape = _ranked(cls.name, x, "input")
         size = _ints_prop(cls.name, props, "size", len(shape))
-        _mode_prop(cls.name, props, "mode", RESIZE_MODES)
+        mode = _mode_prop(cls.name, props, "mode", RESIZE_MODES)
+        if get_bool(props, "antialias") and mode not in ANTIALIAS_MODES:
+            raise ShapeError(f"{cls.name}: antialias applies to linear and cubic, not {mode}")
         _mode_prop(cls.name, props, "coordinate_transformation_mode", COORDINATE_MODES)
         _mode_prop(cls.name, props, "nearest_mode", NEAREST_MODES)
         _check_positive_result(cls.name, size, type_str(x))
@@ -904,3 +921,60 @@ class ResizeOp(GraphOp):
         if len(roi) != 2 * len(shape):
             raise ShapeError(f"{cls.name}: roi must have {2 * len(shape)} values, got {len(roi)}")
         return [tensor(size, elem(x))]
+
+
+@irdl_op_definition
+class GridSampleOp(GraphOp):
+    """ONNX GridSample (opsets 16 to 22): samples `input` (N×C×D1×…×Dr) at
+    the points of `grid` (N×O1×…×Or×r, normalized to [-1, 1], the last
+    component naming the first spatial axis: x, y, z). `mode` nearest
+    (rounding half to even), linear or cubic (Keys, a = -0.75);
+    `padding_mode` zeros, border or reflection for points and taps outside
+    the input; `align_corners` maps -1 and 1 to the centres of the corner
+    elements rather than to their outer edges. The output is N×C×O1×…×Or."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
+    name = "graph.grid_sample"
+
+    input = operand_def(AnyTensorTypeConstr)
+    grid = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    mode = opt_prop_def(StringAttr)
+    padding_mode = opt_prop_def(StringAttr)
+    align_corners = opt_prop_def(BoolAttr)
+    DEFAULTS: ClassVar[Props] = {
+        "mode": str_attr("linear"),
+        "padding_mode": str_attr("zeros"),
+        "align_corners": bool_attr(False),
+    }
+
+    assembly_format = "$input `,` $grid attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, grid = operand_types
+        shape = _ranked(cls.name, x, "input")
+        grid_shape = _ranked(cls.name, grid, "grid")
+        _mode_prop(cls.name, props, "mode", GRID_SAMPLE_MODES)
+        _mode_prop(cls.name, props, "padding_mode", GRID_PADDING_MODES)
+        get_bool(props, "align_corners")
+        _float_input(cls.name, x)
+        if not is_float(elem(grid)):
+            raise ShapeError(f"{cls.name}: grid {type_str(grid)} must have a float element type")
+        spatial = len(shape) - 2
+        if spatial < 1:
+            raise ShapeError(f"{cls.name}: input {type_str(x)} must be N×C×D1×… (rank 3 or more)")
+        if len(grid_shape) != spatial + 2 or grid_shape[-1] != spatial:
+            raise ShapeError(
+                f"{cls.name}: grid {type_str(grid)} must be N×O1×…×O{spatial}×{spatial} "
+                f"for input {type_str(x)}"
+            )
+        if grid_shape[0] != shape[0]:
+            raise ShapeError(
+                f"{cls.name}: grid {type_str(grid)} and input {type_str(x)} differ in batch size"
+            )
+        if any(d < 1 for d in shape[2:]):
+            raise ShapeError(f"{cls.name}: input {type_str(x)} has an empty spatial dimension")
+        return [tensor((*shape[:2], *grid_shape[1:-1]), elem(x))]

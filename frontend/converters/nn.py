@@ -1,6 +1,6 @@
 """ONNX converters: nn ops (convolution, matrix products, normalisation,
-pooling, softmax, pad, resize, the attention family and the classification
-losses).
+pooling, softmax, pad, resize, grid sampling, the attention family and the
+classification losses).
 
 2-D convolution and pooling map to the graph ops; 1-D ones are lifted to
 2-D by a trailing size-1 axis, 3-D convolutions fold the depth axis into the
@@ -932,6 +932,15 @@ def f64_array(values: Sequence[float]) -> DenseArrayBase[Any]:
     return DenseArrayBase.from_list(f64, [float(v) for v in values])
 
 
+@dataclass(frozen=True)
+class ResizeFiltering:
+    """Resize-11+'s attributes for its cubic and antialiased filters."""
+
+    cubic_coeff_a: float = -0.75
+    exclude_outside: bool = False
+    antialias: bool = False
+
+
 def emit_resize(
     node: Node,
     x: SSAValue,
@@ -942,6 +951,7 @@ def emit_resize(
     nearest_mode: str,
     roi: Sequence[float] | None = None,
     extrapolation_value: float = 0.0,
+    filtering: ResizeFiltering = ResizeFiltering(),
 ) -> SSAValue:
     if any(s < 1 for s in size):
         node.fail(f"the output size {list(size)} of input {type_str_of(x)} is empty")
@@ -956,6 +966,12 @@ def emit_resize(
     if roi is not None:
         props["roi"] = f64_array(roi)
         props["extrapolation_value"] = float_attr(extrapolation_value)
+    if mode == "cubic":
+        props["cubic_coeff_a"] = float_attr(filtering.cubic_coeff_a)
+    if filtering.exclude_outside and (mode == "cubic" or filtering.antialias):
+        props["exclude_outside"] = bool_attr(True)
+    if filtering.antialias:
+        props["antialias"] = bool_attr(True)
     return node.emit1(nn.ResizeOp, [x], props)
 
 
@@ -1010,9 +1026,10 @@ def convert_resize(node: Node) -> Outputs:
         scales_10 = [float(s) for s in np.asarray(node.require_const(1, "scales")).reshape(-1)]
         return [legacy_resize(node, x, scales_10, mode)]
     if mode not in nn.RESIZE_MODES:
-        node.fail(f"mode '{mode}' is not supported (nearest and linear are)")
-    if node.attr("antialias", 0):
-        node.fail("antialias=1 is not supported")
+        node.fail(f"mode '{mode}' is not supported (nearest, linear and cubic are)")
+    antialias = bool(node.attr("antialias", 0))
+    if antialias and mode not in nn.ANTIALIAS_MODES:
+        node.fail(f"antialias=1 applies to the linear and cubic modes, not {mode}")
     transformation = node.attr("coordinate_transformation_mode", "half_pixel")
     if transformation not in nn.COORDINATE_MODES:
         node.fail(f"coordinate_transformation_mode '{transformation}' is not supported")
@@ -1049,8 +1066,40 @@ def convert_resize(node: Node) -> Outputs:
         ends = per_axis(given_roi[len(axes) :], axes, [1.0] * rank)
         roi = starts + ends
     extrapolation = float(node.attr("extrapolation_value", 0.0))
-    y = emit_resize(node, x, sizes, scales, mode, transformation, nearest_mode, roi, extrapolation)
+    filtering = ResizeFiltering(
+        float(node.attr("cubic_coeff_a", -0.75)), bool(node.attr("exclude_outside", 0)), antialias
+    )
+    y = emit_resize(
+        node, x, sizes, scales, mode, transformation, nearest_mode, roi, extrapolation, filtering
+    )
     return [y]
+
+
+# ---------------------------------------------------------------------------
+# GridSample.
+
+GRID_SAMPLE_16_MODES = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
+"""GridSample-16's mode names, as opset 20 renamed them."""
+
+
+@converts("GridSample")
+def convert_grid_sample(node: Node) -> Outputs:
+    x, grid = node.input(0), node.input(1)
+    mode = node.attr("mode", "bilinear" if node.opset < 20 else "linear")
+    names = GRID_SAMPLE_16_MODES if node.opset < 20 else {m: m for m in nn.GRID_SAMPLE_MODES}
+    if mode not in names:
+        node.fail(f"mode '{mode}' is not one of {', '.join(names)}")
+    padding = node.attr("padding_mode", "zeros")
+    if padding not in nn.GRID_PADDING_MODES:
+        node.fail(f"padding_mode '{padding}' is not one of {', '.join(nn.GRID_PADDING_MODES)}")
+    if node.opset < 20 and len(shape(x)) != 4:
+        node.fail(f"input {node.type_str(0)} must be 4-D before opset 20")
+    props = {
+        "mode": str_attr(names[mode]),
+        "padding_mode": str_attr(padding),
+        "align_corners": bool_attr(bool(node.attr("align_corners", 0))),
+    }
+    return [node.emit1(nn.GridSampleOp, [x, grid], props)]
 
 
 # ---------------------------------------------------------------------------

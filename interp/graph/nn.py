@@ -7,6 +7,7 @@ in float64 and integers in int64; results are cast to the result tensor type.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +54,16 @@ def _cast(op: GraphOp, value: Array) -> Array:
     out = np.asarray(value).astype(dtype)
     assert out.shape == shape_of(op.result_types[0]), (out.shape, op)
     return out
+
+
+def _saturate(op: GraphOp, value: Array) -> Array:
+    """value rounded and clipped into an integer result type's range (cubic
+    overshoots its inputs), as onnx.reference's saturate_cast."""
+    dtype = _result_dtype(op)
+    if not np.issubdtype(dtype, np.integer):
+        return value
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(value), info.min, info.max)
 
 
 def _window(op: GraphOp, kernel: tuple[int, ...]) -> nn.Window2d:
@@ -250,16 +261,91 @@ def nearest_indices(coords: Array, nearest_mode: str, in_size: int) -> Array:
     return np.clip(index, 0, in_size - 1).astype(np.intp)
 
 
+@dataclass(frozen=True)
+class ResizeFilter:
+    """The interpolation of ONNX Resize along one axis."""
+
+    mode: str
+    nearest_mode: str = "round_prefer_floor"
+    cubic_a: float = -0.75
+    exclude_outside: bool = False
+    antialias: bool = False
+
+    @property
+    def weighs_taps(self) -> bool:
+        """Cubic and antialias read a window of weighted taps (linear and
+        nearest without antialias keep their two-point forms)."""
+        return self.mode == "cubic" or self.antialias
+
+
+def cubic_near(t: Array, a: float) -> Array:
+    """Keys' cubic kernel at distance t in [0, 1]."""
+    return ((a + 2) * t - (a + 3)) * t * t + 1
+
+
+def cubic_far(t: Array, a: float) -> Array:
+    """Keys' cubic kernel at distance t in [1, 2]."""
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+
+
+def cubic_kernel(d: Array, a: float) -> Array:
+    """Keys' cubic kernel at any distance (zero from 2 on)."""
+    t = np.abs(d)
+    return np.where(t <= 1, cubic_near(t, a), np.where(t < 2, cubic_far(t, a), 0.0))
+
+
+def filter_taps(support: float, scale: float, antialias: bool) -> range:
+    """The tap offsets of a kernel of `support` (2 cubic, 1 linear) around
+    ceil(x) - 1, widened by 1 / scale when antialiasing a downsampling."""
+    stretch = min(scale, 1.0) if antialias else 1.0
+    first = math.floor(-support / stretch) + 1
+    return range(first, 2 - first)
+
+
+def weighted_resize_axis(
+    x: Array, axis: int, geometry: ResizeAxis, spec: ResizeFilter, coords: Array
+) -> Array:
+    """One axis of cubic or antialiased Resize: the taps around each
+    coordinate (ONNX's window: base ceil(x) - 1, ratio in (0, 1]), edge
+    clamped, weighted by the kernel at their distances (scaled when
+    antialiasing, then normalized); exclude_outside zeroes the taps outside
+    the input and renormalizes."""
+    in_size = geometry.in_size
+    cubic = spec.mode == "cubic"
+    stretch = min(geometry.scale, 1.0) if spec.antialias else 1.0
+    base = np.ceil(coords) - 1
+    ratio = coords - base
+    offsets = filter_taps(2.0 if cubic else 1.0, geometry.scale, spec.antialias)
+    distance = (np.array(offsets, dtype=np.float64)[None, :] - ratio[:, None]) * stretch
+    if cubic:
+        weights = cubic_kernel(distance, spec.cubic_a)
+    else:
+        weights = np.clip(1 - np.abs(distance), 0, 1)
+    if spec.antialias:
+        weights = weights / weights.sum(axis=1, keepdims=True)
+    taps = base.astype(np.int64)[:, None] + np.array(offsets, dtype=np.int64)[None, :]
+    if spec.exclude_outside:
+        weights = np.where((taps < 0) | (taps >= in_size), 0.0, weights)
+        total = weights.sum(axis=1, keepdims=True)
+        weights = weights / np.where(total == 0, 1.0, total)
+    gathered = np.take(x, np.clip(taps, 0, in_size - 1).astype(np.intp), axis=axis)
+    shape = [1] * gathered.ndim
+    shape[axis : axis + 2] = weights.shape
+    return (gathered * weights.reshape(shape)).sum(axis=axis + 1)
+
+
 def resize_axis(
-    x: Array, axis: int, geometry: ResizeAxis, mode: str, nearest_mode: str, extrapolation: float
+    x: Array, axis: int, geometry: ResizeAxis, spec: ResizeFilter, extrapolation: float
 ) -> Array:
     """One axis of ONNX Resize (the op is separable over axes)."""
     in_size = geometry.in_size
     coords = geometry.coordinates()
     shape = [1] * x.ndim
     shape[axis] = geometry.out_size
-    if mode == "nearest":
-        out = np.take(x, nearest_indices(coords, nearest_mode, in_size), axis=axis)
+    if spec.weighs_taps:
+        out = weighted_resize_axis(x, axis, geometry, spec, coords)
+    elif spec.mode == "nearest":
+        out = np.take(x, nearest_indices(coords, spec.nearest_mode, in_size), axis=axis)
     else:
         below = np.floor(coords)
         ratio = (coords - below).reshape(shape)
@@ -275,9 +361,8 @@ def resize_axis(
 def resize(
     x: Array,
     size: tuple[int, ...],
-    mode: str,
+    spec: ResizeFilter,
     transformation: str,
-    nearest_mode: str,
     scales: tuple[float, ...],
     roi: tuple[float, ...],
     extrapolation: float = 0.0,
@@ -290,8 +375,127 @@ def resize(
         if unchanged and (transformation != "tf_crop_and_resize" or span == (0.0, 1.0)):
             continue
         geometry = ResizeAxis(x.shape[axis], out_size, scales[axis], transformation, span)
-        out = resize_axis(out, axis, geometry, mode, nearest_mode, extrapolation)
+        out = resize_axis(out, axis, geometry, spec, extrapolation)
     return out
+
+
+def resize_filter(op: GraphOp) -> ResizeFilter:
+    """The interpolation graph.resize `op` asks for."""
+    props = op_props(op)
+    return ResizeFilter(
+        mode=get_str(props, "mode"),
+        nearest_mode=get_str(props, "nearest_mode"),
+        cubic_a=get_float(props, "cubic_coeff_a"),
+        exclude_outside=get_bool(props, "exclude_outside"),
+        antialias=get_bool(props, "antialias"),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Grid sampling.
+
+
+def grid_bounds(size: int, align_corners: bool) -> tuple[float, float]:
+    """The coordinates -1 and 1 map to on an axis of `size` elements."""
+    return (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+
+
+def reflect(x: Array, lo: float, hi: float) -> Array:
+    """x folded into [lo, hi] by reflecting at its ends, as often as needed."""
+    span = hi - lo
+    if span == 0:
+        return np.full_like(x, lo)
+    beyond = np.where(x < lo, lo - x, x - hi)
+    folds = np.trunc(beyond / span)
+    rest = beyond - folds * span
+    even = folds % 2 == 0
+    below = np.where(even, lo + rest, hi - rest)
+    above = np.where(even, hi - rest, lo + rest)
+    return np.where(x < lo, below, np.where(x > hi, above, x))
+
+
+def grid_coordinates(grid: Array, axis: int, size: int, align_corners: bool) -> Array:
+    """The input coordinate along spatial `axis` of each grid point, mapped
+    from [-1, 1] in the grid's float type (as onnxruntime), then as f64."""
+    normalized = grid[..., grid.shape[-1] - 1 - axis]
+    if normalized.dtype.itemsize < 4:  # f16, bf16: mapped in f32
+        normalized = normalized.astype(np.float32)
+    one = normalized.dtype.type(1)
+    if align_corners:
+        mapped = (normalized + one) / normalized.dtype.type(2) * normalized.dtype.type(size - 1)
+    else:
+        mapped = ((normalized + one) * normalized.dtype.type(size) - one) / normalized.dtype.type(2)
+    return mapped.astype(np.float64)
+
+
+def grid_taps(
+    x: Array, size: int, mode: str, padding: str, align_corners: bool
+) -> list[tuple[Array, Array]]:
+    """The (index, weight) taps along one axis at coordinates `x`: the
+    coordinate is first brought inside (border clamps, reflection folds),
+    then each tap outside the input reads per `padding` (zeros: weight 0)."""
+    lo, hi = grid_bounds(size, align_corners)
+    if mode == "nearest":
+        x = np.rint(x)
+    if padding == "border":
+        x = np.where((x < lo) | (x > hi), np.clip(x, 0, size - 1), x)
+    elif padding == "reflection":
+        x = reflect(x, lo, hi)
+    if mode == "nearest":
+        points = [(x, np.ones_like(x))]
+    else:
+        below = np.floor(x)
+        t = x - below
+        if mode == "linear":
+            points = [(below, 1 - t), (below + 1, t)]
+        else:
+            a = -0.75
+            points = [
+                (below - 1, cubic_far(t + 1, a)),
+                (below, cubic_near(t, a)),
+                (below + 1, cubic_near(1 - t, a)),
+                (below + 2, cubic_far(2 - t, a)),
+            ]
+    taps: list[tuple[Array, Array]] = []
+    for index, weight in points:
+        if padding == "zeros":
+            weight = np.where((index < 0) | (index >= size), 0.0, weight)
+        elif padding == "reflection":
+            index = np.trunc(reflect(index, lo, hi))
+        taps.append((safe_index(index, size), weight))
+    return taps
+
+
+def safe_index(index: Array, size: int) -> Array:
+    """Indices clamped into [0, size), NaN to 0 (a grid may hold NaN)."""
+    low = np.where(index > 0, index, 0)
+    return np.where(low < size - 1, low, size - 1).astype(np.intp)
+
+
+def grid_sample(x: Array, grid: Array, mode: str, padding: str, align_corners: bool) -> Array:
+    """ONNX GridSample: Σ over the taps of every spatial axis of the product
+    of their weights times the input element they name."""
+    spatial = x.ndim - 2
+    with np.errstate(invalid="ignore"):  # NaN points: weights NaN, indices 0
+        per_axis = [
+            grid_taps(
+                grid_coordinates(grid, a, x.shape[2 + a], align_corners),
+                x.shape[2 + a],
+                mode,
+                padding,
+                align_corners,
+            )
+            for a in range(spatial)
+        ]
+    batch = np.arange(x.shape[0]).reshape((-1,) + (1,) * spatial)
+    data = x.astype(np.float64)
+    out = np.zeros((*grid.shape[:-1], x.shape[1]))
+    for combination in itertools.product(*per_axis):
+        weight = np.prod([w for _, w in combination], axis=0)
+        # Advanced indices around the channel slice: the result is N×O…×C.
+        values = data[(batch, slice(None), *(i for i, _ in combination))]
+        out += values * weight[..., None]
+    return np.moveaxis(out, -1, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -470,11 +674,25 @@ class NnFunctions(InterpreterFunctions):
         y = resize(
             x,
             size,
-            get_str(props, "mode"),
+            resize_filter(op),
             get_str(props, "coordinate_transformation_mode"),
-            get_str(props, "nearest_mode"),
             nn.resize_scales(props, x.shape, size),
             nn.resize_roi(props, x.ndim),
             get_float(props, "extrapolation_value"),
+        )
+        return (_cast(op, _saturate(op, y)),)
+
+    @impl(nn.GridSampleOp)
+    def run_grid_sample(
+        self, interpreter: Interpreter, op: nn.GridSampleOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        props = op_props(op)
+        x, grid = args
+        y = grid_sample(
+            x,
+            grid,
+            get_str(props, "mode"),
+            get_str(props, "padding_mode"),
+            get_bool(props, "align_corners"),
         )
         return (_cast(op, y),)

@@ -13,6 +13,7 @@ import pytest
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+import xtc
 from xtc import interp
 from xtc.frontend.onnx import OnnxImportError, import_model
 
@@ -441,13 +442,138 @@ def test_legacy_resize_and_upsample_match_onnxruntime() -> None:
     check("Resize", {"x": x}, {"scales": np.array([1, 1, 0.5, 0.5], np.float32)}, opset=10)
 
 
-def test_resize_refuses_cubic_and_antialias() -> None:
+RESIZE_FILTERS: list[dict[str, Any]] = [
+    {"mode": "cubic"},
+    {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+    {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+    {"mode": "cubic", "coordinate_transformation_mode": "asymmetric"},
+    {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"},
+    {"mode": "cubic", "coordinate_transformation_mode": "half_pixel_symmetric"},
+    {"mode": "linear", "antialias": 1},
+    {"mode": "cubic", "antialias": 1},
+    {"mode": "cubic", "antialias": 1, "exclude_outside": 1, "cubic_coeff_a": -0.5},
+]
+
+
+@pytest.mark.parametrize("attributes", RESIZE_FILTERS)
+@pytest.mark.parametrize("scales", [[1, 1, 0.6, 1.7], [1, 1, 0.3, 0.45]])
+def test_resize_cubic_and_antialias_match_onnxruntime(
+    attributes: dict[str, Any], scales: list[float]
+) -> None:
+    x = rand(0, 1, 2, 9, 7)
+    constants = {"roi": np.zeros(0, np.float32), "scales": np.array(scales, np.float32)}
+    # align_corners with a scale that is not output / input size: onnxruntime
+    # divides by the output size, onnx.reference (and xtc, as for linear) by
+    # scale × input size.
+    aligned = attributes.get("coordinate_transformation_mode") == "align_corners"
+    oracle = "reference" if aligned else "ort"
+    check("Resize", {"x": x}, constants, oracle=oracle, opset=19, **attributes)
+
+
+def test_resize_cubic_and_antialias_natively() -> None:
+    x = rand(1, 1, 3, 12, 10)
+    for attributes in RESIZE_FILTERS[::3]:
+        sizes = np.array([1, 3, 5, 17], np.int64)
+        model = model_of(
+            "Resize",
+            {"x": x},
+            {"sizes": sizes},
+            opset=19,
+            names=["x", "", "", "sizes"],
+            **attributes,
+        )
+        (got,) = xtc.compile(model, cache=False).run({"x": x})
+        np.testing.assert_allclose(got, expected(model, {"x": x}, "ort")[0], rtol=1e-4, atol=1e-5)
+
+
+def test_resize_refuses_antialiased_nearest_and_unknown_modes() -> None:
     x = rand(0, 1, 1, 4, 4)
-    scales = {"roi": np.zeros(0, np.float32), "scales": np.array([1, 1, 2, 2], np.float32)}
-    with pytest.raises(OnnxImportError, match="Resize node .* mode 'cubic' is not supported"):
-        import_model(model_of("Resize", {"x": x}, scales, opset=19, mode="cubic"))
-    with pytest.raises(OnnxImportError, match="antialias=1 is not supported"):
-        import_model(model_of("Resize", {"x": x}, scales, opset=19, mode="linear", antialias=1))
+    scales = {"roi": np.zeros(0, np.float32), "scales": np.array([1, 1, 0.5, 0.5], np.float32)}
+    with pytest.raises(OnnxImportError, match="Resize node .* mode 'area' is not supported"):
+        import_model(model_of("Resize", {"x": x}, scales, opset=19, mode="area"))
+    with pytest.raises(OnnxImportError, match="antialias=1 applies to the linear and cubic"):
+        import_model(model_of("Resize", {"x": x}, scales, opset=19, antialias=1))
+
+
+# ---------------------------------------------------------------------------
+# GridSample.
+
+
+def grid_of(seed: int, *shape: int) -> Array:
+    """Points mostly inside [-1, 1], some up to 1.6 outside."""
+    return np.random.default_rng(seed).uniform(-1.6, 1.6, shape).astype(np.float32)
+
+
+GRID_SAMPLE_16 = [
+    (mode, padding_mode)
+    for mode in ("bilinear", "nearest", "bicubic")
+    for padding_mode in ("zeros", "border", "reflection")
+    # onnxruntime differs from onnx.reference here (below).
+    if (mode, padding_mode) != ("bicubic", "border")
+]
+
+
+@pytest.mark.parametrize(("mode", "padding_mode"), GRID_SAMPLE_16)
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_16_matches_onnxruntime(
+    mode: str, padding_mode: str, align_corners: int
+) -> None:
+    inputs = {"x": rand(2, 2, 3, 5, 4), "grid": grid_of(3, 2, 6, 7, 2)}
+    attributes = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+    check("GridSample", inputs, opset=16, **attributes)
+
+
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_cubic_border_follows_onnx_reference(align_corners: int) -> None:
+    # onnx.reference clamps a point into the input per axis, only along the
+    # axes it leaves; onnxruntime's cubic differs (by up to 0.5 here). The
+    # conformance data comes from onnx.reference.
+    inputs = {"x": rand(2, 2, 3, 5, 4), "grid": grid_of(3, 2, 6, 7, 2)}
+    attributes = {"mode": "cubic", "padding_mode": "border", "align_corners": align_corners}
+    check("GridSample", inputs, oracle="reference", opset=20, **attributes)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+def test_grid_sample_20_volumetric_matches_onnx_reference(mode: str) -> None:
+    inputs = {"x": rand(4, 1, 2, 3, 4, 2), "grid": grid_of(5, 1, 2, 3, 2, 3)}
+    for padding_mode in ("zeros", "border", "reflection"):
+        check(
+            "GridSample", inputs, oracle="reference", opset=20, mode=mode, padding_mode=padding_mode
+        )
+
+
+def test_grid_sample_natively() -> None:
+    x, grid = rand(6, 2, 3, 6, 5), grid_of(7, 2, 4, 9, 2)
+    for mode, padding_mode in [("linear", "zeros"), ("nearest", "border"), ("cubic", "reflection")]:
+        model = model_of(
+            "GridSample", {"x": x, "grid": grid}, opset=20, mode=mode, padding_mode=padding_mode
+        )
+        (got,) = xtc.compile(model, cache=False).run({"x": x, "grid": grid})
+        want = expected(model, {"x": x, "grid": grid}, "ort")[0]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sample_refusals_name_the_problem() -> None:
+    inputs = {"x": rand(0, 1, 1, 2, 3, 4), "grid": grid_of(0, 1, 2, 3, 4, 3)}
+    refused(
+        "GridSample", inputs, r"input tensor<1x1x2x3x4xf32> must be 4-D before opset 20", opset=16
+    )
+    refused(
+        "GridSample",
+        inputs,
+        "mode 'bilinear' is not one of linear, nearest, cubic",
+        opset=20,
+        mode="bilinear",
+    )
+    refused(
+        "GridSample",
+        inputs,
+        "padding_mode 'wrap' is not one of zeros, border, reflection",
+        opset=20,
+        padding_mode="wrap",
+    )
+    flat = {"x": rand(0, 1, 1, 2, 3), "grid": grid_of(0, 1, 2, 3, 3)}
+    refused("GridSample", flat, r"grid tensor<1x2x3x3xf32> must be N×O1×…×O2×2", opset=20)
 
 
 # ---------------------------------------------------------------------------

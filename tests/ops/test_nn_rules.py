@@ -28,9 +28,9 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.te import ComputeOp, ReduceOp
-from xtc.testing.graph_op import single_op_module, tensor_type_of
 from xtc.ops import load_compute_rules
 from xtc.ops.te_builder import KernelBuilder
+from xtc.testing.graph_op import single_op_module, tensor_type_of
 
 RULES = load_compute_rules()
 Props = Mapping[str, Attribute]
@@ -359,7 +359,7 @@ COORDINATE_MODES = list(nn.COORDINATE_MODES)
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.integers(1, 4), min_size=1, max_size=3),
-    st.sampled_from(["nearest", "linear"]),
+    st.sampled_from(list(nn.RESIZE_MODES)),
     st.sampled_from(COORDINATE_MODES),
     st.sampled_from(list(nn.NEAREST_MODES)),
     st.data(),
@@ -374,6 +374,9 @@ def test_resize(
         "mode": str_attr(mode),
         "coordinate_transformation_mode": str_attr(transformation),
         "nearest_mode": str_attr(nearest_mode),
+        "cubic_coeff_a": float_attr(data.draw(st.sampled_from([-0.75, -0.5]))),
+        "exclude_outside": bool_attr(data.draw(st.booleans())),
+        "antialias": bool_attr(mode != "nearest" and data.draw(st.booleans())),
     }
     if data.draw(st.booleans()):
         stretch = data.draw(st.sampled_from([0.8, 1.0, 1.25]))
@@ -396,6 +399,59 @@ def test_resize_nearest_rounds_ties_as_asked() -> None:
             "nearest_mode": str_attr(nearest_mode),
         }
         check(nn.ResizeOp, [x], props, rtol=0, atol=0)
+
+
+def test_antialias_widens_the_filter_when_downsampling() -> None:
+    # A quarter of the size: 8 linear or 16 cubic taps per axis (a te.reduce
+    # over them, not an unrolled sum); each output averages a wide window,
+    # so a checkerboard flattens where plain linear would alias it.
+    x = (np.indices((16, 16)).sum(axis=0) % 2 * 2 - 1).astype(np.float32)
+    for mode, taps in (("linear", 8), ("cubic", 16)):
+        props = {"size": ints_attr([4, 4]), "mode": str_attr(mode), "antialias": bool_attr(True)}
+        kernel = check(nn.ResizeOp, [x], props, rtol=1e-6, atol=1e-6)
+        reduce = next(o for o in kernel.walk() if isinstance(o, ReduceOp))
+        assert list(reduce.extents.get_values()) == [taps, taps]
+        graph, _ = build_kernel(nn.ResizeOp, [x], props)
+        (smooth,) = interp.run(graph, [x])
+        assert np.abs(smooth).max() < 0.2
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(1, 3),
+    st.sampled_from(list(nn.GRID_SAMPLE_MODES)),
+    st.sampled_from(list(nn.GRID_PADDING_MODES)),
+    st.booleans(),
+    st.data(),
+)
+def test_grid_sample(
+    spatial: int, mode: str, padding: str, align_corners: bool, data: st.DataObject
+) -> None:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    sizes = [data.draw(st.integers(1, 4)) for _ in range(spatial)]
+    points = [data.draw(st.integers(1, 3)) for _ in range(spatial)]
+    x = randn(rng, 2, 2, *sizes)
+    ties = rng.integers(-10, 11, (2, *points, spatial)) / 4
+    spread = rng.uniform(-2.5, 2.5, ties.shape)
+    grid = np.where(rng.random(ties.shape) < 0.4, ties, spread).astype(np.float32)
+    props = {
+        "mode": str_attr(mode),
+        "padding_mode": str_attr(padding),
+        "align_corners": bool_attr(align_corners),
+    }
+    check(nn.GridSampleOp, [x, grid], props, rtol=1e-6, atol=1e-6)
+
+
+def test_grid_sample_of_nan_and_infinite_points_stays_inside() -> None:
+    # The te interpreter refuses any read outside a tensor.
+    x = randn(np.random.default_rng(5), 1, 2, 3, 4)
+    grid = np.array([[[[np.nan, 0.0], [np.inf, -np.inf], [1e30, -1e30]]]], np.float32)
+    for mode in nn.GRID_SAMPLE_MODES:
+        for padding in nn.GRID_PADDING_MODES:
+            props = {"mode": str_attr(mode), "padding_mode": str_attr(padding)}
+            _, kernel = build_kernel(nn.GridSampleOp, [x, grid], props)
+            (got,) = interp.run(ModuleOp([kernel.clone()]), [x, grid])
+            assert got.shape == (1, 2, 1, 3)
 
 
 # ---------------------------------------------------------------------------
@@ -429,6 +485,7 @@ def test_element_types(dtype: Any) -> None:
     check(nn.DenseOp, arrays((2, 4), (3, 4)), **tolerance)
     check(nn.BiasAddOp, arrays((2, 3), (3,)), **tolerance)
     check(nn.ResizeOp, arrays((2, 3)), {"size": ints_attr([3, 5]), "mode": str_attr("linear")})
+    check(nn.ResizeOp, arrays((2, 3)), {"size": ints_attr([3, 5]), "mode": str_attr("cubic")})
     if dtype != np.bool_:
         window = {
             "kernel": ints_attr([3, 3]),
@@ -527,6 +584,21 @@ def pipeline_cases() -> list[tuple[type[GraphOp], list[np.ndarray], dict[str, At
                 "roi": f64_array([-0.2, 0.1, 0.9, 1.2]),
                 "extrapolation_value": float_attr(3.0),
             },
+        ),
+        (
+            nn.ResizeOp,
+            [f(1, 2, 9, 7)],
+            {
+                "size": ints_attr([1, 2, 4, 3]),
+                "mode": str_attr("cubic"),
+                "antialias": bool_attr(True),
+                "exclude_outside": bool_attr(True),
+            },
+        ),
+        (
+            nn.GridSampleOp,
+            [f(2, 3, 5, 4), np.tanh(f(2, 3, 6, 2)) * 1.2],
+            {"mode": str_attr("cubic"), "padding_mode": str_attr("reflection")},
         ),
     ]
 

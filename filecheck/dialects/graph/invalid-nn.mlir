@@ -405,3 +405,67 @@ func.func @conv2d_blocked_weight_block(%x: tensor<1x3x8x8xf32>, %w: tensor<1x3x3
   %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o"} : (tensor<1x3x8x8xf32>, tensor<1x3x3x3x8xf32>) -> tensor<1x8x6x6xf32>
   func.return %0 : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+func.func @resize_antialias_nearest(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'graph.resize' op antialias applies to linear and cubic, not nearest}}
+  %0 = graph.resize %x {size = array<i64: 2, 4>, antialias = true} : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'graph.resize' op property 'mode' is "area", expected one of "nearest", "linear", "cubic"}}
+  %0 = graph.resize %x {size = array<i64: 2, 4>, mode = "area"} : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @grid_sample_grid_rank(%x: tensor<1x2x4x4xf32>, %grid: tensor<1x5x5x3xf32>) -> tensor<1x2x5x5xf32> {
+  // expected-error @+1 {{'graph.grid_sample' op grid tensor<1x5x5x3xf32> must be N×O1×…×O2×2 for input tensor<1x2x4x4xf32>}}
+  %0 = graph.grid_sample %x, %grid : (tensor<1x2x4x4xf32>, tensor<1x5x5x3xf32>) -> tensor<1x2x5x5xf32>
+  func.return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+func.func @grid_sample_batch(%x: tensor<1x2x4x4xf32>, %grid: tensor<2x5x5x2xf32>) -> tensor<1x2x5x5xf32> {
+  // expected-error @+1 {{'graph.grid_sample' op grid tensor<2x5x5x2xf32> and input tensor<1x2x4x4xf32> differ in batch size}}
+  %0 = graph.grid_sample %x, %grid : (tensor<1x2x4x4xf32>, tensor<2x5x5x2xf32>) -> tensor<1x2x5x5xf32>
+  func.return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+func.func @grid_sample_mode(%x: tensor<1x2x4x4xf32>, %grid: tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xf32> {
+  // expected-error @+1 {{'graph.grid_sample' op property 'mode' is "bicubic", expected one of "linear", "nearest", "cubic"}}
+  %0 = graph.grid_sample %x, %grid {mode = "bicubic"} : (tensor<1x2x4x4xf32>, tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xf32>
+  func.return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+func.func @grid_sample_padding_mode(%x: tensor<1x2x4x4xf32>, %grid: tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xf32> {
+  // expected-error @+1 {{'graph.grid_sample' op property 'padding_mode' is "wrap", expected one of "zeros", "border", "reflection"}}
+  %0 = graph.grid_sample %x, %grid {padding_mode = "wrap"} : (tensor<1x2x4x4xf32>, tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xf32>
+  func.return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+func.func @grid_sample_integer_input(%x: tensor<1x2x4x4xi32>, %grid: tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xi32> {
+  // expected-error @+1 {{'graph.grid_sample' op input tensor<1x2x4x4xi32> must have a float element type}}
+  %0 = graph.grid_sample %x, %grid : (tensor<1x2x4x4xi32>, tensor<1x5x5x2xf32>) -> tensor<1x2x5x5xi32>
+  func.return %0 : tensor<1x2x5x5xi32>
+}
+
+// -----
+
+func.func @grid_sample_result(%x: tensor<1x2x4x4xf32>, %grid: tensor<1x5x5x2xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{'graph.grid_sample' op result type tensor<1x2x4x4xf32> does not match the type inferred from its operands tensor<1x2x5x5xf32>}}
+  %0 = graph.grid_sample %x, %grid : (tensor<1x2x4x4xf32>, tensor<1x5x5x2xf32>) -> tensor<1x2x4x4xf32>
+  func.return %0 : tensor<1x2x4x4xf32>
+}

@@ -78,6 +78,27 @@ func.func @resize_by_scales_and_roi(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x2x2x
   func.return %0, %1 : tensor<1x3x2x2xf32>, tensor<1x3x6x6xf32>
 }
 
+// CHECK-LABEL: func.func @resize_cubic_and_antialias
+func.func @resize_cubic_and_antialias(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x12x12xf32>, tensor<1x3x3x3xf32>) {
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 12, 12>, mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = true} : (tensor<1x3x8x8xf32>) -> tensor<1x3x12x12xf32>
+  %0 = graph.resize %x {size = array<i64: 1, 3, 12, 12>, mode = "cubic", cubic_coeff_a = -0.5 : f32, exclude_outside = true} : (tensor<1x3x8x8xf32>) -> tensor<1x3x12x12xf32>
+  // CHECK: graph.resize %{{.*}} {size = array<i64: 1, 3, 3, 3>, mode = "linear", antialias = true} : (tensor<1x3x8x8xf32>) -> tensor<1x3x3x3xf32>
+  %1 = graph.resize %x {size = array<i64: 1, 3, 3, 3>, mode = "linear", antialias = true} : (tensor<1x3x8x8xf32>) -> tensor<1x3x3x3xf32>
+  func.return %0, %1 : tensor<1x3x12x12xf32>, tensor<1x3x3x3xf32>
+}
+
+// Sampling points in an N×O1×O2×2 grid; the output is N×C×O1×O2.
+// CHECK-LABEL: func.func @grid_sample
+func.func @grid_sample(%x: tensor<2x3x8x6xf32>, %grid: tensor<2x5x4x2xf32>, %x3: tensor<1x2x4x4x4xf32>, %grid3: tensor<1x2x3x7x3xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<1x2x2x3x7xf32>) {
+  // CHECK: graph.grid_sample %{{.*}}, %{{.*}} : (tensor<2x3x8x6xf32>, tensor<2x5x4x2xf32>) -> tensor<2x3x5x4xf32>
+  %0 = graph.grid_sample %x, %grid : (tensor<2x3x8x6xf32>, tensor<2x5x4x2xf32>) -> tensor<2x3x5x4xf32>
+  // CHECK: graph.grid_sample %{{.*}}, %{{.*}} {mode = "cubic", padding_mode = "reflection", align_corners = true} : (tensor<2x3x8x6xf32>, tensor<2x5x4x2xf32>) -> tensor<2x3x5x4xf32>
+  %1 = graph.grid_sample %x, %grid {mode = "cubic", padding_mode = "reflection", align_corners = true} : (tensor<2x3x8x6xf32>, tensor<2x5x4x2xf32>) -> tensor<2x3x5x4xf32>
+  // CHECK: graph.grid_sample %{{.*}}, %{{.*}} {mode = "nearest", padding_mode = "border"} : (tensor<1x2x4x4x4xf32>, tensor<1x2x3x7x3xf32>) -> tensor<1x2x2x3x7xf32>
+  %2 = graph.grid_sample %x3, %grid3 {mode = "nearest", padding_mode = "border"} : (tensor<1x2x4x4x4xf32>, tensor<1x2x3x7x3xf32>) -> tensor<1x2x2x3x7xf32>
+  func.return %0, %1, %2 : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<1x2x2x3x7xf32>
+}
+
 // The weight in blocks of 8 output channels, O/8×C/groups×KH×KW×8 (graph-alter-layout's output).
 // CHECK-LABEL: func.func @conv2d_blocked
 func.func @conv2d_blocked(%x: tensor<1x3x8x8xf32>, %w: tensor<2x3x3x3x8xf32>) -> tensor<1x16x6x6xf32> {
