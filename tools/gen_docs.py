@@ -2,8 +2,9 @@
 generates MLIR's: one page per xtc dialect (every op: summary, assembly
 format, operands, results, properties, regions, traits, how it is checked,
 and an example taken from the dialect's round-trip tests
-filecheck/dialects/<dialect>/ops*.mlir) and one page for xtc's passes (from
-tools/pass_docs.py).
+filecheck/dialects/<dialect>/ops*.mlir), one page for xtc's passes (from
+tools/pass_docs.py) and the ONNX coverage table (tools/coverage.py, from
+the converters and the committed conformance results).
 
     python -m xtc.tools.gen_docs           # rewrite docs/reference/
     python -m xtc.tools.gen_docs --check   # exit 1 when it is out of date
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +45,8 @@ from xdsl.irdl.constraints import (
 
 from xtc.dialects.graph.base import OpPattern, declared_defaults
 from xtc.driver.universe import XTC_DIALECTS, XTC_PASSES
+from xtc.frontend.onnx import supported_ops
+from xtc.tools.coverage import RESULTS_FILE, coverage_page
 from xtc.tools.pass_docs import PassDoc, describe_pass
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +62,8 @@ def generate(root: Path = ROOT) -> dict[str, str]:
         for name, factory in sorted(XTC_DIALECTS.items())
     }
     pages["passes.md"] = passes_page([describe_pass(XTC_PASSES[n]()) for n in sorted(XTC_PASSES)])
+    results = json.loads((root / "docs" / "reference" / RESULTS_FILE).read_text(encoding="utf-8"))
+    pages["onnx-coverage.md"] = coverage_page(results, supported_ops())
     return pages
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
@@ -19,16 +20,27 @@ def _reduce_args(op: r.ReduceOp) -> tuple[tuple[int, ...], bool]:
 
 
 def _lowest(dtype: np.dtype[Any]) -> Any:
-    """The identity of max: -inf for floats, the smallest value otherwise."""
-    if dtype.kind == "f":
+    """The identity of max: -inf for floats (ml_dtypes' too: bf16, float8),
+    the smallest value otherwise."""
+    if _is_float(dtype):
         return -np.inf
-    return False if dtype == np.bool_ else np.iinfo(dtype).min
+    return False if dtype == np.bool_ else ml_dtypes.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype[Any]) -> Any:
-    if dtype.kind == "f":
+    if _is_float(dtype):
         return np.inf
-    return True if dtype == np.bool_ else np.iinfo(dtype).max
+    return True if dtype == np.bool_ else ml_dtypes.iinfo(dtype).max
+
+
+def _is_float(dtype: np.dtype[Any]) -> bool:
+    if dtype.kind == "f":
+        return True
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return False
+    return True
 
 
 def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:
