@@ -20,7 +20,15 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    UnrealizedConversionCastOp,
+)
 from xdsl.ir import Attribute, Operation
 
 from xtc.interp.scalar import FLOAT_UNARY, float_dtype
@@ -43,7 +51,8 @@ def dtype_of(t: Attribute) -> np.dtype[Any]:
         if width == 1:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
-            return np.dtype(f"i{width // 8}")
+            kind = "u" if t.signedness.data == Signedness.UNSIGNED else "i"
+            return np.dtype(f"{kind}{width // 8}")
         raise NotLaneWise(f"{t}")
     if isinstance(t, AnyFloat):
         return float_dtype(t)
@@ -230,8 +239,8 @@ def convert(op: Operation, x: Lanes) -> Lanes:
         return x.astype(result)
     if isinstance(op, arith.ExtUIOp):
         return _unsigned(x).astype(result) if result != np.bool_ else (x & 1).astype(np.bool_)
-    if isinstance(op, arith.BitcastOp):
-        return x.view(result)
+    if isinstance(op, arith.BitcastOp | UnrealizedConversionCastOp):
+        return x.view(result)  # iN <-> uiN: the same bits
     raise NotLaneWise(op.name)
 
 
@@ -247,6 +256,7 @@ CONVERSIONS = (
     arith.ExtFOp,
     arith.TruncFOp,
     arith.BitcastOp,
+    UnrealizedConversionCastOp,
 )
 
 
@@ -292,6 +302,12 @@ def is_lane_wise(op: Operation) -> bool:
         dtypes = [dtype_of(value.type) for value in (*op.operands, *op.results)]
     except NotLaneWise:
         return False
+    if isinstance(op, UnrealizedConversionCastOp) and (
+        len(op.operands) != 1
+        or not all(isinstance(v.type, IntegerType) for v in (*op.operands, *op.results))
+        or dtypes[0].itemsize != dtypes[1].itemsize
+    ):
+        return False  # only iN <-> uiN
     bitwise = (arith.AndIOp, arith.OrIOp, arith.XOrIOp, arith.SelectOp, arith.CmpiOp, *CONVERSIONS)
     # numpy's bool arithmetic is not i1's (its add is an or, not a xor)
     return isinstance(op, bitwise) or dtypes[0] != np.bool_

@@ -238,3 +238,20 @@ def test_a_vector_type_is_not_lane_wise() -> None:
     assert not lanes.is_lane_wise(
         arith.AddiOp(create_ssa_value(IntegerType(3)), create_ssa_value(IntegerType(3)))
     )
+
+
+def test_a_cast_between_signless_and_unsigned_keeps_the_bits() -> None:
+    """iN <-> uiN (builtin.unrealized_conversion_cast, how unsigned
+    buffers reach arith) on lanes: the same bits, as the scalar path."""
+    from xdsl.dialects.builtin import Signedness, UnrealizedConversionCastOp
+
+    ui8 = IntegerType(8, Signedness.UNSIGNED)
+    to_signless = UnrealizedConversionCastOp.get([create_ssa_value(ui8)], [i8])
+    to_unsigned = UnrealizedConversionCastOp.get([create_ssa_value(i8)], [ui8])
+    assert lanes.is_lane_wise(to_signless) and lanes.is_lane_wise(to_unsigned)
+    raw = np.array([0, 1, 127, 128, 255], np.uint8)
+    signless = lanes.evaluate(to_signless, [raw])
+    assert signless.dtype == np.int8 and signless.tolist() == [0, 1, 127, -128, -1]
+    assert lanes.evaluate(to_unsigned, [signless]).tolist() == raw.tolist()
+    wider = UnrealizedConversionCastOp.get([create_ssa_value(ui8)], [i32])
+    assert not lanes.is_lane_wise(wider)
