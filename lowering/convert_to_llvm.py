@@ -481,15 +481,7 @@ class LowerFloatCast(LoweringPattern):
     )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(
-            op,
-            arith.ExtFOp
-            | arith.TruncFOp
-            | arith.SIToFPOp
-            | arith.UIToFPOp
-            | arith.FPToSIOp
-            | arith.FPToUIOp,
-        ):
+        if not isinstance(op, self.op_types):
             return
         source: SSAValue = op.operands[0]
         source_type = source.type

@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import xtc
 from xtc import interp
 from xtc.frontend.onnx import OnnxImportError, import_model
+from xtc.testing.onnx_models import one_node_model
 
 Array = np.ndarray[Any, np.dtype[Any]]
 
@@ -35,21 +35,9 @@ def model_of(
 ) -> onnx.ModelProto:
     """One node over graph inputs and initializers; `names` orders its inputs
     ("" skips an optional one)."""
-    constants = dict(constants or {})
-    node_inputs = list(names) if names is not None else [*inputs, *constants]
-    output_names = [f"y{i}" for i in range(outputs)]
-    node = helper.make_node(op_type, node_inputs, output_names, **attributes)
-    graph = helper.make_graph(
-        [node],
-        op_type.lower(),
-        [
-            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-            for n, a in inputs.items()
-        ],
-        [onnx.ValueInfoProto(name=n) for n in output_names],
-        [numpy_helper.from_array(a, n) for n, a in constants.items()],
+    return one_node_model(
+        op_type, inputs, constants, opset=opset, outputs=outputs, input_names=names, **attributes
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def expected(model: onnx.ModelProto, inputs: Mapping[str, Array], oracle: str) -> list[Array]:
