@@ -61,6 +61,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, memref
 from xdsl.dialects.builtin import (
@@ -94,6 +95,7 @@ from xtc import remarks
 from xtc.analysis.loops import constant_int
 from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
+from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp, VectorSelectOp
 from xtc.lowering.llvm_emit import (
     MATH_INTRINSICS,
@@ -588,6 +590,9 @@ class _VectorCode:
         element = llvm_type(t)
         if isinstance(element, IntegerType):
             vector_type = VectorType(IntegerType(element.bitwidth), [self.lanes])
+            if isinstance(t, AnyFloat):  # a narrow float (bf16, float8): its bits
+                bits = np.array(values, numpy_dtype(t)).view(f"u{element.bitwidth // 8}")
+                values = [int(b) for b in bits]
             data = DenseIntOrFPElementsAttr.from_list(vector_type, [int(v) for v in values])
         else:
             vector_type = VectorType(cast(AnyFloat, element), [self.lanes])

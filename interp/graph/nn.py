@@ -28,7 +28,7 @@ from xtc.dialects.graph.base import (
     op_props,
     shape_of,
 )
-from xtc.dialects.graph.constant import numpy_dtype
+from xtc.dialects.graph.constant import is_float_dtype, numpy_dtype
 
 Array = np.ndarray[Any, np.dtype[Any]]
 
@@ -38,8 +38,9 @@ def _result_dtype(op: GraphOp) -> np.dtype[Any]:
 
 
 def _accumulator(x: Array) -> Array:
-    """x widened for accumulation: float64 for floats, int64 for integers."""
-    if np.issubdtype(x.dtype, np.floating):
+    """x widened for accumulation: float64 for floats (bf16 and float8
+    too), int64 for integers."""
+    if is_float_dtype(x.dtype):
         return x.astype(np.float64)
     if np.issubdtype(x.dtype, np.bool_):
         return x.astype(np.int64)
@@ -49,7 +50,7 @@ def _accumulator(x: Array) -> Array:
 def _cast(op: GraphOp, value: Array) -> Array:
     """value with the result tensor's dtype and shape checked."""
     dtype = _result_dtype(op)
-    if np.issubdtype(dtype, np.integer) and np.issubdtype(value.dtype, np.floating):
+    if np.issubdtype(dtype, np.integer) and is_float_dtype(value.dtype):
         value = np.rint(value)
     out = np.asarray(value).astype(dtype)
     assert out.shape == shape_of(op.result_types[0]), (out.shape, op)
@@ -167,7 +168,7 @@ def pool2d(
     n, c, h, w = x.shape
     oh, ow = out_hw
     if reduce_max:
-        lowest = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
+        lowest = -np.inf if is_float_dtype(x.dtype) else np.iinfo(x.dtype).min
         total = np.full((n, c, oh, ow), lowest, x.dtype)
     else:
         total = np.zeros((n, c, oh, ow), x.dtype)

@@ -10,6 +10,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 
 from xtc.dialects.graph import reduce as r
 from xtc.dialects.graph.base import axis_in_range, get_bool, get_int, op_props, shape_of
+from xtc.dialects.graph.constant import is_float_dtype
 
 Args = tuple[Any, ...]
 
@@ -22,25 +23,15 @@ def _reduce_args(op: r.ReduceOp) -> tuple[tuple[int, ...], bool]:
 def _lowest(dtype: np.dtype[Any]) -> Any:
     """The identity of max: -inf for floats (ml_dtypes' too: bf16, float8),
     the smallest value otherwise."""
-    if _is_float(dtype):
+    if is_float_dtype(dtype):
         return -np.inf
     return False if dtype == np.bool_ else ml_dtypes.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype[Any]) -> Any:
-    if _is_float(dtype):
+    if is_float_dtype(dtype):
         return np.inf
     return True if dtype == np.bool_ else ml_dtypes.iinfo(dtype).max
-
-
-def _is_float(dtype: np.dtype[Any]) -> bool:
-    if dtype.kind == "f":
-        return True
-    try:
-        ml_dtypes.finfo(dtype)
-    except ValueError:
-        return False
-    return True
 
 
 def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:

@@ -174,3 +174,40 @@ def test_an_exported_bfloat16_model_takes_ml_dtypes_arrays(tmp_path: Path) -> No
     message = r"input 'x' has dtype float32, the model takes bfloat16 \(convert with "
     with pytest.raises(xtc.InputError, match=message + r"\.astype\(ml_dtypes\.bfloat16\)\)"):
         loaded.run({"x": x.astype(np.float32)})
+
+
+def test_a_bfloat16_matmul_with_an_infinite_mask() -> None:
+    """bf16 MatMul, then a mask of -inf where False (as attention's causal
+    mask): products accumulate in floats on both paths (the interpreter once
+    truncated bf16 to integers), and the -inf constant of a vectorized loop
+    is encoded as its bf16 bits."""
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((4, 8)).astype(bf16)
+    b = rng.standard_normal((8, 16)).astype(bf16)
+    keep = rng.random((4, 16)) > 0.3
+    nodes = [
+        helper.make_node("MatMul", ["a", "b"], ["p"]),
+        helper.make_node("Where", ["keep", "p", "minus_inf"], ["y"]),
+    ]
+    minus_inf = helper.make_tensor("minus_inf", TensorProto.BFLOAT16, [], [float("-inf")])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("a", TensorProto.BFLOAT16, [4, 8]),
+            helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [8, 16]),
+            helper.make_tensor_value_info("keep", TensorProto.BOOL, [4, 16]),
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+        [minus_inf],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = {"a": a, "b": b, "keep": keep}
+    want = np.where(keep, a.astype(np.float32) @ b.astype(np.float32), -np.inf)
+    for got in (
+        interp.run(import_model(model), inputs)[0],
+        xtc.compile(model, cache=False).run(inputs)[0],
+    ):
+        assert got.dtype == bf16
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
