@@ -382,11 +382,13 @@ def _run_inputs(
 def _filled(spec: Any, mode: str, rng: Any) -> Any:
     import numpy as np
 
+    from xtc.dialects.graph.constant import is_float_dtype
+
     if mode == "zeros":
         return np.zeros(spec.shape, spec.dtype)
     if mode == "ones":
         return np.ones(spec.shape, spec.dtype)
-    if spec.dtype.kind == "f":
+    if is_float_dtype(spec.dtype):
         return rng.random(spec.shape).astype(spec.dtype)
     return rng.integers(0, 2, spec.shape).astype(spec.dtype)
 

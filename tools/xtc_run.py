@@ -51,6 +51,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import ParseError
 
+from xtc.dialects.graph.constant import is_float_dtype
 from xtc.tools.tool_exit import exit_unexpected, fail
 
 FILL_MODES = ("random", "zeros", "ones")
@@ -337,7 +338,7 @@ def filled(
         return np.zeros(shape, dtype)
     if mode == "ones":
         return np.ones(shape, dtype)
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):
         return rng.uniform(-1.0, 1.0, shape).astype(dtype)
     if dtype.kind == "b":
         return rng.integers(0, 2, shape).astype(dtype)

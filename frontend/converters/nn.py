@@ -41,7 +41,7 @@ from xtc.dialects.graph.base import (
     str_attr,
     type_str,
 )
-from xtc.dialects.graph.constant import element_type_of, numpy_dtype
+from xtc.dialects.graph.constant import element_type_of, is_float_dtype, numpy_dtype
 from xtc.frontend.converters import Node, converts
 
 Outputs = Sequence[SSAValue | None]
@@ -741,7 +741,7 @@ def max_pool_indices(node: Node, x: SSAValue, window: Window, out_shape: Sequenc
     n, c, h, w = shape(x)
     oh, ow = out_shape[2:]
     dtype = dtype_of(x)
-    lowest = float(-np.inf if dtype.kind == "f" else np.iinfo(dtype).min)
+    lowest = float(-np.inf if is_float_dtype(dtype) else np.iinfo(dtype).min)
     reach = [
         (o - 1) * s + window.extent(i)
         for i, (o, s) in enumerate(zip((oh, ow), window.strides, strict=True))

@@ -211,3 +211,20 @@ def test_a_bfloat16_matmul_with_an_infinite_mask() -> None:
     ):
         assert got.dtype == bf16
         np.testing.assert_allclose(got.astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+def test_a_bfloat16_max_pool_gives_its_indices() -> None:
+    """MaxPool's Indices on a bf16 input (its lowest value was asked of
+    np.iinfo, which refuses ml_dtypes' floats)."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)[:, :, ::-1].astype(ml_dtypes.bfloat16)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 1, 4, 4])],
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("i")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    y, indices = interp.run(import_model(model), {"x": x})
+    assert y.astype(np.float32).reshape(-1).tolist() == [13, 15, 5, 7]
+    assert indices.reshape(-1).tolist() == [1, 3, 9, 11]
