@@ -83,11 +83,12 @@ def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> Non
 
 
 def test_shipped_models_run_with_their_data_sets(tmp_path: Path) -> None:
-    """`--models` on three shipped directories: two opset-6 PyTorch exports
-    (upgraded on import; the PReLU one keeps its per-channel slope) and an
-    opset-12 model whose only op xtc does not have."""
+    """`--models` on four shipped directories: two opset-6 PyTorch exports
+    (upgraded on import; the PReLU one keeps its per-channel slope), an
+    opset-12 model of sequences (lists at import) and one whose op (a
+    training Gradient) xtc does not have."""
     report = tmp_path / "models.json"
-    sample = r"^test_(PReLU_2d_multiparam|BatchNorm2d_eval|sequence_model4)$"
+    sample = r"^test_(PReLU_2d_multiparam|BatchNorm2d_eval|sequence_model4|gradient_of_add)$"
     run = subprocess.run(
         [
             sys.executable,
@@ -113,18 +114,19 @@ def test_shipped_models_run_with_their_data_sets(tmp_path: Path) -> None:
         for op, status in [
             ("pytorch-converted/PReLU_2d_multiparam", "passed"),
             ("pytorch-converted/BatchNorm2d_eval", "passed"),
-            ("simple/sequence_model4", "unsupported"),
+            ("simple/sequence_model4", "passed"),
+            ("simple/gradient_of_add", "unsupported"),
         ]
         for path in ("interp", "native")
     }
-    assert run.stdout.strip().splitlines()[-1] == "native: 2 passed, 1 failed (1 unsupported)"
+    assert run.stdout.strip().splitlines()[-1] == "native: 3 passed, 1 failed (1 unsupported)"
 
 
 def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path) -> None:
     """`--target cuda` on two cases xtc runs and one op it lacks: the cuda
     column builds and checks what the CPU interpreter passes."""
     report = tmp_path / "cuda.json"
-    sample = r"^test_(relu|softmax_axis_1|stft)$"
+    sample = r"^test_(relu|softmax_axis_1|bernoulli)$"
     run = subprocess.run(
         [
             sys.executable,
@@ -152,8 +154,8 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
         ("test_relu", "cuda"): "passed",
         ("test_softmax_axis_1", "interp"): "passed",
         ("test_softmax_axis_1", "cuda"): "passed",
-        ("test_stft", "interp"): "unsupported",
-        ("test_stft", "cuda"): "unsupported",
+        ("test_bernoulli", "interp"): "unsupported",
+        ("test_bernoulli", "cuda"): "unsupported",
     }
     lines = run.stdout.strip().splitlines()
     accepted = "ptxas-accepted 2 (ptxas -arch=sm_90:" if shutil.which("ptxas") else "not on PATH"

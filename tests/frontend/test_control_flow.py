@@ -196,12 +196,12 @@ def test_scan_runs_its_body_along_the_scan_axis(reverse: int, axis: int, out_axi
 
 
 def test_an_unsupported_node_in_a_body_is_named_with_its_place() -> None:
-    then = branch("then", helper.make_node("DFT", ["x"], ["u"]), "u")
+    then = branch("then", helper.make_node("Bernoulli", ["x"], ["u"]), "u")
     other = branch("else", helper.make_node("Identity", ["x"], ["v"]), "v")
     node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=other)
     m = model([node], [tensor("x", [3])], ["y"], {"c": np.array(True)})
     with pytest.raises(
-        OnnxImportError, match=r"DFT node .pick/then_branch/DFT_0. .*is not supported"
+        OnnxImportError, match=r"Bernoulli node .pick/then_branch/Bernoulli_0. .*is not supported"
     ):
         import_model(m)
 
