@@ -88,6 +88,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -135,10 +136,19 @@ class TirLowerVectorized(ModulePass):
 
     name = "tir-lower-vectorized"
 
+    vnni: str = "host"
+    """8-bit dot products as VNNI `vpdpbusd`: "host" where this CPU has it
+    (and XTC_VNNI is not 0), "on" always (code for a CPU with VNNI),
+    "off" never."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.vnni not in ("host", "on", "off"):
+            raise DiagnosticException(
+                f'{self.name}: vnni is "{self.vnni}", expected "host", "on" or "off"'
+            )
         scalars = LLVMScalars()
         for loop in loops_innermost_first(op, "vectorized"):
-            vectorize_loop(loop, scalars)
+            vectorize_loop(loop, scalars, self.vnni)
 
 
 # --------------------------------------------------------------- analysis
@@ -329,7 +339,9 @@ class LLVMScalars:
         return self.lowered[value]
 
 
-def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None) -> None:
+def vectorize_loop(
+    loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: str = "host"
+) -> None:
     """Replaces a vectorized loop by vector code, or makes it serial (see
     the module docstring). An extent of 0 or 1 is unrolled."""
     if loop.extent <= 1:
@@ -340,7 +352,9 @@ def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None) -> None:
         _report_scalar_fallback(loop, analysis)
         loop.kind = StringAttr("serial")
         return
-    _VectorCode(analysis, scalars or LLVMScalars()).emit_loop()
+    code = _VectorCode(analysis, scalars or LLVMScalars())
+    code.vnni = vnni == "on" or (vnni == "host" and vnni_lanes_available(loop.extent))
+    code.emit_loop()
 
 
 def _loop_place(loop: tir.ForOp) -> tuple[str, str]:
@@ -450,6 +464,7 @@ class _VectorCode:
         self.first_iteration: SSAValue | None = None
         self.widening = False
         self.reported_widening = False
+        self.vnni = False
 
     def emit_loop(self) -> None:
         """Replaces the loop by its vector code."""
@@ -1071,7 +1086,7 @@ def _widen_dot_product(code: _VectorCode, op: Operation) -> SSAValue | None:
     dot = match_dot_product(op)
     if dot is None:
         return None
-    if not vnni_lanes_available(code.lanes):
+    if not code.vnni or code.lanes not in _VNNI_INTRINSICS:
         code.report_widened_dot_product()
         return None
     words = [code.byte_words(load) for load in (dot.unsigned, dot.signed)]
