@@ -88,9 +88,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from xtc import remarks
 from xtc.analysis.loops import constant_int, linear_index
@@ -339,9 +339,7 @@ class LLVMScalars:
         return self.lowered[value]
 
 
-def vectorize_loop(
-    loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: str = "host"
-) -> None:
+def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: str = "host") -> None:
     """Replaces a vectorized loop by vector code, or makes it serial (see
     the module docstring). An extent of 0 or 1 is unrolled."""
     if loop.extent <= 1:

@@ -24,7 +24,8 @@ def conv_text(n: int, h: int, w: int, c4: int, blocks: int, k: int, stride: int)
     y = f"tensor<{n}x{16 * blocks}x{oh}x{ow}xi32>"
     return f"""
 func.func @main(%x: {x}, %w: {weight}) -> {y} {{
-  %y = graph.conv2d_u8s8 %x, %w {{strides = array<i64: {stride}, {stride}>}} : ({x}, {weight}) -> {y}
+  %y = graph.conv2d_u8s8 %x, %w {{strides = array<i64: {stride}, {stride}>}}
+    : ({x}, {weight}) -> {y}
   func.return %y : {y}
 }}
 """
