@@ -777,7 +777,7 @@ class _VectorCode:
                 remarks.DOT_PRODUCT_WIDENED,
                 PASS,
                 f"loop '{name}' in @{function}: 8-bit dot products widened to i32 "
-                f"(no VNNI for {self.lanes} lanes: the CPU lacks it, or {VNNI_VARIABLE}=0)",
+                f"(no VNNI for {self.lanes} lanes: the CPU lacks it, or XTC_VNNI=0)",
                 function,
                 name,
                 self.loop,
@@ -958,9 +958,6 @@ def _widen_math(code: _VectorCode, op: Operation) -> SSAValue | None:
 
 DOT_DEPTH = 4
 """Byte products one `vpdpbusd` lane sums."""
-VNNI_VARIABLE = "XTC_VNNI"
-"""Set to 0, the 8-bit dot products are widened even where the CPU has VNNI
-(to test and measure the fallback)."""
 _VNNI_INTRINSICS = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}
 """The VNNI dot product of a vector of i32 lanes, by lanes."""
 
@@ -979,13 +976,9 @@ class DotProduct:
 def vnni_lanes_available(lanes: int) -> bool:
     """Whether this CPU has the VNNI dot product over `lanes` i32 lanes
     (avx512_vnni for 16; avx512_vnni with avx512vl, or avx_vnni, for 8),
-    and XTC_VNNI does not turn it off."""
-    import os
-
+    and XTC_VNNI does not turn it off (runtime/llvm_jit.host_features)."""
     from xtc.runtime.llvm_jit import host_features
 
-    if os.environ.get(VNNI_VARIABLE) == "0":
-        return False
     have = {f[1:] for f in host_features().split(",") if f.startswith("+")}
     if lanes == 16:
         return "avx512vnni" in have

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from xtc import interp, remarks
 from xtc.driver.compiler import compile_graph
 from xtc.driver.textual_ir import parse_module
-from xtc.lowering.tir_lower_vectorized import VNNI_VARIABLE
+from xtc.runtime.llvm_jit import VNNI_VARIABLE
 
 
 def conv_text(n: int, h: int, w: int, c4: int, blocks: int, k: int, stride: int) -> str:
