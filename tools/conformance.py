@@ -208,6 +208,28 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
     return ""
 
 
+def _compare_value(name: str, got: Any, expected: Any, rtol: float, atol: float) -> str:
+    """`_compare` for an output that may be a sequence (a list, compared
+    item by item) or an optional (None when it has no value)."""
+    if expected is None or got is None:
+        if expected is None and got is None:
+            return ""
+        return f"output '{name}' is {'absent' if got is None else 'present'}, expected otherwise"
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return f"output '{name}' is a tensor, expected a sequence"
+        if len(got) != len(expected):
+            return f"output '{name}' has {len(got)} tensors, expected {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            why = _compare_value(f"{name}[{i}]", g, e, rtol, atol)
+            if why:
+                return why
+        return ""
+    if isinstance(got, (list, tuple)):
+        return f"output '{name}' is a sequence, expected a tensor"
+    return _compare(name, got, expected, rtol, atol)
+
+
 def _arrays(values: Sequence[Any]) -> list[Any]:
     """Case data as numpy arrays (some cases give TensorProtos)."""
     from onnx import TensorProto, numpy_helper
@@ -243,7 +265,7 @@ def _judge(
         return ("failed", f"{len(got)} outputs, expected {len(expected)}")
     names = [o.name for o in case.model.graph.output]
     for name, g, e in zip(names, got, expected, strict=True):
-        why = _compare(name, g, e, case.rtol, case.atol)
+        why = _compare_value(name, g, e, case.rtol, case.atol)
         if why:
             return ("failed", why)
     return None
