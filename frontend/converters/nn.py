@@ -509,7 +509,7 @@ def convert_gemm(node: Node) -> Outputs:
 @converts("BatchNormalization")
 def convert_batch_norm(node: Node) -> Outputs:
     if node.attr("training_mode", 0):
-        node.fail("training_mode=1 is not supported: xtc compiles inference graphs")
+        return batch_norm_training(node)
     if any(requested(node, i) for i in range(1, 5)):
         node.fail("the running mean/variance outputs exist only in training and are not supported")
     if node.opset < 9 and not node.attr("spatial", 1):
@@ -519,6 +519,31 @@ def convert_batch_norm(node: Node) -> Outputs:
         node.fail(f"input {node.type_str(0)} must be N×C×...")
     props = {"epsilon": float_attr(float(node.attr("epsilon", 1e-5))), "axis": int_attr(1)}
     return [node.emit1(nn.BatchNormOp, [x, *(node.input(i) for i in range(1, 5))], props)]
+
+
+def batch_norm_training(node: Node) -> Outputs:
+    """training_mode=1 (opset 14+): normalized by the batch's own mean and
+    (population) variance over every axis but 1; the running mean and
+    variance outputs blend the inputs' with them by `momentum`."""
+    x = float_input(node, 0)
+    rank = len(shape(x))
+    if rank < 2:
+        node.fail(f"input {node.type_str(0)} must be N×C×...")
+    channels = shape(x)[1]
+    axes = [a for a in range(rank) if a != 1]
+    mean = reduce(node, rd.ReduceMeanOp, x, axes)
+    centered = sub(node, x, mean)
+    variance = reduce(node, rd.ReduceMeanOp, mul(node, centered, centered), axes)
+    mean, variance = reshape(node, mean, (channels,)), reshape(node, variance, (channels,))
+    props = {"epsilon": float_attr(float(node.attr("epsilon", 1e-5))), "axis": int_attr(1)}
+    y = node.emit1(nn.BatchNormOp, [x, node.input(1), node.input(2), mean, variance], props)
+    momentum = float(node.attr("momentum", 0.9))
+    kept, fresh = scalar(node, momentum, x), scalar(node, 1 - momentum, x)
+    running = [
+        add(node, mul(node, node.input(i), kept), mul(node, batch, fresh))
+        for i, batch in ((3, mean), (4, variance))
+    ]
+    return [y, *running]
 
 
 def unit_layer_norm(node: Node, x: SSAValue, axis: int, epsilon: float) -> SSAValue:

@@ -155,18 +155,20 @@ def test_matmul_matches_onnxruntime(a: tuple[int, ...], b: tuple[int, ...]) -> N
 # Normalisation.
 
 
-def test_batch_norm_matches_onnxruntime_and_refuses_training() -> None:
+def test_batch_norm_matches_onnxruntime() -> None:
     x = rand(0, 2, 3, 4, 5)
     params = {"s": rand(1, 3), "b": rand(2, 3), "m": rand(3, 3), "v": np.abs(rand(4, 3)) + 0.1}
     check("BatchNormalization", {"x": x}, params, epsilon=1e-3, opset=15)
     check("BatchNormalization", {"x": x}, params, opset=7)
-    refused(
-        "BatchNormalization",
-        {"x": x, **params},
-        "training_mode=1 is not supported",
-        training_mode=1,
-        opset=15,
-    )
+
+
+@pytest.mark.parametrize("x_shape", [(4, 3), (2, 3, 4, 5)])
+def test_batch_norm_training_mode_matches_onnx_reference(x_shape: tuple[int, ...]) -> None:
+    """The batch's statistics normalize; the running ones are blended."""
+    params = {"s": rand(1, 3), "b": rand(2, 3), "m": rand(3, 3), "v": np.abs(rand(4, 3)) + 0.1}
+    inputs = {"x": rand(0, *x_shape) * 3 + 1, **params}
+    attributes = {"training_mode": 1, "momentum": 0.7, "epsilon": 1e-3}
+    check("BatchNormalization", inputs, oracle="reference", opset=15, outputs=3, **attributes)
 
 
 def test_layer_norm_with_mean_and_inverse_std_outputs() -> None:
