@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from xtc.frontend.converters import Node, converts
+from xtc.frontend.converters import Node, Value, converts
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
@@ -71,9 +71,9 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 
 @converts("Loop")
-def convert_loop(node: Node) -> Sequence[SSAValue | None]:
+def convert_loop(node: Node) -> Sequence[Value | None]:
     body = _graph(node, "body")
-    carried = [node.input(i) for i in range(2, node.num_inputs)]
+    carried = [node.value(i) for i in range(2, node.num_inputs)]  # sequences and optionals too
     trip_count = (
         int(node.require_const(0, "the trip count").reshape(-1)[0]) if node.has_input(0) else None
     )
@@ -92,9 +92,11 @@ def convert_loop(node: Node) -> Sequence[SSAValue | None]:
         flag = node.constant(np.array(True))
         condition, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
         carried, scanned = results[: len(carried)], results[len(carried) :]
-        for out, value in zip(outputs, scanned, strict=True):
+        for k, (out, value) in enumerate(zip(outputs, scanned, strict=True)):
+            if not isinstance(value, SSAValue):
+                node.fail(f"its scan output {k} is not a tensor")
             out.append(value)
-        known = node.importer.constants.get(condition)
+        known = node.importer.constants.get(condition) if isinstance(condition, SSAValue) else None
         if known is None:
             node.fail(
                 f"its condition after iteration {iteration} depends on run-time values: "
