@@ -1,6 +1,7 @@
 """Ops xtc builds from others at import: Col2Im as a ConvTranspose with a
 one-hot weight; MaxUnpool and TensorScatter as a ScatterElements; Det of
-matrices up to MAX_DET_SIZE as the Leibniz sum over permutations."""
+matrices up to MAX_DET_SIZE as the Leibniz sum over permutations;
+AffineGrid as a MatMul of a constant grid of positions by theta."""
 
 from __future__ import annotations
 
@@ -164,3 +165,38 @@ def convert_det(node: Node) -> Outputs:
             total = node.apply("Add" if _sign(permutation) > 0 else "Sub", [total, term])[0]
     assert total is not None
     return [total]
+
+
+def _grid_positions(spatial: Sequence[int], align_corners: bool) -> np.ndarray:
+    """The normalized position of every point of a grid of `spatial` sizes
+    ([D,] H, W) as rows (x, y[, z], 1), the last axis varying fastest."""
+
+    def axis(size: int) -> np.ndarray:
+        if align_corners:
+            return np.linspace(-1.0, 1.0, size)  # [-1] for a size of 1, as onnxruntime
+        return (2.0 * np.arange(size) + 1.0) / size - 1.0
+
+    mesh = np.meshgrid(*(axis(s) for s in spatial), indexing="ij")
+    columns = [m.reshape(-1) for m in reversed(mesh)]
+    return np.stack([*columns, np.ones(prod(spatial))], axis=1)
+
+
+@converts("AffineGrid")
+def convert_affine_grid(node: Node) -> Outputs:
+    """theta [N, r, r + 1] maps each output position (x, y[, z], 1) of a
+    grid of `size` [N, C, [D,] H, W] to where it samples: the positions as
+    a constant [points, r + 1] times theta transposed."""
+    theta = node.input(0)
+    size = _ints(node, 1, "size")
+    ts = _shape(theta)
+    r = len(size) - 2
+    if r not in (2, 3):
+        node.fail(f"size {size} must give N, C and 2 or 3 spatial sizes")
+    if ts != (size[0], r, r + 1):
+        node.fail(f"theta {node.type_str(0)} must be [{size[0]}, {r}, {r + 1}] for size {size}")
+    spatial = size[2:]
+    positions = _grid_positions(spatial, bool(node.attr("align_corners", 0)))
+    base = node.constant(positions.astype(node.dtype(0)))
+    mapping = node.apply("Transpose", [theta], perm=[0, 2, 1])[0]
+    grid = node.apply("MatMul", [base, mapping])[0]
+    return node.apply("Reshape", [grid, _const(node, [size[0], *spatial, r])])

@@ -111,3 +111,34 @@ def test_det_of_a_large_matrix_is_refused() -> None:
     x = np.eye(5, dtype=np.float32)
     with pytest.raises(OnnxImportError, match="matrices of 5x5 are not supported"):
         import_model(one_node_model("Det", {"x": x}))
+
+
+@pytest.mark.parametrize(
+    ("size", "align_corners"),
+    [((3, 2, 4, 1), 0), ((3, 2, 3, 4), 1), ((2, 1, 3, 1, 5), 0)],
+)
+def test_affine_grid_is_onnxruntimes(size: tuple[int, ...], align_corners: int) -> None:
+    """Batches of 2 and 3, f64 theta and sizes of 1 (the cases have none).
+    With align_corners a size of 1 is at -1 (onnx.reference), where
+    onnxruntime puts it at +1: not compared."""
+    r = len(size) - 2
+    theta = RNG.standard_normal((size[0], r, r + 1))
+    model = one_node_model(
+        "AffineGrid",
+        {"theta": theta},
+        {"size": np.array(size, np.int64)},
+        opset=20,
+        align_corners=align_corners,
+    )
+    (got,) = run_both(model, {"theta": theta})
+    assert got.shape == (size[0], *size[2:], r)
+    np.testing.assert_allclose(got, ort(model, {"theta": theta})[0], rtol=1e-6, atol=1e-7)
+
+
+def test_affine_grid_of_a_theta_not_matching_the_size_is_refused() -> None:
+    theta = np.zeros((2, 2, 3), np.float32)
+    model = one_node_model(
+        "AffineGrid", {"theta": theta}, {"size": np.array([3, 1, 4, 4], np.int64)}, opset=20
+    )
+    with pytest.raises(OnnxImportError, match=r"theta tensor<2x2x3xf32> must be \[3, 2, 3\]"):
+        import_model(model)
