@@ -1,6 +1,6 @@
-"""Col2Im, MaxUnpool, TensorScatter and Det, built from other ops at
-import (frontend/converters/composed.py), against onnxruntime or numpy, on
-the interpreter and natively."""
+"""Col2Im, MaxUnpool, TensorScatter, Det, AffineGrid and DeformConv, built
+from other ops at import (frontend/converters/composed.py), against
+onnxruntime or numpy, on the interpreter and natively."""
 
 from __future__ import annotations
 
@@ -142,3 +142,49 @@ def test_affine_grid_of_a_theta_not_matching_the_size_is_refused() -> None:
     )
     with pytest.raises(OnnxImportError, match=r"theta tensor<2x2x3xf32> must be \[3, 2, 3\]"):
         import_model(model)
+
+
+@pytest.mark.parametrize(
+    ("group", "offset_group", "attrs", "with_mask"),
+    [
+        (2, 2, {"strides": [2, 1], "pads": [1, 0, 1, 2]}, True),
+        (1, 3, {"dilations": [2, 1], "pads": [1, 1, 1, 1]}, False),
+    ],
+)
+def test_deform_conv_is_onnxruntimes(
+    group: int, offset_group: int, attrs: dict, with_mask: bool
+) -> None:
+    """Two batch entries, six channels in groups, strides, dilations,
+    uneven pads, offsets reaching past the image (the cases: one entry,
+    one or two channels, 2x2 kernels at stride 1)."""
+    kernel = (3, 2)
+    x = RNG.standard_normal((2, 6, 7, 8)).astype(np.float32)
+    w = RNG.standard_normal((4, 6 // group, *kernel)).astype(np.float32)
+    strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    out = [
+        (x.shape[2 + d] + pads[d] + pads[d + 2] - dilations[d] * (kernel[d] - 1) - 1) // strides[d]
+        + 1
+        for d in range(2)
+    ]
+    taps = kernel[0] * kernel[1]
+    offset = RNG.uniform(-3, 3, (2, offset_group * taps * 2, *out)).astype(np.float32)
+    inputs = {"x": x, "w": w, "offset": offset, "b": RNG.standard_normal(4).astype(np.float32)}
+    if with_mask:
+        inputs["mask"] = RNG.random((2, offset_group * taps, *out)).astype(np.float32)
+    model = one_node_model(
+        "DeformConv", inputs, opset=19, group=group, offset_group=offset_group, **attrs
+    )
+    (got,) = run_both(model, inputs)
+    assert got.shape == (2, 4, *out)
+    np.testing.assert_allclose(got, ort(model, inputs)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv_of_an_offset_of_the_wrong_shape_is_refused() -> None:
+    inputs = {
+        "x": np.zeros((1, 1, 4, 4), np.float32),
+        "w": np.zeros((1, 1, 2, 2), np.float32),
+        "offset": np.zeros((1, 8, 2, 2), np.float32),
+    }
+    with pytest.raises(OnnxImportError, match=r"must be \[1, 8, 3, 3\]"):
+        import_model(one_node_model("DeformConv", inputs, opset=19))
