@@ -79,6 +79,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
     from xtc.frontend.converters import (  # noqa: F401
         composed,
         control,
+        detection,
         elementwise,
         nn,
         quantize,
