@@ -1,13 +1,16 @@
-"""If, Loop and Scan, resolved at import: xtc compiles static graphs, so
-their subgraphs are inlined (Node.inline) where the control flow is known.
+"""If, Loop and Scan: resolved at import where the control flow is known
+there (their subgraphs inlined, Node.inline), else regions of graph.if and
+graph.loop (dialects/graph/control.py) that decide at run time.
 
-- If: the condition must be a constant. A condition given at run time is
-  specialized on its value (driver/specializing.py), like a Reshape's
-  shape; the taken branch is inlined.
-- Loop: the trip count and the condition must be constants (or specialized
-  inputs); the body is inlined once per iteration, and the condition it
-  computes must fold to a constant after each (else one error says so). At
-  most MAX_ITERATIONS iterations.
+- If: a constant condition inlines the taken branch. A condition known only
+  at run time gives a graph.if whose regions hold both branches, which must
+  give the same types (xtc compiles static shapes).
+- Loop: with a constant trip count and condition, the body is inlined once
+  per iteration while the condition it computes folds to a constant, for at
+  most MAX_ITERATIONS iterations. Otherwise (a trip count or condition
+  given at run time, a condition computed from data, a longer loop) it is a
+  graph.loop whose body is converted once; its carried values keep their
+  types, and it may have no scan outputs (their count is a run-time value).
 - Scan (opset 9 and later): the body is inlined once per element of the
   scan inputs' static axis.
 
@@ -17,11 +20,15 @@ Loop and Scan stack their scan outputs with Unsqueeze and Concat.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 import onnx
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, i1, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from xtc.dialects.graph.base import elem, type_str
+from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
 from xtc.frontend.converters import Node, converts
 
 MAX_ITERATIONS = 1024
@@ -43,9 +50,66 @@ def _truth(node: Node, value: np.ndarray, what: str) -> bool:
 
 @converts("If")
 def convert_if(node: Node) -> Sequence[SSAValue | None]:
-    condition = node.require_const(0, "the condition")
-    taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
-    return node.inline(_graph(node, taken), [], taken)
+    condition = node.const(0)
+    if condition is not None:
+        taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
+        return node.inline(_graph(node, taken), [], taken)
+    flag = node.input(0)
+    if elem_type(flag) != i1 or _count(flag) != 1:
+        node.fail(f"the condition is {type_str(flag.type)}, not a one-element tensor of bool")
+    then, then_values = _region(node, _graph(node, "then_branch"), [], "then_branch")
+    orelse, else_values = _region(node, _graph(node, "else_branch"), [], "else_branch")
+    then_types = [v.type for v in then_values]
+    else_types = [v.type for v in else_values]
+    if then_types != else_types:
+        _discard(then)
+        _discard(orelse)
+        node.fail_not_constant(
+            0,
+            "the condition (input 0)",
+            "its branches give different types ("
+            + ", ".join(type_str(t) for t in then_types)
+            + " and "
+            + ", ".join(type_str(t) for t in else_types)
+            + ") and xtc compiles static shapes",
+        )
+    return list(_emit(node, IfOp(flag, then_types, Region(then), Region(orelse))).results)
+
+
+def elem_type(value: SSAValue) -> Attribute:
+    return elem(value.type)
+
+
+def _count(value: SSAValue) -> int:
+    return int(np.prod(_shape(value)))
+
+
+def _emit(node: Node, op: IfOp | LoopOp) -> IfOp | LoopOp:
+    op.location = NameLoc(StringAttr(node.name), NoneAttr())
+    node.importer.block.add_op(op)
+    return op
+
+
+def _region(
+    node: Node, graph: onnx.GraphProto, arg_types: Sequence[Attribute], at: str
+) -> tuple[Block, list[SSAValue]]:
+    """A block converting `graph` on arguments of `arg_types`, ending in a
+    graph.yield of its outputs; and those outputs."""
+    block = Block(arg_types=arg_types)
+    importer = node.importer
+    outer = importer.block
+    importer.block = block
+    try:
+        outputs = node.inline(graph, list(block.args), at)
+    finally:
+        importer.block = outer
+    values: list[SSAValue] = []
+    for k, value in enumerate(outputs):
+        if not isinstance(value, SSAValue):
+            node.fail(f"its subgraph '{graph.name}' gives a sequence as output {k}")
+        values.append(value)
+    block.add_op(YieldOp(values))
+    return block, values
 
 
 def stack(node: Node, slices: list[SSAValue], axis: int, what: str) -> SSAValue:
@@ -70,21 +134,61 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return shape_of(value.type)
 
 
+class _KnownOnlyAtRunTime(Exception):
+    """The loop cannot be unrolled at import: it becomes a graph.loop."""
+
+
 @converts("Loop")
 def convert_loop(node: Node) -> Sequence[SSAValue | None]:
     body = _graph(node, "body")
     carried = [node.input(i) for i in range(2, node.num_inputs)]
-    trip_count = (
-        int(node.require_const(0, "the trip count").reshape(-1)[0]) if node.has_input(0) else None
+    trip_count = node.const(0)
+    condition = node.const(1)
+    known = (trip_count is not None or not node.has_input(0)) and (
+        condition is not None or not node.has_input(1)
     )
-    going = (
-        _truth(node, node.require_const(1, "the condition"), "the condition")
-        if node.has_input(1)
-        else True
-    )
+    if known:
+        scratch = Block()
+        importer = node.importer
+        outer = importer.block
+        importer.block = scratch
+        try:
+            results = _unrolled(node, body, carried, trip_count, condition)
+        except _KnownOnlyAtRunTime:
+            results = None
+        finally:
+            importer.block = outer
+        if results is not None:
+            for op in list(scratch.ops):
+                op.detach()
+                outer.add_op(op)
+            return results
+        _discard(scratch)
+    return _loop_region(node, body, carried)
+
+
+def _discard(block: Block) -> None:
+    """Erases the ops of an abandoned unrolling, so that the values they use
+    lose those uses."""
+    for op in reversed(list(block.ops)):
+        block.erase_op(op, safe_erase=False)
+
+
+def _unrolled(
+    node: Node,
+    body: onnx.GraphProto,
+    carried: list[SSAValue],
+    max_trip_count: np.ndarray | None,
+    condition: np.ndarray | None,
+) -> list[SSAValue]:
+    """The body inlined once per iteration (no trip count or condition:
+    none given); _KnownOnlyAtRunTime when the number of iterations is not
+    known at import or exceeds MAX_ITERATIONS."""
+    trip_count = None if max_trip_count is None else int(max_trip_count.reshape(-1)[0])
+    going = True if condition is None else _truth(node, condition, "the condition")
     limit = MAX_ITERATIONS if trip_count is None else trip_count
     if limit > MAX_ITERATIONS:
-        node.fail(f"runs {limit} iterations; xtc unrolls loops of at most {MAX_ITERATIONS}")
+        raise _KnownOnlyAtRunTime
     outputs: list[list[SSAValue]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
     iteration = 0
     while going and iteration < limit:
@@ -96,16 +200,67 @@ def convert_loop(node: Node) -> Sequence[SSAValue | None]:
             out.append(value)
         known = node.importer.constants.get(condition)
         if known is None:
-            node.fail(
-                f"its condition after iteration {iteration} depends on run-time values: "
-                "xtc unrolls loops at import"
-            )
+            raise _KnownOnlyAtRunTime
         going = _truth(node, known, "the condition")
         iteration += 1
     if going and trip_count is None:
-        node.fail(f"runs past {MAX_ITERATIONS} iterations; xtc unrolls loops of at most that")
+        raise _KnownOnlyAtRunTime
     stacked = [stack(node, out, 0, f"scan output {k}") for k, out in enumerate(outputs)]
     return [*carried, *stacked]
+
+
+def _not_static(node: Node, why: str) -> NoReturn:
+    """Fails on a loop that must run a number of iterations known at import:
+    its trip count or condition asked for as a constant when it is an input
+    (a specializing compile freezes it), else a plain error."""
+    for i, what in ((0, "the trip count"), (1, "the condition")):
+        if node.has_input(i) and node.const(i) is None:
+            node.fail_not_constant(
+                i, f"{what} (input {i})", f"{why}, and xtc compiles static shapes"
+            )
+    node.fail(f"{why}: xtc compiles static shapes")
+
+
+def _loop_region(
+    node: Node, body: onnx.GraphProto, carried: list[SSAValue]
+) -> Sequence[SSAValue | None]:
+    """The loop as a graph.loop: the body converted once."""
+    scans = len(body.output) - 1 - len(carried)
+    if scans:
+        _not_static(
+            node,
+            f"it has {scans} scan outputs and is not unrolled (its trip count or condition "
+            f"is known only at run time, or it runs more than {MAX_ITERATIONS} iterations)",
+        )
+    if node.has_input(0):
+        trip_count = node.input(0)
+        if elem_type(trip_count) != i64 or _count(trip_count) != 1:
+            node.fail(f"the trip count is {type_str(trip_count.type)}, not one int64")
+    else:
+        trip_count = node.constant(np.array(np.iinfo(np.int64).max, np.int64))
+    if node.has_input(1):
+        going = node.input(1)
+        if elem_type(going) != i1 or _count(going) != 1:
+            node.fail(f"the condition is {type_str(going.type)}, not one bool")
+    else:
+        going = node.constant(np.array(True))
+    arg_types = [TensorType(i64, []), TensorType(i1, []), *(v.type for v in carried)]
+    block, outputs = _region(node, body, arg_types, "body")
+    if len(outputs) != 1 + len(carried):
+        node.fail(f"its body gives {len(outputs)} outputs, not {1 + len(carried)}")
+    flag = outputs[0]
+    if elem_type(flag) != i1 or _count(flag) != 1:
+        node.fail(f"its body's condition is {type_str(flag.type)}, not one bool")
+    for k, (before, after) in enumerate(zip(carried, outputs[1:], strict=True)):
+        if before.type != after.type:
+            _discard(block)
+            _not_static(
+                node,
+                f"loop-carried value {k} changes from {type_str(before.type)} to "
+                f"{type_str(after.type)}",
+            )
+    op = _emit(node, LoopOp(trip_count, going, carried, Region(block)))
+    return list(op.results)
 
 
 def _axes(node: Node, name: str, count: int) -> list[int]:
