@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xtc.dialects.graph.base import elem, type_str
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
-from xtc.frontend.converters import Node, converts
+from xtc.frontend.converters import Node, converts, ssa_name
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
@@ -96,6 +96,8 @@ def _region(
     """A block converting `graph` on arguments of `arg_types`, ending in a
     graph.yield of its outputs; and those outputs."""
     block = Block(arg_types=arg_types)
+    for arg, declared in zip(block.args, graph.input, strict=False):
+        arg.name_hint = ssa_name(declared.name)
     importer = node.importer
     outer = importer.block
     importer.block = block
