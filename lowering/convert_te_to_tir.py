@@ -419,6 +419,7 @@ class _FunctionLowering:
                 builder.insert(memref.CopyOp(source, target))
         iteration = self._alloc(TensorType(i64, []), builder)
         flag = self._alloc(TensorType(i1, []), builder)
+        iteration.name_hint, flag.name_hint = "iteration", "condition"
         builder.insert(memref.StoreOp.get(_constant(builder, 0, i64), iteration, []))
         first = self._load_element(self._value(op.condition, op), builder)
         builder.insert(memref.StoreOp.get(first, flag, []))
@@ -435,7 +436,8 @@ class _FunctionLowering:
 
         def advance(values: list[SSAValue], at: Builder) -> None:
             next_flag, *carried = values
-            at.insert(memref.StoreOp.get(self._load_element(next_flag, at), flag, []))
+            if next_flag is not flag:
+                at.insert(memref.StoreOp.get(self._load_element(next_flag, at), flag, []))
             sources = [self._staged(v, targets, at) for v in carried]
             for source, target in zip(sources, targets, strict=True):
                 if source is not target:
@@ -482,8 +484,11 @@ class _FunctionLowering:
     def _load_element(self, buffer: SSAValue, builder: Builder) -> SSAValue:
         """The one element of a one-element buffer."""
         rank = len(cast(MemRefType[Attribute], buffer.type).get_shape())
-        zero = [builder.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result] * rank
-        return builder.insert(memref.LoadOp.get(buffer, zero)).res
+        indices: list[SSAValue] = []
+        if rank:
+            zero = builder.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            indices = [zero] * rank
+        return builder.insert(memref.LoadOp.get(buffer, indices)).res
 
     def _clone(self, op: Operation, builder: Builder) -> None:
         """A scalar op (arith, math, scf...) copied over, its regions lowered."""

@@ -86,3 +86,10 @@ func.func @loop_body_without_iteration(%m: tensor<i64>, %c: tensor<i1>, %x: tens
   }
   func.return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @yield_outside_a_region(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.yield' expects parent op to be one of 'graph.if', 'graph.loop'}}
+  graph.yield %x : tensor<4xf32>
+}
