@@ -26,6 +26,8 @@ RemarkKind = Literal["missed", "applied", "analysis"]
 
 VECTORIZE_MISSED = "vectorize-missed"
 """A loop marked vectorized that the lowering left scalar."""
+DOT_PRODUCT_WIDENED = "dot-product-widened"
+"""8-bit dot products widened to i32 where the CPU has no VNNI."""
 SCHEDULE_REFUSED = "schedule-refused"
 """A step of a kernel's default schedule that its primitive refused."""
 

@@ -7,7 +7,11 @@ xtc compiles static shapes, so the importer needs those as constants. A
 model with those inputs frozen to the values given, builds it (interpreter or
 native code), and keeps the result in `specializations`, keyed by the values,
 so the next run with the same values reuses it. Inputs declared with
-symbolic dimensions are specialized on their shapes the same way.
+symbolic dimensions are specialized on their shapes the same way, and
+sequence and optional inputs on their layouts (a sequence's length and item
+shapes, an optional's presence: frontend/structured.py); such inputs are
+given as a list of arrays, or None for an optional without a value, and
+such outputs come back the same way.
 
     m = specializing_model(model, "interp")        # or "native" (driver/onnx_backend.py)
     m.run({"data": x, "shape": np.array([2, 6])})
@@ -37,6 +41,14 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc.frontend.converters import NeedsConstantError
+from xtc.frontend.structured import (
+    Layout,
+    flatten,
+    is_tensor_type,
+    layout_of,
+    output_layouts,
+    regroup,
+)
 from xtc.runtime.errors import InputError
 from xtc.runtime.specialized_model import Specialization, SpecializedModel
 
@@ -81,10 +93,19 @@ class SpecializingModel:
         initializers = {t.name for t in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         """The model's run-time inputs, in order, the specialized ones included."""
+        self.structured_inputs = [
+            i.name
+            for i in model.graph.input
+            if i.name in self.input_names and not is_tensor_type(i.type)
+        ]
+        """Sequence and optional inputs: specialized on their layouts."""
         self.symbolic_inputs = [
             i.name
             for i in model.graph.input
-            if i.name in self.input_names and i.name not in self.input_shapes and not _static(i)
+            if i.name in self.input_names
+            and i.name not in self.input_shapes
+            and i.name not in self.structured_inputs
+            and not _static(i)
         ]
         """Inputs declared with symbolic dimensions: specialized on their shapes."""
         self.specialized_inputs: list[str] = []
@@ -97,30 +118,50 @@ class SpecializingModel:
         runner = self.specializations.get(self._key(values))
         if runner is None:
             runner = self.specialize(values)
-        return runner([values[n] for n in self.input_names if n not in self.specialized_inputs])
+        flat: list[np.ndarray] = []
+        for name in self.input_names:
+            if name in self.structured_inputs:
+                flat += flatten(values[name])
+            elif name not in self.specialized_inputs:
+                flat.append(values[name])
+        return runner(flat)
 
-    def _by_name(self, inputs: Sequence[Any] | Mapping[str, Any]) -> dict[str, np.ndarray]:
+    def _by_name(self, inputs: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
+        """The inputs by name: arrays, and for a sequence or optional input
+        a list of arrays, an array or None."""
         if isinstance(inputs, Mapping):
             missing = [n for n in self.input_names if n not in inputs]
             if missing:
                 raise InputError(
                     f"inputs {missing} are missing (the model takes {self.input_names})"
                 )
-            return {n: np.asarray(inputs[n]) for n in self.input_names}
-        if len(inputs) != len(self.input_names):
+            given = [inputs[n] for n in self.input_names]
+        elif len(inputs) != len(self.input_names):
             raise InputError(
                 f"{len(inputs)} inputs given; the model takes {len(self.input_names)}: "
                 f"{self.input_names}"
             )
-        return {n: np.asarray(v) for n, v in zip(self.input_names, inputs, strict=True)}
+        else:
+            given = list(inputs)
+        return {
+            n: _structured(v) if n in self.structured_inputs else np.asarray(v)
+            for n, v in zip(self.input_names, given, strict=True)
+        }
 
     def _key(self, values: Mapping[str, np.ndarray]) -> SpecializationKey:
         """The values of the specialized inputs and the shapes of the
         symbolic ones."""
-        return tuple(
-            (n, values[n].dtype.str, values[n].shape, values[n].tobytes())
-            for n in self.specialized_inputs
-        ) + tuple((n, "", values[n].shape, b"") for n in self.symbolic_inputs)
+        return (
+            tuple(
+                (n, values[n].dtype.str, values[n].shape, values[n].tobytes())
+                for n in self.specialized_inputs
+            )
+            + tuple((n, "", values[n].shape, b"") for n in self.symbolic_inputs)
+            + tuple(
+                (n, str(layout_of(values[n])), layout_of(values[n]).shapes, _dtypes(values[n]))
+                for n in self.structured_inputs
+            )
+        )
 
     def specialize(self, values: Mapping[str, np.ndarray]) -> Runner:
         """Imports with the specialized inputs frozen to `values`, learning
@@ -141,17 +182,52 @@ class SpecializingModel:
                 n: values[n].shape for n in self.symbolic_inputs if n not in freeze
             }
             shapes.update({n: s for n, s in self.input_shapes.items() if n not in freeze})
+            layouts = {n: layout_of(values[n]) for n in self.structured_inputs}
             try:
-                module = import_model(self.model, shapes, freeze)
+                module = import_model(self.model, shapes, freeze, layouts)
                 break
             except NeedsConstantError as e:
-                sources = [n for n in graph_inputs_of(self.model, e.value) if n not in freeze]
+                sources = [
+                    n
+                    for n in graph_inputs_of(self.model, e.value)
+                    if n not in freeze and n not in self.structured_inputs
+                ]
                 if not sources:
                     raise
                 self.specialized_inputs += sources
         runner = self.build(module, freeze)
+        returned = output_layouts(module)
+        if returned is not None:
+            runner = _Regrouping(runner, returned)
         self.specializations[self._key(values)] = runner
         return runner
+
+
+def _structured(value: Any) -> Any:
+    """A sequence or optional input as given: None, a list of arrays, or an
+    array."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [np.asarray(item) for item in value]
+    return np.asarray(value)
+
+
+def _dtypes(value: Any) -> bytes:
+    """The element types of a structured value's tensors, for the key."""
+    return " ".join(a.dtype.str for a in flatten(value)).encode()
+
+
+@dataclass(frozen=True)
+class _Regrouping:
+    """A runner whose flat results are regrouped into sequences and
+    optionals (frontend/structured.py)."""
+
+    runner: Runner
+    layouts: list[Layout]
+
+    def __call__(self, inputs: list[np.ndarray]) -> list[Any]:
+        return regroup(self.runner(inputs), self.layouts)
 
 
 def _static(value_info: onnx.ValueInfoProto) -> bool:

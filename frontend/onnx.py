@@ -36,13 +36,24 @@ from xtc.dialects.graph.constant import element_type_of
 from xtc.frontend.converters import (
     CONVERTERS,
     ONNX_DOMAINS,
+    AbsentValue,
     Importer,
     OnnxImportError,
+    SequenceValue,
+    Value,
     convert_node,
     load_builtin_converters,
     op_key,
     op_label,
     ssa_name,
+)
+from xtc.frontend.structured import (
+    Layout,
+    fits,
+    is_tensor_type,
+    set_output_layouts,
+    tensor_element,
+    type_kind,
 )
 
 __all__ = ["OnnxImportError", "import_model", "supported_ops", "parse_input_shapes"]
@@ -304,10 +315,61 @@ def _element_type(onnx_type: int, what: str) -> Attribute:
         ) from None
 
 
+def _structured_args(
+    value_info: onnx.ValueInfoProto, layouts: Mapping[str, Layout]
+) -> list[tuple[str, TensorType[Attribute]]]:
+    """The tensor arguments of a sequence or optional input, by the layout
+    it is given in (frontend/structured.py)."""
+    name, kind = value_info.name, type_kind(value_info.type)
+    if kind not in ("sequence", "optional"):
+        raise OnnxImportError(f"input '{name}' is a {kind}, which xtc does not support")
+    layout = layouts.get(name)
+    if layout is None:
+        what = "length" if kind == "sequence" else "presence"
+        raise OnnxImportError(
+            f"input '{name}' is a {kind}: xtc compiles models that take tensors "
+            f"(a SpecializingModel, as `xtc conformance` runs, takes it, specialized on its {what})"
+        )
+    if not fits(value_info.type, layout):
+        raise OnnxImportError(f"input '{name}' is a {kind}, given a {layout.kind}")
+    element = _element_type(tensor_element(value_info.type), f"input '{name}'")
+    if layout.kind == "tensor":
+        return [(name, TensorType(element, layout.shapes[0]))]
+    return [(f"{name}[{i}]", TensorType(element, s)) for i, s in enumerate(layout.shapes)]
+
+
+def _bind_inputs(
+    importer: Importer,
+    inputs: Sequence[onnx.ValueInfoProto],
+    args: Sequence[SSAValue],
+    layouts: Mapping[str, Layout],
+) -> None:
+    """Binds each graph input's name to its value: its argument, or for a
+    sequence or optional input the value its arguments make."""
+    remaining = iter(args)
+    for value_info in inputs:
+        name = value_info.name
+        layout = Layout("tensor") if is_tensor_type(value_info.type) else layouts[name]
+        value: Value
+        if layout.kind == "tensor":
+            value = next(remaining)
+            value.name_hint = ssa_name(name)
+        elif layout.kind == "sequence":
+            items = tuple(next(remaining) for _ in layout.shapes)
+            for i, item in enumerate(items):
+                item.name_hint = ssa_name(f"{name}_{i}")
+            element = _element_type(tensor_element(value_info.type), f"input '{name}'")
+            value = SequenceValue(items, element)
+        else:
+            value = AbsentValue(value_info.type)
+        importer.values[name] = value
+
+
 def _input_types(
     model: onnx.ModelProto,
     constant_names: set[str],
     input_shapes: Mapping[str, Sequence[int]],
+    layouts: Mapping[str, Layout],
 ) -> list[tuple[str, TensorType[Attribute]]]:
     inputs = [i for i in model.graph.input if i.name not in constant_names]
     known = {i.name for i in inputs}
@@ -321,8 +383,9 @@ def _input_types(
     result: list[tuple[str, TensorType[Attribute]]] = []
     for value_info in inputs:
         tensor_type = value_info.type.tensor_type
-        if not value_info.type.HasField("tensor_type"):
-            raise OnnxImportError(f"input '{value_info.name}' is not a tensor")
+        if not is_tensor_type(value_info.type):
+            result += _structured_args(value_info, layouts)
+            continue
         element = _element_type(tensor_type.elem_type, f"input '{value_info.name}'")
         if value_info.name in input_shapes:
             shape = [int(d) for d in input_shapes[value_info.name]]
@@ -358,12 +421,15 @@ def import_model(
     model: onnx.ModelProto | str | os.PathLike[str],
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     freeze: Mapping[str, Any] | None = None,
+    layouts: Mapping[str, Layout] | None = None,
 ) -> ModuleOp:
     """Imports an ONNX model (a ModelProto or a path) into a graph module.
 
     `input_shapes` fixes symbolic input dimensions. `freeze` gives values for
     some inputs, which become constants (for inputs that carry shapes, axes or
-    sizes, which xtc needs at compile time)."""
+    sizes, which xtc needs at compile time). `layouts` gives the layout of
+    each sequence or optional input; such inputs and outputs are flattened
+    to tensors (frontend/structured.py)."""
     from xtc.interp import make_interpreter
 
     _load_converters()
@@ -375,12 +441,12 @@ def import_model(
     initializers = {t.name: t for t in graph.initializer}
     frozen = frozen_inputs(proto, freeze or {}, set(initializers))
     initializers.update(frozen)
-    inputs = _input_types(proto, set(initializers), input_shapes or {})
+    layouts = layouts or {}
+    inputs = _input_types(proto, set(initializers), input_shapes or {}, layouts)
     block = Block(arg_types=[t for _, t in inputs])
     importer = Importer(block, opset, make_interpreter(ModuleOp([])), _domain_versions(proto))
-    for (name, _), arg in zip(inputs, block.args, strict=True):
-        importer.values[name] = arg
-        arg.name_hint = ssa_name(name)
+    runtime_inputs = [i for i in graph.input if i.name not in initializers]
+    _bind_inputs(importer, runtime_inputs, block.args, layouts)
     for name, tensor in initializers.items():
         try:
             array = numpy_helper.to_array(tensor)
@@ -393,15 +459,22 @@ def import_model(
         convert_node(importer, node_proto, index)
 
     results: list[SSAValue] = []
+    result_names: list[str] = []
+    output_layouts: list[Layout] = []
     for output in graph.output:
         if output.name not in importer.values:
             raise OnnxImportError(f"graph output '{output.name}' is not produced by any node")
         value = importer.values[output.name]
-        if not isinstance(value, SSAValue):
-            raise OnnxImportError(
-                f"graph output '{output.name}' is a sequence: xtc's models return tensors"
-            )
-        results.append(value)
+        if isinstance(value, SequenceValue):
+            results += value.items
+            result_names += [f"{output.name}[{i}]" for i in range(len(value.items))]
+            output_layouts.append(Layout("sequence", tuple(() for _ in value.items)))
+        elif isinstance(value, AbsentValue):
+            output_layouts.append(Layout("absent"))
+        else:
+            results.append(value)
+            result_names.append(output.name)
+            output_layouts.append(Layout("tensor"))
     block.add_op(ReturnOp(*results))
 
     func = FuncOp(
@@ -409,8 +482,9 @@ def import_model(
         ([t for _, t in inputs], [r.type for r in results]),
         Region(block),
         arg_attrs=_name_attrs([n for n, _ in inputs]),
-        res_attrs=_name_attrs([o.name for o in graph.output]),
+        res_attrs=_name_attrs(result_names),
     )
+    set_output_layouts(func, output_layouts)
     module = ModuleOp([func])
     _drop_unused_constants(block)
     module.verify()

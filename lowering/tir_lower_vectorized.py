@@ -90,9 +90,10 @@ from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from xtc import remarks
-from xtc.analysis.loops import constant_int
+from xtc.analysis.loops import constant_int, linear_index
 from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
 from xtc.dialects.graph.constant import numpy_dtype
@@ -135,10 +136,19 @@ class TirLowerVectorized(ModulePass):
 
     name = "tir-lower-vectorized"
 
+    vnni: str = "host"
+    """8-bit dot products as VNNI `vpdpbusd`: "host" where this CPU has it
+    (and XTC_VNNI is not 0), "on" always (code for a CPU with VNNI),
+    "off" never."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.vnni not in ("host", "on", "off"):
+            raise DiagnosticException(
+                f'{self.name}: vnni is "{self.vnni}", expected "host", "on" or "off"'
+            )
         scalars = LLVMScalars()
         for loop in loops_innermost_first(op, "vectorized"):
-            vectorize_loop(loop, scalars)
+            vectorize_loop(loop, scalars, self.vnni)
 
 
 # --------------------------------------------------------------- analysis
@@ -329,7 +339,7 @@ class LLVMScalars:
         return self.lowered[value]
 
 
-def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None) -> None:
+def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: str = "host") -> None:
     """Replaces a vectorized loop by vector code, or makes it serial (see
     the module docstring). An extent of 0 or 1 is unrolled."""
     if loop.extent <= 1:
@@ -340,15 +350,21 @@ def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None) -> None:
         _report_scalar_fallback(loop, analysis)
         loop.kind = StringAttr("serial")
         return
-    _VectorCode(analysis, scalars or LLVMScalars()).emit_loop()
+    code = _VectorCode(analysis, scalars or LLVMScalars())
+    code.vnni = vnni == "on" or (vnni == "host" and vnni_lanes_available(loop.extent))
+    code.emit_loop()
 
 
-def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
+def _loop_place(loop: tir.ForOp) -> tuple[str, str]:
+    """(the name of the function holding `loop`, the loop's name)."""
     function = loop.parent_op()
     while function is not None and not isinstance(function, FuncOp):
         function = function.parent_op()
-    function_name = function.sym_name.data if function is not None else "?"
-    name = loop.loop_name.data
+    return (function.sym_name.data if function is not None else "?"), loop.loop_name.data
+
+
+def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
+    function_name, name = _loop_place(loop)
     remarks.report(
         remarks.Remark(
             "missed",
@@ -445,6 +461,8 @@ class _VectorCode:
         self.scalars = scalars
         self.first_iteration: SSAValue | None = None
         self.widening = False
+        self.reported_widening = False
+        self.vnni = False
 
     def emit_loop(self) -> None:
         """Replaces the loop by its vector code."""
@@ -721,6 +739,51 @@ class _VectorCode:
         # store a vector through it: a GEP by 0 over the vector type retypes it.
         return self.emit.op(llvm.GEPOp(address, [0], vector_type))
 
+    def byte_words(self, load: memref.LoadOp) -> SSAValue | None:
+        """Four neighbouring bytes from `load`'s element per lane, as a
+        `<4·lanes x i8>` vector: one i32 load broadcast when the address is
+        the same in every lane, one vector load when lanes are 4 bytes
+        apart; None otherwise."""
+        stride = self.analysis.address_stride(load.memref, load.indices)
+        bytes_type = VectorType(IntegerType(8), [DOT_DEPTH * self.lanes])
+        if stride == DOT_DEPTH:
+            address = self.vector_address(load, bytes_type)
+            return self.emit.op(llvm.LoadOp(address, bytes_type, alignment=1))
+        if stride != 0:
+            return None
+        lane_zero = [self.llvm_lane_zero(index) for index in load.indices]
+        element, _, _ = element_pointer(self.emit, load, load.memref, lane_zero)
+        word = self.emit.op(llvm.LoadOp(element, i32, alignment=1))
+        words = self.splat_llvm(word, i32)
+        return self.emit.create(llvm.BitcastOp, [words], bytes_type)
+
+    def splat_llvm(self, value: SSAValue, t: Attribute) -> SSAValue:
+        """A vector of an llvm scalar of type `t` in every lane."""
+        vector_type = self.vector_type(t)
+        undefined = self.emit.op(llvm.UndefOp(vector_type))
+        first = self.emit.op(llvm.InsertElementOp(undefined, value, self.lane_index(0)))
+        mask = DenseArrayBase.from_list(i32, [0] * self.lanes)
+        return self.emit.op(llvm.ShuffleVectorOp(first, undefined, mask, vector_type))
+
+    def report_widened_dot_product(self) -> None:
+        """A `dot-product-widened` remark, once per loop."""
+        if self.reported_widening:
+            return
+        self.reported_widening = True
+        function, name = _loop_place(self.loop)
+        remarks.report(
+            remarks.Remark(
+                "missed",
+                remarks.DOT_PRODUCT_WIDENED,
+                PASS,
+                f"loop '{name}' in @{function}: 8-bit dot products widened to i32 "
+                f"(no VNNI for {self.lanes} lanes: the CPU lacks it, or XTC_VNNI=0)",
+                function,
+                name,
+                self.loop,
+            )
+        )
+
     # ------------------------------------------------------------ widening
 
     def widen(self, op: Operation) -> None:
@@ -893,7 +956,141 @@ def _widen_math(code: _VectorCode, op: Operation) -> SSAValue | None:
             return None
 
 
+DOT_DEPTH = 4
+"""Byte products one `vpdpbusd` lane sums."""
+_VNNI_INTRINSICS = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}
+"""The VNNI dot product of a vector of i32 lanes, by lanes."""
+
+
+@dataclass(frozen=True)
+class DotProduct:
+    """`acc + Σ_{t<4} zext(u[.., e + t]) · sext(s[.., f + t])` in i32, u8
+    values by i8 values four neighbours at a time: one `vpdpbusd` per vector
+    where the CPU has VNNI. `unsigned` and `signed` are the loads at t = 0."""
+
+    accumulator: SSAValue
+    unsigned: memref.LoadOp
+    signed: memref.LoadOp
+
+
+def vnni_lanes_available(lanes: int) -> bool:
+    """Whether this CPU has the VNNI dot product over `lanes` i32 lanes
+    (avx512_vnni for 16; avx512_vnni with avx512vl, or avx_vnni, for 8),
+    and XTC_VNNI does not turn it off (runtime/llvm_jit.host_features)."""
+    from xtc.runtime.llvm_jit import host_features
+
+    have = {f[1:] for f in host_features().split(",") if f.startswith("+")}
+    if lanes == 16:
+        return "avx512vnni" in have
+    if lanes == 8:
+        return "avxvnni" in have or {"avx512vnni", "avx512vl"} <= have
+    return False
+
+
+def match_dot_product(op: Operation) -> DotProduct | None:
+    """`op` as a DotProduct (see there), None when it is not one."""
+    if not isinstance(op, arith.AddiOp) or op.result.type != i32:
+        return None
+    for total, accumulator in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        products = _summed_products(total)
+        if products is None:
+            continue
+        pairs = [_byte_operands(product) for product in products]
+        if any(pair is None for pair in pairs):
+            continue
+        ordered = sorted(
+            cast(list[tuple[memref.LoadOp, memref.LoadOp]], pairs),
+            key=lambda pair: linear_index(pair[0].indices[-1]).constant,
+        )
+        unsigned, signed = [u for u, _ in ordered], [s for _, s in ordered]
+        if _neighbours(unsigned) and _neighbours(signed):
+            return DotProduct(accumulator, unsigned[0], signed[0])
+    return None
+
+
+def _summed_products(total: SSAValue) -> list[arith.MuliOp] | None:
+    """The DOT_DEPTH products that `total`, a tree of addi each used once,
+    sums; None when it is not such a sum."""
+    leaves: list[SSAValue] = []
+    pending = [total]
+    while pending:
+        value = pending.pop()
+        owner = value.owner
+        if isinstance(owner, arith.AddiOp) and (value is total or value.has_one_use()):
+            pending += [owner.lhs, owner.rhs]
+        else:
+            leaves.append(value)
+    products = [leaf.owner for leaf in leaves]
+    if len(products) != DOT_DEPTH or not all(
+        isinstance(p, arith.MuliOp) and p.result.has_one_use() for p in products
+    ):
+        return None
+    return cast(list[arith.MuliOp], products)
+
+
+def _byte_operands(product: arith.MuliOp) -> tuple[memref.LoadOp, memref.LoadOp] | None:
+    """(the u8 load, the i8 load) of zext(u8) · sext(i8), in either order."""
+    for unsigned, signed in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        u, s = _widened_byte(unsigned, arith.ExtUIOp), _widened_byte(signed, arith.ExtSIOp)
+        if u is not None and s is not None:
+            return u, s
+    return None
+
+
+def _widened_byte(value: SSAValue, extension: type[Operation]) -> memref.LoadOp | None:
+    """The load of a byte that `value` widens to i32 with `extension`."""
+    widen = value.owner
+    if not isinstance(widen, extension) or widen.operands[0].type != IntegerType(8):
+        return None
+    loaded = widen.operands[0].owner
+    if isinstance(loaded, UnrealizedConversionCastOp):
+        loaded = loaded.inputs[0].owner
+    return loaded if isinstance(loaded, memref.LoadOp) and loaded.indices else None
+
+
+def _neighbours(loads: Sequence[memref.LoadOp]) -> bool:
+    """Whether the loads read elements 4k, 4k + 1, ... of one buffer's last
+    axis, at the same other indices."""
+    first = loads[0]
+    shape = cast(MemRefType[Attribute], first.memref.type).get_shape()
+    forms = [[linear_index(index) for index in load.indices] for load in loads]
+    start = forms[0][-1].constant
+    return (
+        shape[-1] % DOT_DEPTH == 0
+        and start % DOT_DEPTH == 0
+        and all(load.memref is first.memref for load in loads)
+        and all(form[:-1] == forms[0][:-1] for form in forms)
+        and all(
+            form[-1].terms == forms[0][-1].terms and form[-1].constant == start + t
+            for t, form in enumerate(forms)
+        )
+    )
+
+
+def _widen_dot_product(code: _VectorCode, op: Operation) -> SSAValue | None:
+    """A DotProduct as one `vpdpbusd` (`llvm.x86.avx512.vpdpbusd.512`, or
+    .256 for 8 lanes) where the CPU has VNNI: the u8 and i8 sides each one
+    32-bit word per lane, broadcast when it is the same in every lane (the
+    activation) or one 64-byte load when the lanes are consecutive words
+    (the packed weight). Elsewhere None: the products widen to i32 (with a
+    `dot-product-widened` remark)."""
+    dot = match_dot_product(op)
+    if dot is None:
+        return None
+    if not code.vnni or code.lanes not in _VNNI_INTRINSICS:
+        code.report_widened_dot_product()
+        return None
+    words = [code.byte_words(load) for load in (dot.unsigned, dot.signed)]
+    if words[0] is None or words[1] is None:
+        return None
+    accumulator = code.vector(dot.accumulator)
+    return code.emit.value_intrinsic(
+        _VNNI_INTRINSICS[code.lanes], [accumulator, words[0], words[1]], code.result_type(op)
+    )
+
+
 _VECTOR_FORMS: tuple[Callable[[_VectorCode, Operation], SSAValue | None], ...] = (
+    _widen_dot_product,
     _widen_alias,
     _widen_multiply_add,
     _widen_arithmetic,

@@ -62,7 +62,7 @@ from math import prod
 from typing import cast
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import IntegerType, MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -840,13 +840,38 @@ def _vector_loop(nest: Nest) -> tuple[ForOp, int | None] | None:
     for op in innermost.body.walk():
         if isinstance(op, memref.LoadOp) and op.memref is not _memref_of(nest.accumulator):
             if op.indices and _inside_reduction(op, innermost):
-                found = _loop_of_index(op.indices[-1], variables)
+                found = _loop_of_index(_lane_index(op), variables)
                 if found is not None:
                     return found
     assert nest.store is not None
     if nest.store.indices:
         return _loop_of_index(nest.store.indices[-1], variables)
     return None
+
+
+DOT_DEPTH = 4
+"""8-bit values of one 32-bit lane of a packed integer operand (conv2d_u8s8's
+weight, (O/16)×(C/4)×KH×KW×16×4)."""
+
+
+def _lane_index(load: memref.LoadOp) -> SSAValue:
+    """The index of a load that a vector's lanes run along: the last, or the
+    one before it for a packed 8-bit operand (a last dimension of DOT_DEPTH
+    read at a constant: four bytes of one lane)."""
+    memref_type = load.memref.type
+    if (
+        len(load.indices) >= 2
+        and isinstance(memref_type, MemRefType)
+        and memref_type.get_shape()[-1] == DOT_DEPTH
+        and _is_byte(memref_type.get_element_type())
+        and constant_int(load.indices[-1]) is not None
+    ):
+        return load.indices[-2]
+    return load.indices[-1]
+
+
+def _is_byte(element_type: object) -> bool:
+    return isinstance(element_type, IntegerType) and element_type.width.data == 8
 
 
 def _strided_along(nest: Nest, vector: ForOp) -> bool:

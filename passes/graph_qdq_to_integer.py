@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp, f32, i32
+from xdsl.dialects.builtin import IntegerType, ModuleOp, Signedness, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -19,11 +19,27 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from xtc.dialects.graph.base import elem, ints_attr, shape_of
+from xtc.dialects.graph.base import (
+    elem,
+    float_attr,
+    get_int,
+    get_ints,
+    ints_attr,
+    op_props,
+    shape_of,
+)
 from xtc.dialects.graph.constant import ConstantOp
 from xtc.dialects.graph.elementwise import CastOp, MulOp, SubOp
-from xtc.dialects.graph.nn import Conv2dOp, MatmulOp, kernel_layout
-from xtc.dialects.graph.tensor import ReshapeOp
+from xtc.dialects.graph.nn import (
+    DOT_DEPTH,
+    DOT_LANES,
+    Conv2dOp,
+    Conv2dU8S8Op,
+    MatmulOp,
+    PadOp,
+    kernel_layout,
+)
+from xtc.dialects.graph.tensor import ReshapeOp, TransposeOp
 
 MAX_DEPTH = 2**31 // (255 * 255)
 """The longest sum of 8-bit products an i32 holds whatever the values."""
@@ -154,11 +170,82 @@ class MatmulOfDequantized(RewritePattern):
         dequantize_after(rewriter, op, ops, MatmulOp.build_inferred([lhs, rhs]), scale)
 
 
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The value of a constant, or of a cast of one, as numpy; None for
+    another value."""
+    owner = value.owner
+    if isinstance(owner, CastOp):
+        owner = owner.operands[0].owner
+    return owner.to_array() if isinstance(owner, ConstantOp) else None
+
+
+def packed_u8s8_weight(weight: np.ndarray) -> np.ndarray:
+    """An O×C×KH×KW i8 weight (O a multiple of 16) in conv2d_u8s8's layout
+    (O/16)×(C/4)×KH×KW×16×4, the channels padded with zeros to a multiple of 4."""
+    o, c, kh, kw = weight.shape
+    c4 = -(-c // DOT_DEPTH)
+    padded = np.zeros((o, c4 * DOT_DEPTH, kh, kw), np.int8)
+    padded[:, :c] = weight
+    blocked = padded.reshape(o // DOT_LANES, DOT_LANES, c4, DOT_DEPTH, kh, kw)
+    return np.ascontiguousarray(blocked.transpose(0, 2, 4, 5, 1, 3))
+
+
+def u8s8_operands(op: Conv2dOp, x: Dequantized, w: Dequantized) -> tuple[int, np.ndarray] | None:
+    """(the data's zero point, the i8 OIHW weight) when the conv can run as
+    conv2d_u8s8: u8 data with a constant zero point, a constant i8 weight
+    with zero points of 0 (symmetric, as quantize_static makes it), one
+    group and output channels in whole blocks of 16."""
+    if elem(x.source.type) != UI8 or get_int(op_props(op), "groups") != 1:
+        return None
+    zero_point = 0 if x.zero_point is None else constant_array(x.zero_point)
+    weight = constant_array(w.source)
+    if zero_point is None or weight is None or weight.dtype != np.int8:
+        return None
+    if w.zero_point is not None:
+        weight_zero = constant_array(w.zero_point)
+        if weight_zero is None or np.any(weight_zero != 0):
+            return None
+    if weight.shape[0] % DOT_LANES:
+        return None
+    return int(np.asarray(zero_point).reshape(-1)[0]), weight
+
+
+def u8s8_product(
+    ops: list[Operation], op: Conv2dOp, x: Dequantized, zero_point: int, weight: np.ndarray
+) -> Operation:
+    """conv2d(x - zx, w) in i32 as conv2d_u8s8 on x padded with zx (so that
+    the padding still counts 0), laid out NHWC with its channels padded to a
+    multiple of 4, minus the constant zx · Σ w of each output channel."""
+    channels = shape_of(x.source.type)[1]
+    top, left, bottom, right = get_ints(op_props(op), "padding")
+    extra = -channels % DOT_DEPTH
+    pads = ints_attr((0, 0, top, left, 0, extra, bottom, right))
+    padded = add(
+        ops, PadOp.build_inferred([x.source], {"pads": pads, "value": float_attr(zero_point)})
+    )
+    nhwc = add(ops, TransposeOp.build_inferred([padded], {"perm": ints_attr((0, 2, 3, 1))}))
+    packed = add(ops, ConstantOp.from_array(packed_u8s8_weight(weight), "weight_u8s8"))
+    props = {name: op.properties[name] for name in ("strides", "dilation") if name in op.properties}
+    product = add(ops, Conv2dU8S8Op.build_inferred([nhwc, packed], props))
+    sums = weight.astype(np.int64).sum(axis=(1, 2, 3))
+    correction = (zero_point * sums).astype(np.int32).reshape(-1, 1, 1)
+    offset = add(ops, ConstantOp.from_array(correction, "zero_point_correction"))
+    return SubOp.build_inferred([product, offset])
+
+
+UI8 = IntegerType(8, Signedness.UNSIGNED)
+
+
 class Conv2dOfDequantized(RewritePattern):
     """conv2d((x - zx) · sx, (w - zw) · sw), x and w 8-bit, zx and sx one
     value, zw and sw one value or one per output channel, weight OIHW ->
     cast(conv2d(x - zx, w - zw) in i32, f32) · (sx · sw) (the padding is 0
-    after the shift on both sides)."""
+    after the shift on both sides). With `packed`, a u8 x by a constant i8
+    w (zw = 0, 16k output channels, one group) is conv2d_u8s8 instead
+    (`u8s8_product`): 8-bit operands in memory, four products per i32 lane."""
+
+    def __init__(self, packed: bool) -> None:
+        self.packed = packed
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -171,11 +258,15 @@ class Conv2dOfDequantized(RewritePattern):
         if not (x.varies_only_along(None, 4) and w.varies_only_along(0, 4)):
             return
         ops: list[Operation] = []
-        data, weight = integer_operand(ops, x), integer_operand(ops, w)
+        packable = u8s8_operands(op, x, w) if self.packed else None
+        if packable is not None:
+            integer = u8s8_product(ops, op, x, *packable)
+        else:
+            data, weight = integer_operand(ops, x), integer_operand(ops, w)
+            integer = Conv2dOp.build_inferred([data, weight], op.properties)
         sx = reshaped(ops, x.scale, ())
         sw = reshaped(ops, w.scale, () if one_value(w.scale) else (channels, 1, 1))
         scale = add(ops, MulOp.build_inferred([sx, sw]))
-        integer = Conv2dOp.build_inferred([data, weight], op.properties)
         dequantize_after(rewriter, op, ops, integer, scale)
 
 
@@ -192,13 +283,18 @@ class GraphQdqToInteger(ModulePass):
     rhs, per output channel of the weight) computed on i32 operands
     q - zero_point with exact i32 accumulation, then cast to f32 and
     multiplied by the product of the scales. The quantize that follows is
-    untouched; the old dequantize ops become dead (run `dce`).
+    untouched; the old dequantize ops become dead (run `dce`). With
+    `packed` (the default), a conv of u8 data by a constant symmetric i8
+    weight is a `graph.conv2d_u8s8` of the data padded and made NHWC and
+    the weight packed by 4 input channels, minus its zero-point correction.
     """
 
     name = "graph-qdq-to-integer"
 
+    packed: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([MatmulOfDequantized(), Conv2dOfDequantized()]),
+            GreedyRewritePatternApplier([MatmulOfDequantized(), Conv2dOfDequantized(self.packed)]),
             apply_recursively=False,
         ).rewrite_module(op)

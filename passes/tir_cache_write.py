@@ -15,9 +15,10 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import IsTerminator, is_side_effect_free
+from xdsl.traits import IsTerminator
 
 from xtc.analysis.types import element_bytes
+from xtc.analysis.vectorizable import is_pure
 from xtc.dialects.tir import ForOp
 from xtc.passes.gpu_memory import (
     MAX_SHARED_BYTES,
@@ -167,8 +168,9 @@ def _check_accumulator_uses(refuse: Refuser, reduction: _Reduction) -> None:
 
 def _has_no_own_effect(op: Operation) -> bool:
     """Whether `op` itself, its nested ops aside, touches no memory: a pure
-    op, a terminator, or an op with regions (scf.if, tir.for)."""
-    return bool(op.regions) or op.has_trait(IsTerminator) or is_side_effect_free(op)
+    op (every arith op: xDSL leaves extsi unmarked), a terminator, or an op
+    with regions (scf.if, tir.for)."""
+    return bool(op.regions) or op.has_trait(IsTerminator) or is_pure(op)
 
 
 def _check_independent(refuse: Refuser, reduction: _Reduction) -> None:

@@ -139,10 +139,23 @@ def host_cpu() -> str:
     return llvm_binding.get_host_cpu_name()
 
 
+VNNI_VARIABLE = "XTC_VNNI"
+"""Set to 0, xtc and LLVM treat this CPU as one without VNNI: 8-bit dot
+products are widened (to test and measure the fallback). The compile
+cache keys hold the features, so the two builds never mix."""
+
+_VNNI_FEATURES = ("avx512vnni", "avxvnni")
+
+
 def host_features() -> str:
-    """This CPU's features as LLVM spells them ("+avx2,+fma,-avx512f,...")."""
+    """This CPU's features as LLVM spells them ("+avx2,+fma,-avx512f,..."),
+    less VNNI where XTC_VNNI=0."""
     _initialize()
-    return _host_features()
+    features = _host_features()
+    if os.environ.get(VNNI_VARIABLE) != "0":
+        return features
+    off = {f"+{name}" for name in _VNNI_FEATURES}
+    return ",".join(f"-{f[1:]}" if f in off else f for f in features.split(","))
 
 
 @functools.cache

@@ -57,6 +57,9 @@ CUDA_ARCH = "sm_90"
 CUDA_BUILT = ("passed", "built", "failed", "ptxas-refused")
 """The statuses of the cuda path whose PTX was built."""
 CHECK_SECONDS = 10.0
+BFLOAT16_RTOL = 2**-6
+"""The least rtol of a bfloat16 output: two bfloat16 ulps, as onnx's own
+backend test runner compares them (`assert_similar_outputs`)."""
 """The default time the interpreter device gets per case."""
 
 
@@ -188,6 +191,8 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
         return f"output '{name}' has shape {list(got.shape)}, expected {list(expected.shape)}"
     if got.dtype != expected.dtype:
         return f"output '{name}' has dtype {got.dtype}, expected {expected.dtype}"
+    if expected.dtype.name == "bfloat16":
+        rtol = max(rtol, BFLOAT16_RTOL)
     if _is_narrow_float(expected.dtype):  # bf16, float8, float4: numpy compares them as bytes
         got, expected = got.astype(np.float32), expected.astype(np.float32)
     if expected.dtype.kind in "fc":
@@ -201,6 +206,28 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
     if not np.array_equal(got, expected):
         return f"output '{name}' differs in {int((got != expected).sum())} of {got.size} values"
     return ""
+
+
+def _compare_value(name: str, got: Any, expected: Any, rtol: float, atol: float) -> str:
+    """`_compare` for an output that may be a sequence (a list, compared
+    item by item) or an optional (None when it has no value)."""
+    if expected is None or got is None:
+        if expected is None and got is None:
+            return ""
+        return f"output '{name}' is {'absent' if got is None else 'present'}, expected otherwise"
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return f"output '{name}' is a tensor, expected a sequence"
+        if len(got) != len(expected):
+            return f"output '{name}' has {len(got)} tensors, expected {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            why = _compare_value(f"{name}[{i}]", g, e, rtol, atol)
+            if why:
+                return why
+        return ""
+    if isinstance(got, (list, tuple)):
+        return f"output '{name}' is a sequence, expected a tensor"
+    return _compare(name, got, expected, rtol, atol)
 
 
 def _arrays(values: Sequence[Any]) -> list[Any]:
@@ -238,7 +265,7 @@ def _judge(
         return ("failed", f"{len(got)} outputs, expected {len(expected)}")
     names = [o.name for o in case.model.graph.output]
     for name, g, e in zip(names, got, expected, strict=True):
-        why = _compare(name, g, e, case.rtol, case.atol)
+        why = _compare_value(name, g, e, case.rtol, case.atol)
         if why:
             return ("failed", why)
     return None

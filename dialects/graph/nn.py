@@ -24,8 +24,11 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
+    Signedness,
     StringAttr,
     f64,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute
@@ -366,6 +369,78 @@ class Conv2dOp(GraphOp):
             )
         oh, ow = window.output_hw(cls.name, x)
         return [tensor((n, o, oh, ow), element_type)]
+
+
+DOT_DEPTH = 4
+"""Reduction values a 32-bit lane of conv2d_u8s8's weight holds (one VNNI
+`vpdpbusd` step: four u8 x i8 products summed into an i32)."""
+DOT_LANES = 16
+"""Output channels of one block of conv2d_u8s8's weight (one 512-bit vector
+of i32 accumulators)."""
+
+
+def _is_int8(t: Attribute, signed: bool) -> bool:
+    e = elem(t)
+    return (
+        isinstance(e, IntegerType)
+        and e.width.data == 8
+        and (e.signedness.data == Signedness.UNSIGNED) != signed
+    )
+
+
+@irdl_op_definition
+class Conv2dU8S8Op(GraphOp):
+    """Integer 2-D convolution of u8 data by i8 weights, summed in i32, in
+    the packed layouts of a VNNI micro-kernel (what graph-qdq-to-integer
+    makes of a quantized Conv): input N×H×W×C u8, NHWC and already padded,
+    C a multiple of 4; weight (O/16)×(C/4)×KH×KW×16×4 i8, output channel o
+    and input channel c at [o / 16, c / 4, i, j, o mod 16, c mod 4], so that
+    one 32-bit lane holds four consecutive input channels of one output
+    channel -> N×O×OH×OW i32 (NCHW): out[n, o, y, x] = Σ_{c, i, j}
+    in[n, y·sh + i·dh, x·sw + j·dw, c] · w[o, c, i, j]."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
+    name = "graph.conv2d_u8s8"
+
+    input = operand_def(AnyTensorTypeConstr)
+    weight = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    strides = opt_prop_def(_I64_ARRAY)
+    dilation = opt_prop_def(_I64_ARRAY)
+    DEFAULTS: ClassVar[Props] = {
+        "strides": ints_attr((1, 1)),
+        "dilation": ints_attr((1, 1)),
+    }
+
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, w = operand_types
+        n, h, wd, c = _of_rank(cls.name, x, "input", 4, "N×H×W×C")
+        blocks, c4, kh, kw, lanes, depth = _of_rank(
+            cls.name, w, "weight", 6, f"O/{DOT_LANES}×C/{DOT_DEPTH}×KH×KW×{DOT_LANES}×{DOT_DEPTH}"
+        )
+        if not _is_int8(x, signed=False) or not _is_int8(w, signed=True):
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} must be ui8 and weight {type_str(w)} i8"
+            )
+        if (lanes, depth) != (DOT_LANES, DOT_DEPTH) or c != c4 * DOT_DEPTH:
+            raise ShapeError(
+                f"{cls.name}: weight {type_str(w)} must end in {DOT_LANES}×{DOT_DEPTH} and "
+                f"hold the {c} channels of input {type_str(x)} in blocks of {DOT_DEPTH}"
+            )
+        window = _window_props(cls.name, {**props, "padding": ints_attr((0, 0, 0, 0))}, (kh, kw))
+        oh, ow = window.output_hw(cls.name, tensor((n, c, h, wd), elem(x)))
+        return [tensor((n, blocks * DOT_LANES, oh, ow), i32)]
+
+
+def conv2d_u8s8_weight_oihw(weight: Sequence[int]) -> tuple[int, int, int, int]:
+    """(O, C, KH, KW) of a conv2d_u8s8 weight shape."""
+    blocks, c4, kh, kw, lanes, depth = weight
+    return blocks * lanes, c4 * depth, kh, kw
 
 
 @irdl_op_definition

@@ -41,7 +41,7 @@ class NeedsConstantError(OnnxImportError):
         self.value = value
 
 
-Converter = Callable[["Node"], Sequence["SSAValue | SequenceValue | None"]]
+Converter = Callable[["Node"], Sequence["SSAValue | SequenceValue | AbsentValue | None"]]
 OpKey = tuple[str, str]
 """An ONNX op as (domain, op type); the ONNX domain is "" ("ai.onnx" too)."""
 CONVERTERS: dict[OpKey, Converter] = {}
@@ -79,6 +79,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
     from xtc.frontend.converters import (  # noqa: F401
         composed,
         control,
+        detection,
         elementwise,
         nn,
         quantize,
@@ -102,7 +103,16 @@ class SequenceValue:
     element: Attribute
 
 
-Value = SSAValue | SequenceValue
+@dataclass(frozen=True)
+class AbsentValue:
+    """An ONNX optional without a value (Optional with no input, or an
+    optional graph input given as None), resolved at import;
+    `type_proto` is its declared optional type when known."""
+
+    type_proto: onnx.TypeProto | None = None
+
+
+Value = SSAValue | SequenceValue | AbsentValue
 """What an ONNX name stands for at import."""
 
 
@@ -168,6 +178,8 @@ class Node:
         value = self.value(i)
         if isinstance(value, SequenceValue):
             self.fail(f"input {i} is a sequence, where a tensor is expected")
+        if isinstance(value, AbsentValue):
+            self.fail(f"input {i} is an optional without a value, where a tensor is expected")
         return value
 
     def value(self, i: int) -> Value:
@@ -179,7 +191,7 @@ class Node:
     def sequence(self, i: int) -> SequenceValue:
         value = self.value(i)
         if not isinstance(value, SequenceValue):
-            self.fail(f"input {i} is a tensor, where a sequence is expected")
+            self.fail(f"input {i} is not a sequence, where a sequence is expected")
         return value
 
     def optional_input(self, i: int) -> SSAValue | None:

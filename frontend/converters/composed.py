@@ -1,6 +1,9 @@
 """Ops xtc builds from others at import: Col2Im as a ConvTranspose with a
 one-hot weight; MaxUnpool and TensorScatter as a ScatterElements; Det of
-matrices up to MAX_DET_SIZE as the Leibniz sum over permutations."""
+matrices up to MAX_DET_SIZE as the Leibniz sum over permutations;
+AffineGrid as a MatMul of a constant grid of positions by theta;
+DeformConv as a GridSample of the input at the offset kernel taps, then a
+MatMul with the weight."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from math import prod
 import numpy as np
 from xdsl.ir import SSAValue
 
-from xtc.dialects.graph.base import shape_of
+from xtc.dialects.graph import nn
+from xtc.dialects.graph.base import bool_attr, shape_of, str_attr
 from xtc.frontend.converters import Node, converts
 
 Outputs = Sequence[SSAValue | None]
@@ -30,6 +34,10 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 def _const(node: Node, values: Sequence[int]) -> SSAValue:
     return node.constant(np.array(values, np.int64))
+
+
+def _reshape(node: Node, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    return node.apply("Reshape", [value, _const(node, shape)])[0]
 
 
 @converts("Col2Im")
@@ -164,3 +172,126 @@ def convert_det(node: Node) -> Outputs:
             total = node.apply("Add" if _sign(permutation) > 0 else "Sub", [total, term])[0]
     assert total is not None
     return [total]
+
+
+def _grid_positions(spatial: Sequence[int], align_corners: bool) -> np.ndarray:
+    """The normalized position of every point of a grid of `spatial` sizes
+    ([D,] H, W) as rows (x, y[, z], 1), the last axis varying fastest."""
+
+    def axis(size: int) -> np.ndarray:
+        if align_corners:
+            return np.linspace(-1.0, 1.0, size)  # [-1] for a size of 1, as onnxruntime
+        return (2.0 * np.arange(size) + 1.0) / size - 1.0
+
+    mesh = np.meshgrid(*(axis(s) for s in spatial), indexing="ij")
+    columns = [m.reshape(-1) for m in reversed(mesh)]
+    return np.stack([*columns, np.ones(prod(spatial))], axis=1)
+
+
+@converts("AffineGrid")
+def convert_affine_grid(node: Node) -> Outputs:
+    """theta [N, r, r + 1] maps each output position (x, y[, z], 1) of a
+    grid of `size` [N, C, [D,] H, W] to where it samples: the positions as
+    a constant [points, r + 1] times theta transposed."""
+    theta = node.input(0)
+    size = _ints(node, 1, "size")
+    ts = _shape(theta)
+    r = len(size) - 2
+    if r not in (2, 3):
+        node.fail(f"size {size} must give N, C and 2 or 3 spatial sizes")
+    if ts != (size[0], r, r + 1):
+        node.fail(f"theta {node.type_str(0)} must be [{size[0]}, {r}, {r + 1}] for size {size}")
+    spatial = size[2:]
+    positions = _grid_positions(spatial, bool(node.attr("align_corners", 0)))
+    base = node.constant(positions.astype(node.dtype(0)))
+    mapping = node.apply("Transpose", [theta], perm=[0, 2, 1])[0]
+    grid = node.apply("MatMul", [base, mapping])[0]
+    return node.apply("Reshape", [grid, _const(node, [size[0], *spatial, r])])
+
+
+def _deform_grid_start(
+    node: Node, image: Sequence[int], out: Sequence[int], kernel: Sequence[int]
+) -> np.ndarray:
+    """Where each kernel tap of each output position reads the input before
+    its offset, normalized as GridSample reads it with align_corners=0
+    (pixel p at (2p + 1) / size - 1): [2 (y, x), kh * kw, oh * ow]."""
+    strides, dilations = node.attr("strides", [1, 1]), node.attr("dilations", [1, 1])
+    before = node.attr("pads", [0, 0, 0, 0])[:2]
+    taps = np.stack(np.meshgrid(*(np.arange(k) for k in kernel), indexing="ij")).reshape(2, -1, 1)
+    at = np.stack(np.meshgrid(*(np.arange(o) for o in out), indexing="ij")).reshape(2, 1, -1)
+    steps, spread, pad, size = (
+        np.array(v).reshape(2, 1, 1) for v in (strides, dilations, before, image)
+    )
+    pixels = at * steps - pad + taps * spread
+    return (2.0 * pixels + 1.0) / size - 1.0
+
+
+def _deform_grid(node: Node, start: np.ndarray, image: Sequence[int], count: int) -> SSAValue:
+    """The GridSample grid [N * offset_group, taps, positions, 2 (x, y)]:
+    `start` moved by the offsets, normalized like it."""
+    _, taps, positions = start.shape
+    dtype = node.dtype(0)
+    moves = _reshape(node, node.input(2), [count, taps, 2, positions])
+    normalized = []
+    for axis in (1, 0):  # x first
+        move = node.apply("Gather", [moves, node.constant(np.array(axis, np.int64))], axis=2)[0]
+        scaled = node.apply("Mul", [move, node.constant(np.array(2.0 / image[axis], dtype))])[0]
+        moved = node.apply("Add", [scaled, node.constant(start[axis].astype(dtype))])[0]
+        normalized.append(_reshape(node, moved, [count, taps, positions, 1]))
+    return node.apply("Concat", normalized, axis=3)[0]
+
+
+@converts("DeformConv")
+def convert_deform_conv(node: Node) -> Outputs:
+    """Each kernel tap of each output position reads X bilinearly at its
+    place moved by `offset` (zero outside X), times `mask`: a GridSample per
+    offset group (in pixel units normalized as align_corners=0 reads them
+    back), then the columns [N, group, C / group * taps, positions] times
+    the weight [group, M / group, C / group * taps]."""
+    x, w, offset = node.input(0), node.input(1), node.input(2)
+    xs, ws, offsets = _shape(x), _shape(w), _shape(offset)
+    if len(xs) != 4 or len(ws) != 4 or len(offsets) != 4:
+        node.fail(f"X {node.type_str(0)}, W and offset must be 4-D (xtc has 2-D DeformConv)")
+    n, c, height, width = xs
+    m = ws[0]
+    kernel = list(node.attr("kernel_shape", ws[2:]))
+    if tuple(kernel) != ws[2:]:
+        node.fail(f"kernel_shape {kernel} differs from W {node.type_str(1)}")
+    strides, dilations = node.attr("strides", [1, 1]), node.attr("dilations", [1, 1])
+    pads = node.attr("pads", [0, 0, 0, 0])
+    group, offset_group = int(node.attr("group", 1)), int(node.attr("offset_group", 1))
+    if c != ws[1] * group or m % group or c % offset_group:
+        node.fail(
+            f"X {node.type_str(0)} and W {node.type_str(1)} do not fit group {group} "
+            f"and offset_group {offset_group}"
+        )
+    out = [
+        (xs[2 + d] + pads[d] + pads[d + 2] - dilations[d] * (kernel[d] - 1) - 1) // strides[d] + 1
+        for d in range(2)
+    ]
+    taps = kernel[0] * kernel[1]
+    if offsets != (n, offset_group * taps * 2, *out):
+        wanted = [n, offset_group * taps * 2, *out]
+        node.fail(f"offset {node.type_str(2)} must be {wanted}")
+    positions = out[0] * out[1]
+    count = n * offset_group
+    start = _deform_grid_start(node, (height, width), out, kernel)
+    grid = _deform_grid(node, start, (height, width), count)
+    images = _reshape(node, x, [count, c // offset_group, height, width])
+    props = {
+        "mode": str_attr("linear"),
+        "padding_mode": str_attr("zeros"),
+        "align_corners": bool_attr(False),
+    }
+    sampled = node.emit1(nn.GridSampleOp, [images, grid], props)
+    if node.has_input(4):
+        weights = _reshape(node, node.input(4), [count, 1, taps, positions])
+        sampled = node.apply("Mul", [sampled, weights])[0]
+    columns = _reshape(node, sampled, [n, group, c // group * taps, positions])
+    weight = _reshape(node, w, [group, m // group, c // group * taps])
+    y = node.apply("MatMul", [weight, columns])[0]
+    y = _reshape(node, y, [n, m, *out])
+    if node.has_input(3):
+        bias = _reshape(node, node.input(3), [m, 1, 1])
+        y = node.apply("Add", [y, bias])[0]
+    return [y]

@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xtc.dialects.graph.base import elem, type_str
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
-from xtc.frontend.converters import Node, converts, ssa_name
+from xtc.frontend.converters import Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
@@ -59,21 +59,33 @@ def convert_if(node: Node) -> Sequence[SSAValue | None]:
         node.fail(f"the condition is {type_str(flag.type)}, not a one-element tensor of bool")
     then, then_values = _region(node, _graph(node, "then_branch"), [], "then_branch")
     orelse, else_values = _region(node, _graph(node, "else_branch"), [], "else_branch")
-    then_types = [v.type for v in then_values]
-    else_types = [v.type for v in else_values]
-    if then_types != else_types:
+    why = _why_not_a_region(then_values, else_values)
+    if why is not None:
         _discard(then)
         _discard(orelse)
         node.fail_not_constant(
-            0,
-            "the condition (input 0)",
-            "its branches give different types ("
-            + ", ".join(type_str(t) for t in then_types)
-            + " and "
-            + ", ".join(type_str(t) for t in else_types)
-            + ") and xtc compiles static shapes",
+            0, "the condition (input 0)", f"{why}, and xtc compiles static shapes"
         )
-    return list(_emit(node, IfOp(flag, then_types, Region(then), Region(orelse))).results)
+    then.add_op(YieldOp(_tensors(then_values)))
+    orelse.add_op(YieldOp(_tensors(else_values)))
+    types = [v.type for v in _tensors(then_values)]
+    return list(_emit(node, IfOp(flag, types, Region(then), Region(orelse))).results)
+
+
+def _tensors(values: Sequence[Value]) -> list[SSAValue]:
+    return [v for v in values if isinstance(v, SSAValue)]
+
+
+def _why_not_a_region(then: Sequence[Value], orelse: Sequence[Value]) -> str | None:
+    """Why branches giving these values cannot be the regions of one graph.if."""
+    if len(_tensors(then)) != len(then) or len(_tensors(orelse)) != len(orelse):
+        return "a branch gives a sequence or an optional"
+    then_types = [v.type for v in _tensors(then)]
+    else_types = [v.type for v in _tensors(orelse)]
+    if then_types == else_types:
+        return None
+    listed = [", ".join(type_str(t) for t in types) for types in (then_types, else_types)]
+    return f"its branches give different types ({listed[0]} and {listed[1]})"
 
 
 def elem_type(value: SSAValue) -> Attribute:
@@ -92,9 +104,9 @@ def _emit(node: Node, op: IfOp | LoopOp) -> IfOp | LoopOp:
 
 def _region(
     node: Node, graph: onnx.GraphProto, arg_types: Sequence[Attribute], at: str
-) -> tuple[Block, list[SSAValue]]:
-    """A block converting `graph` on arguments of `arg_types`, ending in a
-    graph.yield of its outputs; and those outputs."""
+) -> tuple[Block, list[Value]]:
+    """A block converting `graph` on arguments of `arg_types` (its
+    terminator not yet added), and the graph's outputs."""
     block = Block(arg_types=arg_types)
     for arg, declared in zip(block.args, graph.input, strict=False):
         arg.name_hint = ssa_name(declared.name)
@@ -105,13 +117,7 @@ def _region(
         outputs = node.inline(graph, list(block.args), at)
     finally:
         importer.block = outer
-    values: list[SSAValue] = []
-    for k, value in enumerate(outputs):
-        if not isinstance(value, SSAValue):
-            node.fail(f"its subgraph '{graph.name}' gives a sequence as output {k}")
-        values.append(value)
-    block.add_op(YieldOp(values))
-    return block, values
+    return block, outputs
 
 
 def stack(node: Node, slices: list[SSAValue], axis: int, what: str) -> SSAValue:
@@ -141,9 +147,9 @@ class _KnownOnlyAtRunTime(Exception):
 
 
 @converts("Loop")
-def convert_loop(node: Node) -> Sequence[SSAValue | None]:
+def convert_loop(node: Node) -> Sequence[Value | None]:
     body = _graph(node, "body")
-    carried = [node.input(i) for i in range(2, node.num_inputs)]
+    carried = [node.value(i) for i in range(2, node.num_inputs)]  # sequences and optionals too
     trip_count = node.const(0)
     condition = node.const(1)
     known = (trip_count is not None or not node.has_input(0)) and (
@@ -179,10 +185,10 @@ def _discard(block: Block) -> None:
 def _unrolled(
     node: Node,
     body: onnx.GraphProto,
-    carried: list[SSAValue],
+    carried: list[Value],
     max_trip_count: np.ndarray | None,
     condition: np.ndarray | None,
-) -> list[SSAValue]:
+) -> list[Value]:
     """The body inlined once per iteration (no trip count or condition:
     none given); _KnownOnlyAtRunTime when the number of iterations is not
     known at import or exceeds MAX_ITERATIONS."""
@@ -198,9 +204,11 @@ def _unrolled(
         flag = node.constant(np.array(True))
         condition, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
         carried, scanned = results[: len(carried)], results[len(carried) :]
-        for out, value in zip(outputs, scanned, strict=True):
+        for k, (out, value) in enumerate(zip(outputs, scanned, strict=True)):
+            if not isinstance(value, SSAValue):
+                node.fail(f"its scan output {k} is not a tensor")
             out.append(value)
-        known = node.importer.constants.get(condition)
+        known = node.importer.constants.get(condition) if isinstance(condition, SSAValue) else None
         if known is None:
             raise _KnownOnlyAtRunTime
         going = _truth(node, known, "the condition")
@@ -223,10 +231,11 @@ def _not_static(node: Node, why: str) -> NoReturn:
     node.fail(f"{why}: xtc compiles static shapes")
 
 
-def _loop_region(
-    node: Node, body: onnx.GraphProto, carried: list[SSAValue]
-) -> Sequence[SSAValue | None]:
+def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequence[Value | None]:
     """The loop as a graph.loop: the body converted once."""
+    carried = _tensors(values)
+    if len(carried) != len(values):
+        _not_static(node, "it carries a sequence or an optional and is not unrolled")
     scans = len(body.output) - 1 - len(carried)
     if scans:
         _not_static(
@@ -247,9 +256,10 @@ def _loop_region(
     else:
         going = node.constant(np.array(True))
     arg_types = [TensorType(i64, []), TensorType(i1, []), *(v.type for v in carried)]
-    block, outputs = _region(node, body, arg_types, "body")
-    if len(outputs) != 1 + len(carried):
-        node.fail(f"its body gives {len(outputs)} outputs, not {1 + len(carried)}")
+    block, given = _region(node, body, arg_types, "body")
+    outputs = _tensors(given)
+    if len(given) != 1 + len(carried) or len(outputs) != len(given):
+        node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors")
     flag = outputs[0]
     if elem_type(flag) != i1 or _count(flag) != 1:
         node.fail(f"its body's condition is {type_str(flag.type)}, not one bool")
@@ -261,6 +271,7 @@ def _loop_region(
                 f"loop-carried value {k} changes from {type_str(before.type)} to "
                 f"{type_str(after.type)}",
             )
+    block.add_op(YieldOp(outputs))
     op = _emit(node, LoopOp(trip_count, going, carried, Region(block)))
     return list(op.results)
 

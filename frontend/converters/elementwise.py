@@ -45,7 +45,7 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.graph.constant import numpy_dtype
-from xtc.frontend.converters import Node, SequenceValue, converts
+from xtc.frontend.converters import Node, Value, converts
 
 UNARY: dict[str, type[GraphOp]] = {
     "Relu": ew.ReluOp,
@@ -154,9 +154,9 @@ def float_input(node: Node, i: int) -> SSAValue:
 
 
 @converts(*UNARY)
-def convert_unary(node: Node) -> Sequence[SSAValue | SequenceValue | None]:
-    if node.op_type == "Identity" and isinstance(node.value(0), SequenceValue):
-        return [node.value(0)]  # a sequence passes as it is
+def convert_unary(node: Node) -> Sequence[Value | None]:
+    if node.op_type == "Identity" and not isinstance(node.value(0), SSAValue):
+        return [node.value(0)]  # a sequence or an optional passes as it is
     return node.emit(UNARY[node.op_type], [node.input(0)])
 
 

@@ -509,7 +509,7 @@ def convert_gemm(node: Node) -> Outputs:
 @converts("BatchNormalization")
 def convert_batch_norm(node: Node) -> Outputs:
     if node.attr("training_mode", 0):
-        node.fail("training_mode=1 is not supported: xtc compiles inference graphs")
+        return batch_norm_training(node)
     if any(requested(node, i) for i in range(1, 5)):
         node.fail("the running mean/variance outputs exist only in training and are not supported")
     if node.opset < 9 and not node.attr("spatial", 1):
@@ -519,6 +519,31 @@ def convert_batch_norm(node: Node) -> Outputs:
         node.fail(f"input {node.type_str(0)} must be N×C×...")
     props = {"epsilon": float_attr(float(node.attr("epsilon", 1e-5))), "axis": int_attr(1)}
     return [node.emit1(nn.BatchNormOp, [x, *(node.input(i) for i in range(1, 5))], props)]
+
+
+def batch_norm_training(node: Node) -> Outputs:
+    """training_mode=1 (opset 14+): normalized by the batch's own mean and
+    (population) variance over every axis but 1; the running mean and
+    variance outputs blend the inputs' with them by `momentum`."""
+    x = float_input(node, 0)
+    rank = len(shape(x))
+    if rank < 2:
+        node.fail(f"input {node.type_str(0)} must be N×C×...")
+    channels = shape(x)[1]
+    axes = [a for a in range(rank) if a != 1]
+    mean = reduce(node, rd.ReduceMeanOp, x, axes)
+    centered = sub(node, x, mean)
+    variance = reduce(node, rd.ReduceMeanOp, mul(node, centered, centered), axes)
+    mean, variance = reshape(node, mean, (channels,)), reshape(node, variance, (channels,))
+    props = {"epsilon": float_attr(float(node.attr("epsilon", 1e-5))), "axis": int_attr(1)}
+    y = node.emit1(nn.BatchNormOp, [x, node.input(1), node.input(2), mean, variance], props)
+    momentum = float(node.attr("momentum", 0.9))
+    kept, fresh = scalar(node, momentum, x), scalar(node, 1 - momentum, x)
+    running = [
+        add(node, mul(node, node.input(i), kept), mul(node, batch, fresh))
+        for i, batch in ((3, mean), (4, variance))
+    ]
+    return [y, *running]
 
 
 def unit_layer_norm(node: Node, x: SSAValue, axis: int, epsilon: float) -> SSAValue:
@@ -1266,6 +1291,69 @@ def softmax_in(node: Node, x: SSAValue, precision: int | None) -> SSAValue:
             node.fail(f"softmax_precision {precision} is not a float type")
         x = cast(node, x, element_type)
     return node.emit1(nn.SoftmaxOp, [x], {"axis": int_attr(-1)})
+
+
+# ---------------------------------------------------------------------------
+# FlexAttention (ai.onnx.preview, opset 26): attention with the score_mod and
+# prob_mod subgraphs inlined around the softmax, as onnx.reference computes it.
+
+FLEX_DOMAIN = "ai.onnx.preview"
+
+
+def flex_compute_type(node: Node, q: SSAValue) -> Attribute:
+    """The element type of the scores, softmax and mods: softmax_precision,
+    else f64 for f64 inputs and f32 for the others."""
+    precision = node.attr("softmax_precision")
+    if precision is None:
+        return f64 if elem(q.type) == f64 else f32
+    try:
+        element_type = element_type_of(onnx.helper.tensor_dtype_to_np_dtype(precision))
+    except Exception:
+        node.fail(f"softmax_precision {precision} is not a supported element type")
+    if not is_float(element_type):
+        node.fail(f"softmax_precision {precision} is not a float type")
+    return element_type
+
+
+def flex_modified(node: Node, name: str, x: SSAValue) -> SSAValue:
+    """`x` through the subgraph attribute `name` when the node has it: one
+    input, one output of `x`'s shape and element type."""
+    graph = node.attr(name)
+    if graph is None:
+        return x
+    outputs = node.inline(graph, [x], name)
+    if len(outputs) != 1 or not isinstance(outputs[0], SSAValue):
+        node.fail(f"{name} must produce one tensor")
+    (y,) = outputs
+    if y.type != x.type:
+        node.fail(f"{name} turns {type_str(x.type)} into {type_str(y.type)}, not the same type")
+    return y
+
+
+@converts("FlexAttention", domain=FLEX_DOMAIN)
+def convert_flex_attention(node: Node) -> Outputs:
+    q, k, v = float_input(node, 0), float_input(node, 1), float_input(node, 2)
+    if not len(shape(q)) == len(shape(k)) == len(shape(v)) == 4:
+        node.fail(
+            f"Q, K, V ({node.type_str(0)}, {node.type_str(1)}, {node.type_str(2)}) must be 4-D"
+        )
+    q_heads, head_size = shape(q)[1], shape(q)[3]
+    kv_heads = shape(k)[1]
+    if shape(k)[3] != head_size or shape(v)[:3] != shape(k)[:3]:
+        node.fail(f"K {node.type_str(1)} and V {node.type_str(2)} do not fit Q {node.type_str(0)}")
+    if q_heads != kv_heads:
+        if q_heads % kv_heads:
+            node.fail(f"{q_heads} query heads are not a multiple of {kv_heads} key heads")
+        k = repeat_heads(node, k, q_heads // kv_heads)
+        v = repeat_heads(node, v, q_heads // kv_heads)
+    scale = float(node.attr("scale", 1 / np.sqrt(head_size)))
+    s = scalar(node, float(np.sqrt(np.float32(scale))), q)
+    scores = matmul(node, mul(node, q, s), transpose(node, mul(node, k, s), (0, 1, 3, 2)))
+    compute = flex_compute_type(node, q)
+    scores = flex_modified(node, "score_mod", cast(node, scores, compute))
+    probabilities = node.emit1(nn.SoftmaxOp, [scores], {"axis": int_attr(-1)})
+    probabilities = flex_modified(node, "prob_mod", probabilities)
+    return [cast(node, matmul(node, probabilities, cast(node, v, compute)), elem(v.type))]
 
 
 # ---------------------------------------------------------------------------

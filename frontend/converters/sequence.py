@@ -2,12 +2,17 @@
 tensors' values (SequenceValue), as control flow is unrolled
 (frontend/converters/control.py). Positions, lengths and split sizes must
 be known at import (a position given at run time is specialized on, as a
-Reshape's shape is); a model's inputs and outputs stay tensors.
+Reshape's shape is). A sequence graph input or output is flattened to its
+tensors (frontend/structured.py).
 
 SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt,
 SequenceErase and SequenceLength work on the list; SplitToSequence
 slices a tensor into one, ConcatFromSequence concatenates (or stacks)
 one; SequenceMap inlines its body once per element.
+
+Optionals are resolved at import too: an optional is its value (a tensor
+or a sequence) or an AbsentValue, so Optional, OptionalHasElement and
+OptionalGetElement fold away.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from xtc.dialects.graph.base import elem, shape_of
-from xtc.frontend.converters import Node, SequenceValue, Value, converts
+from xtc.frontend.converters import AbsentValue, Node, SequenceValue, Value, converts
 from xtc.frontend.converters.control import stack
 from xtc.frontend.converters.elementwise import ONNX_ELEMENT_TYPES
 
@@ -161,8 +166,32 @@ def convert_sequence_map(node: Node) -> Outputs:
     for k in range(length):
         args = [v.items[k] if isinstance(v, SequenceValue) else v for v in inputs]
         for out, value in zip(outputs, node.inline(body, args, f"element {k}"), strict=True):
-            if isinstance(value, SequenceValue):
-                node.fail("its body returns a sequence, which xtc does not nest")
+            if not isinstance(value, SSAValue):
+                node.fail("its body returns a sequence or an optional, which xtc does not nest")
             out.append(value)
     types = [elem(o[0].type) if o else ONNX_ELEMENT_TYPES[onnx.TensorProto.FLOAT] for o in outputs]
     return [SequenceValue(tuple(o), t) for o, t in zip(outputs, types, strict=True)]
+
+
+@converts("Optional")
+def convert_optional(node: Node) -> Outputs:
+    if node.has_input(0):
+        return [node.value(0)]
+    type_proto = node.attr("type")
+    if not isinstance(type_proto, onnx.TypeProto):
+        node.fail("an Optional without an input needs its 'type' attribute")
+    return [AbsentValue(type_proto)]
+
+
+@converts("OptionalHasElement")
+def convert_optional_has_element(node: Node) -> Outputs:
+    present = node.has_input(0) and not isinstance(node.value(0), AbsentValue)
+    return [node.constant(np.array(present))]
+
+
+@converts("OptionalGetElement")
+def convert_optional_get_element(node: Node) -> Outputs:
+    value = node.value(0)
+    if isinstance(value, AbsentValue):
+        node.fail("its optional input has no value")
+    return [value]

@@ -1,12 +1,13 @@
-"""Signal processing: DFT, STFT and the windows (HannWindow, HammingWindow,
-BlackmanWindow), built from other ops.
+"""Signal processing: DFT, STFT, the windows (HannWindow, HammingWindow,
+BlackmanWindow) and MelWeightMatrix, built from other ops.
 
 A DFT of length N along an axis is two matrix products with constant
 matrices of cosines and sines (N x K, K the bins kept): the axis moved
 last, the real and imaginary parts multiplied, the results stacked as the
 last axis again. The 1/N of the inverse, and the weights of a one-sided
 inverse (IRFFT), are folded into the matrices. A window is a constant: its
-size must be known at import (a size given at run time is specialized on).
+size must be known at import (a size given at run time is specialized on);
+so is a MelWeightMatrix, from its five scalar inputs.
 """
 
 from __future__ import annotations
@@ -177,3 +178,59 @@ def convert_stft(node: Node) -> Sequence[SSAValue | None]:
         framed = node.apply("Mul", [framed, node.apply("Reshape", [window, shaped])[0]])[0]
     onesided = bool(node.attr("onesided", 1)) and components == 1
     return [dft(node, framed, 2, frame, False, onesided)]
+
+
+def _scalar_value(node: Node, i: int, what: str) -> np.ndarray:
+    """The constant scalar input `i`, its dtype kept (the mel scale is
+    computed in the precision of the frequencies given)."""
+    value = node.require_const(i, what)
+    if value.size != 1:
+        node.fail(f"{what} (input {i}) must be a scalar, got {value.size} values")
+    return value.reshape(())
+
+
+def _mel_points(node: Node, bins: int, dft_length: int) -> np.ndarray:
+    """The spectrogram bins of the bins + 2 points evenly spaced on the mel
+    scale from lower_edge_hertz to upper_edge_hertz (a step of the span
+    over bins + 2, as ONNX's reference)."""
+    rate = _scalar_value(node, 2, "sample_rate")
+    lower, upper = (
+        _scalar_value(node, 3, "lower_edge_hertz"),
+        _scalar_value(node, 4, "upper_edge_hertz"),
+    )
+    if not 0 <= lower < upper:
+        node.fail(f"the edges {lower} and {upper} Hz must satisfy 0 <= lower < upper")
+    if rate <= 0:
+        node.fail(f"sample_rate {rate} must be positive")
+    mel_per_decade = 2595
+    low_mel = mel_per_decade * np.log1p(lower / 700) / np.log(10)
+    high_mel = mel_per_decade * np.log1p(upper / 700) / np.log(10)
+    mels = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
+    hertz = 700 * np.expm1(mels / mel_per_decade * np.log(10))
+    return (((dft_length + 1) * hertz) // rate).astype(np.int64)
+
+
+@converts("MelWeightMatrix")
+def convert_mel_weight_matrix(node: Node) -> Sequence[SSAValue | None]:
+    """[dft_length // 2 + 1, num_mel_bins]: mel bin m a triangle over the
+    spectrogram bins, rising from point m to point m + 1 and falling to
+    point m + 2 (a bin of width 0 is 1 at its point)."""
+    bins = int(_scalar_value(node, 0, "num_mel_bins"))
+    dft_length = int(_scalar_value(node, 1, "dft_length"))
+    if bins <= 0 or dft_length <= 0:
+        node.fail(f"num_mel_bins {bins} and dft_length {dft_length} must be positive")
+    spectrogram_bins = dft_length // 2 + 1
+    points = _mel_points(node, bins, dft_length)
+    if points[-1] >= spectrogram_bins:
+        node.fail(
+            f"upper_edge_hertz falls in spectrogram bin {points[-1]}, past the "
+            f"{spectrogram_bins} bins of a DFT of length {dft_length}"
+        )
+    left, center, right = points[:-2], points[1:-1], points[2:]
+    j = np.arange(spectrogram_bins, dtype=np.float64)[:, None]
+    rising = np.where(center > left, (j - left) / np.maximum(center - left, 1), j == center)
+    falling = (right - j) / np.maximum(right - center, 1)
+    weights = np.where(
+        (center <= j) & (j < right), falling, np.where((left <= j) & (j <= center), rising, 0.0)
+    )
+    return [node.constant(weights.astype(_window_dtype(node)))]

@@ -546,6 +546,20 @@ class NnFunctions(InterpreterFunctions):
         groups = get_int(op_props(op), "groups")
         return (_cast(op, conv2d(x, w, window, groups, out_hw)),)
 
+    @impl(nn.Conv2dU8S8Op)
+    def run_conv2d_u8s8(
+        self, interpreter: Interpreter, op: nn.Conv2dU8S8Op, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, w = (_accumulator(a) for a in args)
+        blocks, c4, kh, kw, lanes, depth = w.shape
+        oihw = w.transpose(0, 4, 1, 5, 2, 3).reshape(blocks * lanes, c4 * depth, kh, kw)
+        props = op_props(op)
+        window = nn.Window2d(
+            (kh, kw), get_ints(props, "strides"), get_ints(props, "dilation"), (0, 0, 0, 0)
+        )
+        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        return (_cast(op, conv2d(x.transpose(0, 3, 1, 2), oihw, window, 1, out_hw)),)
+
     @impl(nn.Conv2dTransposeOp)
     def run_conv2d_transpose(
         self, interpreter: Interpreter, op: nn.Conv2dTransposeOp, args: tuple[Any, ...]

@@ -1,6 +1,6 @@
-"""Col2Im, MaxUnpool, TensorScatter and Det, built from other ops at
-import (frontend/converters/composed.py), against onnxruntime or numpy, on
-the interpreter and natively."""
+"""Col2Im, MaxUnpool, TensorScatter, Det, AffineGrid and DeformConv, built
+from other ops at import (frontend/converters/composed.py), against
+onnxruntime or numpy, on the interpreter and natively."""
 
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from xtc.testing.onnx_models import one_node_model
 RNG = np.random.default_rng(5)
 
 
-def run_both(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """The interpreter's outputs, after checking native code gives them."""
+def run_both(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray], atol: float = 1e-6
+) -> list[np.ndarray]:
+    """The interpreter's outputs, after checking native code gives them
+    (`atol`: for sums of many terms, whose order differs)."""
     got = [np.asarray(v) for v in specializing_model(model, "interp").run(inputs)]
     native = xtc.compile(model, cache=False).run(inputs)
     for g, n in zip(got, native, strict=True):
-        np.testing.assert_allclose(np.asarray(n), g, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(n), g, rtol=1e-5, atol=atol)
     return got
 
 
@@ -111,3 +114,80 @@ def test_det_of_a_large_matrix_is_refused() -> None:
     x = np.eye(5, dtype=np.float32)
     with pytest.raises(OnnxImportError, match="matrices of 5x5 are not supported"):
         import_model(one_node_model("Det", {"x": x}))
+
+
+@pytest.mark.parametrize(
+    ("size", "align_corners"),
+    [((3, 2, 4, 1), 0), ((3, 2, 3, 4), 1), ((2, 1, 3, 1, 5), 0)],
+)
+def test_affine_grid_is_onnxruntimes(size: tuple[int, ...], align_corners: int) -> None:
+    """Batches of 2 and 3, f64 theta and sizes of 1 (the cases have none).
+    With align_corners a size of 1 is at -1 (onnx.reference), where
+    onnxruntime puts it at +1: not compared."""
+    r = len(size) - 2
+    theta = RNG.standard_normal((size[0], r, r + 1))
+    model = one_node_model(
+        "AffineGrid",
+        {"theta": theta},
+        {"size": np.array(size, np.int64)},
+        opset=20,
+        align_corners=align_corners,
+    )
+    (got,) = run_both(model, {"theta": theta})
+    assert got.shape == (size[0], *size[2:], r)
+    np.testing.assert_allclose(got, ort(model, {"theta": theta})[0], rtol=1e-6, atol=1e-7)
+
+
+def test_affine_grid_of_a_theta_not_matching_the_size_is_refused() -> None:
+    theta = np.zeros((2, 2, 3), np.float32)
+    model = one_node_model(
+        "AffineGrid", {"theta": theta}, {"size": np.array([3, 1, 4, 4], np.int64)}, opset=20
+    )
+    with pytest.raises(OnnxImportError, match=r"theta tensor<2x2x3xf32> must be \[3, 2, 3\]"):
+        import_model(model)
+
+
+@pytest.mark.parametrize(
+    ("group", "offset_group", "attrs", "with_mask"),
+    [
+        (2, 2, {"strides": [2, 1], "pads": [1, 0, 1, 2]}, True),
+        (1, 3, {"dilations": [2, 1], "pads": [1, 1, 1, 1]}, False),
+    ],
+)
+def test_deform_conv_is_onnxruntimes(
+    group: int, offset_group: int, attrs: dict, with_mask: bool
+) -> None:
+    """Two batch entries, six channels in groups, strides, dilations,
+    uneven pads, offsets reaching past the image (the cases: one entry,
+    one or two channels, 2x2 kernels at stride 1)."""
+    kernel = (3, 2)
+    x = RNG.standard_normal((2, 6, 7, 8)).astype(np.float32)
+    w = RNG.standard_normal((4, 6 // group, *kernel)).astype(np.float32)
+    strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    out = [
+        (x.shape[2 + d] + pads[d] + pads[d + 2] - dilations[d] * (kernel[d] - 1) - 1) // strides[d]
+        + 1
+        for d in range(2)
+    ]
+    taps = kernel[0] * kernel[1]
+    offset = RNG.uniform(-3, 3, (2, offset_group * taps * 2, *out)).astype(np.float32)
+    inputs = {"x": x, "w": w, "offset": offset, "b": RNG.standard_normal(4).astype(np.float32)}
+    if with_mask:
+        inputs["mask"] = RNG.random((2, offset_group * taps, *out)).astype(np.float32)
+    model = one_node_model(
+        "DeformConv", inputs, opset=19, group=group, offset_group=offset_group, **attrs
+    )
+    (got,) = run_both(model, inputs, atol=1e-5)
+    assert got.shape == (2, 4, *out)
+    np.testing.assert_allclose(got, ort(model, inputs)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv_of_an_offset_of_the_wrong_shape_is_refused() -> None:
+    inputs = {
+        "x": np.zeros((1, 1, 4, 4), np.float32),
+        "w": np.zeros((1, 1, 2, 2), np.float32),
+        "offset": np.zeros((1, 8, 2, 2), np.float32),
+    }
+    with pytest.raises(OnnxImportError, match=r"must be \[1, 8, 3, 3\]"):
+        import_model(one_node_model("DeformConv", inputs, opset=19))

@@ -236,3 +236,17 @@ def test_cuda_summary_says_when_ptxas_is_missing(monkeypatch: MonkeyPatch, tmp_p
         "checked 0, passed 0, built only 1 (1 error)",
         "cuda: built 1 of the 2 cases the CPU interpreter passes (50.0%)",
     ]
+
+
+def test_bfloat16_outputs_are_compared_within_two_ulps_as_onnx_runner_does() -> None:
+    import ml_dtypes
+
+    from xtc.tools.conformance import _compare
+
+    expected = np.array([1.0, 0.5, -2.0], ml_dtypes.bfloat16)
+    one_ulp = np.array([1.0078125, 0.5, -2.0], ml_dtypes.bfloat16)  # 1 + 2**-7
+    assert _compare("y", one_ulp, expected, rtol=1e-3, atol=1e-7) == ""
+    far = np.array([1.0625, 0.5, -2.0], ml_dtypes.bfloat16)  # eight ulps off
+    assert "1 of 3 values" in _compare("y", far, expected, rtol=1e-3, atol=1e-7)
+    f32 = np.array([1.0, 0.5], np.float32)
+    assert _compare("y", f32 * np.float32(1.0078125), f32, rtol=1e-3, atol=1e-7) != ""

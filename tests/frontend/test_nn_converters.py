@@ -155,18 +155,20 @@ def test_matmul_matches_onnxruntime(a: tuple[int, ...], b: tuple[int, ...]) -> N
 # Normalisation.
 
 
-def test_batch_norm_matches_onnxruntime_and_refuses_training() -> None:
+def test_batch_norm_matches_onnxruntime() -> None:
     x = rand(0, 2, 3, 4, 5)
     params = {"s": rand(1, 3), "b": rand(2, 3), "m": rand(3, 3), "v": np.abs(rand(4, 3)) + 0.1}
     check("BatchNormalization", {"x": x}, params, epsilon=1e-3, opset=15)
     check("BatchNormalization", {"x": x}, params, opset=7)
-    refused(
-        "BatchNormalization",
-        {"x": x, **params},
-        "training_mode=1 is not supported",
-        training_mode=1,
-        opset=15,
-    )
+
+
+@pytest.mark.parametrize("x_shape", [(4, 3), (2, 3, 4, 5)])
+def test_batch_norm_training_mode_matches_onnx_reference(x_shape: tuple[int, ...]) -> None:
+    """The batch's statistics normalize; the running ones are blended."""
+    params = {"s": rand(1, 3), "b": rand(2, 3), "m": rand(3, 3), "v": np.abs(rand(4, 3)) + 0.1}
+    inputs = {"x": rand(0, *x_shape) * 3 + 1, **params}
+    attributes = {"training_mode": 1, "momentum": 0.7, "epsilon": 1e-3}
+    check("BatchNormalization", inputs, oracle="reference", opset=15, outputs=3, **attributes)
 
 
 def test_layer_norm_with_mean_and_inverse_std_outputs() -> None:
@@ -619,6 +621,82 @@ def test_attention_refuses_3d_inputs_without_head_counts() -> None:
     refused(
         "Attention", {"q": x, "k": x, "v": x}, "need the q_num_heads and kv_num_heads", opset=23
     )
+
+
+def flex_attention_model(
+    inputs: Mapping[str, Array], mods: Mapping[str, onnx.GraphProto], **attributes: Any
+) -> onnx.ModelProto:
+    """One ai.onnx.preview FlexAttention node over q, k, v."""
+    node = onnx.helper.make_node(
+        "FlexAttention", list(inputs), ["y"], domain="ai.onnx.preview", **mods, **attributes
+    )
+    graph = onnx.helper.make_graph(
+        [node],
+        "flex",
+        [
+            onnx.helper.make_tensor_value_info(
+                n, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
+            )
+            for n, a in inputs.items()
+        ],
+        [onnx.ValueInfoProto(name="y")],
+    )
+    opsets = [onnx.helper.make_opsetid("", 26), onnx.helper.make_opsetid("ai.onnx.preview", 1)]
+    return onnx.helper.make_model(graph, opset_imports=opsets)
+
+
+def relative_bias_mod(name: str, shape: tuple[int, ...]) -> onnx.GraphProto:
+    """x -> tanh(x) * 2 + bias, a constant of the scores' shape (f32)."""
+    bias = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    return onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Tanh", ["x"], ["t"]),
+            onnx.helper.make_node("Mul", ["t", "two"], ["m"]),
+            onnx.helper.make_node("Add", ["m", "bias"], ["out"]),
+        ],
+        name,
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(shape))],
+        [onnx.helper.make_tensor_value_info("out", onnx.TensorProto.FLOAT, list(shape))],
+        [
+            onnx.numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+            onnx.numpy_helper.from_array(bias, "bias"),
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("heads", "dtype", "mods", "attributes"),
+    [
+        ((2, 2), np.float32, (), {}),
+        ((4, 2), np.float32, ("score_mod",), {"scale": 0.3}),
+        ((2, 1), np.float16, ("score_mod", "prob_mod"), {}),
+        ((2, 2), np.float64, (), {"softmax_precision": onnx.TensorProto.DOUBLE}),
+    ],
+)
+def test_flex_attention_matches_onnx_reference(
+    heads: tuple[int, int], dtype: Any, mods: tuple[str, ...], attributes: dict[str, Any]
+) -> None:
+    (hq, hkv), b, sq, skv, d = heads, 2, 3, 5, 4
+    inputs = {
+        "q": rand(0, b, hq, sq, d, dtype=dtype),
+        "k": rand(1, b, hkv, skv, d, dtype=dtype),
+        "v": rand(2, b, hkv, skv, 6, dtype=dtype),
+    }
+    graphs = {m: relative_bias_mod(m, (b, hq, sq, skv)) for m in mods}
+    model = flex_attention_model(inputs, graphs, **attributes)
+    (got,) = interp.run(import_model(model), dict(inputs))
+    (want,) = expected(model, inputs, "reference")
+    assert got.dtype == want.dtype == dtype and got.shape == (b, hq, sq, 6)
+    tol = 2e-3 if dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_flex_attention_refuses_a_mod_that_changes_the_shape() -> None:
+    inputs = {"q": rand(0, 1, 2, 3, 4), "k": rand(1, 1, 2, 5, 4), "v": rand(2, 1, 2, 5, 4)}
+    mod = relative_bias_mod("score_mod", (2, 2, 3, 5))  # broadcasts the scores to batch 2
+    model = flex_attention_model(inputs, {"score_mod": mod})
+    with pytest.raises(OnnxImportError, match="score_mod turns .* not the same type"):
+        import_model(model)
 
 
 # ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """ONNX sequences resolved at import (frontend/converters/sequence.py)
 against onnxruntime: models whose inputs and outputs are tensors and that
-build, edit, split, map and concatenate sequences inside; and the messages
-where a sequence meets what xtc cannot do with one."""
+build, edit, split, map and concatenate sequences inside, a sequence output
+(flattened); and the messages where a sequence meets what xtc cannot do
+with one."""
 
 from __future__ import annotations
 
@@ -92,10 +93,19 @@ def test_a_sequence_where_a_tensor_is_expected_is_refused() -> None:
         import_model(model(nodes, {}))
 
 
-def test_a_sequence_output_is_refused() -> None:
-    nodes = [helper.make_node("SequenceConstruct", ["x", "x"], ["y"])]
-    with pytest.raises(OnnxImportError, match="graph output 'y' is a sequence"):
-        import_model(model(nodes, {}))
+def test_a_sequence_output_is_flattened_by_compile_and_regrouped_by_the_runner() -> None:
+    nodes = [
+        helper.make_node("Neg", ["x"], ["n"]),
+        helper.make_node("SequenceConstruct", ["x", "n"], ["y"]),
+    ]
+    m = model(nodes, {})
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    assert 'graph.name = "y[1]"' in str(import_model(m))
+    flat = xtc.compile(m, cache=False).run({"x": x})
+    ((first, second),) = specializing_model(m, "interp").run({"x": x})
+    for got in (flat, [first, second]):
+        np.testing.assert_array_equal(got[0], x)
+        np.testing.assert_array_equal(got[1], -x)
 
 
 def test_a_position_out_of_range_is_refused() -> None:

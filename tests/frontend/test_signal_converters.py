@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnxruntime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,3 +110,46 @@ def test_a_dft_along_the_component_axis_is_refused() -> None:
     x = RNG.standard_normal((2, 4, 2)).astype(np.float32)
     with pytest.raises(Exception, match="axis 2 is not a signal axis"):
         run(model("DFT", x, {"n": np.array(4, np.int64), "axis": np.array(-1, np.int64)}, 20), x)
+
+
+@pytest.mark.parametrize(
+    ("bins", "dft_length", "rate", "edges", "dtype"),
+    [
+        (20, 512, 16000, (0.0, 8000.0), TensorProto.FLOAT),
+        (13, 400, 22050, (80.0, 7600.0), TensorProto.DOUBLE),
+        (40, 64, 8000, (100.0, 4000.0), TensorProto.FLOAT),
+    ],
+)
+def test_mel_weight_matrix_is_onnxruntimes(
+    bins: int, dft_length: int, rate: int, edges: tuple[float, float], dtype: int
+) -> None:
+    """Bins wider and narrower than a spectrogram bin (the last: several
+    mel bins share one), f64 output; the case has one setting."""
+    constants = {
+        "bins": np.array(bins, np.int32),
+        "length": np.array(dft_length, np.int32),
+        "rate": np.array(rate, np.int32),
+        "lower": np.array(edges[0], np.float32),
+        "upper": np.array(edges[1], np.float32),
+    }
+    m = model("MelWeightMatrix", None, constants, 17, output_datatype=dtype)
+    got = run(m, None)
+    assert got.shape == (dft_length // 2 + 1, bins)
+    assert got.dtype == helper.tensor_dtype_to_np_dtype(dtype)
+    session = onnxruntime.InferenceSession(m.SerializeToString())
+    np.testing.assert_allclose(got, session.run(None, {})[0], rtol=1e-6)
+    np.testing.assert_array_equal(run(m, None, native=True), got)
+
+
+def test_mel_weight_matrix_past_the_nyquist_frequency_is_refused() -> None:
+    from xtc.frontend.onnx import OnnxImportError, import_model
+
+    constants = {
+        "bins": np.array(8, np.int32),
+        "length": np.array(64, np.int32),
+        "rate": np.array(8000, np.int32),
+        "lower": np.array(0, np.float32),
+        "upper": np.array(6000, np.float32),
+    }
+    with pytest.raises(OnnxImportError, match="past the 33 bins of a DFT of length 64"):
+        import_model(model("MelWeightMatrix", None, constants, 17))

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import i32
 import xtc
 from xtc import interp
 from xtc.dialects.graph.base import elem
-from xtc.dialects.graph.nn import Conv2dOp, MatmulOp
+from xtc.dialects.graph.nn import Conv2dOp, Conv2dU8S8Op, MatmulOp
 from xtc.driver.pipelines import apply_pipeline
 from xtc.frontend.onnx import import_model
 from xtc.interp import entry_function
@@ -60,17 +60,23 @@ MODELS = {
     "matmul": lambda: qdq_model(
         "MatMul", [3, 40], RNG.integers(-127, 128, (40, 16)).astype(np.int8), axis=1
     ),
+    # 16 output channels: the packed u8 x i8 conv (3 input channels, padded to 4)
     "conv": lambda: qdq_model(
+        "Conv", [1, 3, 6, 6], RNG.integers(-127, 128, (16, 3, 3, 3)).astype(np.int8), axis=0
+    ),
+    # 8 output channels, not a whole block of 16: conv2d on i32 operands
+    "conv8": lambda: qdq_model(
         "Conv", [1, 4, 6, 6], RNG.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8), axis=0
     ),
 }
+PRODUCTS = {"matmul": "graph.matmul", "conv": "graph.conv2d_u8s8", "conv8": "graph.conv2d"}
 
 
 def integer_products(module: Any) -> list[str]:
     return [
         op.name
         for op in entry_function(module).walk()
-        if isinstance(op, MatmulOp | Conv2dOp) and elem(op.results[0].type) == i32
+        if isinstance(op, MatmulOp | Conv2dOp | Conv2dU8S8Op) and elem(op.results[0].type) == i32
     ]
 
 
@@ -88,7 +94,7 @@ def test_products_become_integer_and_stay_within_one_step(name: str) -> None:
     imported = import_model(model)
     assert integer_products(imported) == []
     rewritten = apply_pipeline(import_model(model), "graph-qdq-to-integer,dce")
-    assert integer_products(rewritten) == [f"graph.{'matmul' if name == 'matmul' else 'conv2d'}"]
+    assert integer_products(rewritten) == [PRODUCTS[name]]
 
     (float_path,) = interp.run(imported, {"x": x})
     (integer_path,) = interp.run(rewritten, {"x": x})
