@@ -557,6 +557,15 @@ class ConvertTeToTir(ModulePass):
     to 64) read with `memref.get_global`; a call gets its output buffers; a
     returned value that is not computed into its output is copied there
     (`memref.copy`).
+
+    The model function may hold graph.if and graph.loop (regions of calls,
+    constants and nested control ops): a graph.if is an `scf.if` on its
+    loaded condition whose branches write its result buffers (allocated
+    before it); a graph.loop is an `scf.while` over buffers: the carried
+    values in its result buffers, the iteration number and the condition in
+    buffers of their own, copied into at the end of each iteration. The
+    buffers of the regions are allocated before the outermost control op and
+    freed after it, so they live across it.
     """
 
     name = "convert-te-to-tir"
