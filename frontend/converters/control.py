@@ -33,6 +33,7 @@ from xtc.frontend.converters import Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
+NO_REGIONS = "the target compiles no control flow decided at run time"
 
 
 def _graph(node: Node, name: str) -> onnx.GraphProto:
@@ -54,6 +55,8 @@ def convert_if(node: Node) -> Sequence[SSAValue | None]:
     if condition is not None:
         taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
         return node.inline(_graph(node, taken), [], taken)
+    if not node.importer.control_regions:
+        node.fail_not_constant(0, "the condition (input 0)", NO_REGIONS)
     flag = node.input(0)
     if elem_type(flag) != i1 or _count(flag) != 1:
         node.fail(f"the condition is {type_str(flag.type)}, not a one-element tensor of bool")
@@ -155,6 +158,10 @@ def convert_loop(node: Node) -> Sequence[Value | None]:
     known = (trip_count is not None or not node.has_input(0)) and (
         condition is not None or not node.has_input(1)
     )
+    if not node.importer.control_regions:
+        for i, what in ((0, "the trip count"), (1, "the condition")):
+            if node.has_input(i) and node.const(i) is None:
+                node.fail_not_constant(i, f"{what} (input {i})", NO_REGIONS)
     if known:
         scratch = Block()
         importer = node.importer
@@ -172,6 +179,11 @@ def convert_loop(node: Node) -> Sequence[Value | None]:
                 outer.add_op(op)
             return results
         _discard(scratch)
+        if not node.importer.control_regions:
+            node.fail(
+                f"its condition depends on run-time values or it runs more than "
+                f"{MAX_ITERATIONS} iterations: {NO_REGIONS}"
+            )
     return _loop_region(node, body, carried)
 
 

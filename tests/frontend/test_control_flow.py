@@ -384,3 +384,21 @@ def test_a_value_inside_a_branch_traces_back_to_the_graph_inputs() -> None:
     assert interp.run(import_model(m, freeze={"c": np.array(True), "n": np.array([2])}), {})[
         0
     ].tolist() == [2, 2]
+
+
+def test_without_control_regions_a_run_time_condition_is_specialized() -> None:
+    """For cuda, which compiles no graph.if nor graph.loop: the condition
+    must be known at import, so a specializing compile freezes it."""
+    from xtc.driver.compiler import CompileError
+    from xtc.driver.cuda import compile_graph_to_gpu
+    from xtc.frontend.converters import NeedsConstantError
+
+    with pytest.raises(NeedsConstantError, match="compiles no control flow") as needs:
+        import_model(if_model(), control_regions=False)
+    assert needs.value.value == "cond"
+    with pytest.raises(NeedsConstantError, match="the trip count .input 0. must be a constant"):
+        import_model(counting_model(), control_regions=False)
+    with pytest.raises(OnnxImportError, match="its condition depends on run-time values"):
+        import_model(while_model(), control_regions=False)
+    with pytest.raises(CompileError, match=r"cuda target does not compile .*\(graph.if\)"):
+        compile_graph_to_gpu(import_model(if_model()))
