@@ -389,7 +389,7 @@ class _FunctionLowering:
         self.values.update(zip(op.results, targets, strict=True))
         flag = self._load_element(self._value(op.condition, op), builder)
         branches = [Region(Block()), Region(Block())]
-        scf_if = builder.insert(scf.IfOp(flag, [], *branches))
+        scf_if = builder.insert(scf.IfOp(flag, [], branches[0], branches[1]))
         for old, new in zip((op.then_region, op.else_region), branches, strict=True):
             terminator = cast(control.YieldOp, old.block.last_op)
             for value, target in zip(terminator.values, targets, strict=True):

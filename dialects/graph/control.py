@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from math import prod
 from typing import cast
 
-from xdsl.dialects.builtin import IntegerType, TensorType, i1, i64
+from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -60,12 +60,7 @@ def _is_count(t: Attribute) -> bool:
     if not isinstance(t, TensorType):
         return False
     tt = cast(TensorType[Attribute], t)
-    element = tt.get_element_type()
-    return (
-        isinstance(element, IntegerType)
-        and element.width.data == 64
-        and (prod(tt.get_shape()) == 1)
-    )
+    return tt.get_element_type() == i64 and prod(tt.get_shape()) == 1
 
 
 def _types(values: Sequence[SSAValue] | Sequence[Attribute]) -> str:

@@ -50,7 +50,7 @@ def _truth(node: Node, value: np.ndarray, what: str) -> bool:
 
 
 @converts("If")
-def convert_if(node: Node) -> Sequence[SSAValue | None]:
+def convert_if(node: Node) -> Sequence[Value | None]:
     condition = node.const(0)
     if condition is not None:
         taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
@@ -214,13 +214,13 @@ def _unrolled(
     while going and iteration < limit:
         index = node.constant(np.array(iteration, np.int64))
         flag = node.constant(np.array(True))
-        condition, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
+        computed, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
         carried, scanned = results[: len(carried)], results[len(carried) :]
         for k, (out, value) in enumerate(zip(outputs, scanned, strict=True)):
             if not isinstance(value, SSAValue):
                 node.fail(f"its scan output {k} is not a tensor")
             out.append(value)
-        known = node.importer.constants.get(condition) if isinstance(condition, SSAValue) else None
+        known = node.importer.constants.get(computed) if isinstance(computed, SSAValue) else None
         if known is None:
             raise _KnownOnlyAtRunTime
         going = _truth(node, known, "the condition")
