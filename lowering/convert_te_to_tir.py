@@ -410,9 +410,13 @@ class _FunctionLowering:
         buffers (set from its operands first), the iteration number and the
         condition in buffers of their own; each iteration copies what the
         body yields into them, through a temporary where a carried buffer is
-        yielded in another place."""
+        yielded in another place. The scan results' buffers are zeroed
+        first, and each iteration copies its slices into their row of it."""
         targets = [self._buffer_for(r, builder) for r in op.results]
         self.values.update(zip(op.results, targets, strict=True))
+        targets, scans = targets[: len(op.carried)], targets[len(op.carried) :]
+        for scan in scans:
+            self._zero(scan, builder)
         for initial, target in zip(op.carried, targets, strict=True):
             source = self._value(initial, op)
             if source is not target:
@@ -436,6 +440,9 @@ class _FunctionLowering:
 
         def advance(values: list[SSAValue], at: Builder) -> None:
             next_flag, *carried = values
+            carried, slices = carried[: len(targets)], carried[len(targets) :]
+            for row, scan in zip(slices, scans, strict=True):
+                self._store_row(row, scan, iteration, at)
             if next_flag is not flag:
                 at.insert(memref.StoreOp.get(self._load_element(next_flag, at), flag, []))
             sources = [self._staged(v, targets, at) for v in carried]
@@ -448,6 +455,33 @@ class _FunctionLowering:
             at.insert(scf.YieldOp())
 
         self._lower_region(body, Builder(InsertPoint.at_end(after)), loop, advance)
+
+    def _loops(self, builder: Builder, shape: Sequence[int]) -> tuple[Builder, list[SSAValue]]:
+        """A nest of serial loops "s0", "s1", ... over `shape`: the builder of
+        its body and its induction variables."""
+        keys = Block(arg_types=[IndexType()] * len(shape)).args
+        inner = self._nest(builder, shape, "s", keys)
+        return inner, [self.values.pop(k) for k in keys]
+
+    def _zero(self, buffer: SSAValue, builder: Builder) -> None:
+        """Zeros in every element of `buffer`."""
+        t = cast(MemRefType[Attribute], buffer.type)
+        inner, indices = self._loops(builder, t.get_shape())
+        zero = _constant(inner, 0, t.get_element_type())
+        inner.insert(memref.StoreOp.get(zero, buffer, indices))
+
+    def _store_row(self, row: SSAValue, scan: SSAValue, iteration: SSAValue, at: Builder) -> None:
+        """`row` copied into row `iteration` of `scan`, when it has that row."""
+        rows = cast(MemRefType[Attribute], scan.type).get_shape()[0]
+        count = at.insert(memref.LoadOp.get(iteration, [])).res
+        inside = at.insert(arith.CmpiOp(count, _constant(at, rows, i64), "slt")).result
+        guarded = at.insert(scf.IfOp(inside, [], Region(Block())))
+        then = Builder(InsertPoint.at_start(guarded.true_region.block))
+        at_row = then.insert(arith.IndexCastOp(count, IndexType())).result
+        inner, indices = self._loops(then, cast(MemRefType[Attribute], row.type).get_shape())
+        value = inner.insert(memref.LoadOp.get(row, indices)).res
+        inner.insert(memref.StoreOp.get(value, scan, [at_row, *indices]))
+        then.insert(scf.YieldOp())
 
     def _staged(self, source: SSAValue, targets: list[SSAValue], at: Builder) -> SSAValue:
         """`source`, copied to a temporary first when it is one of the

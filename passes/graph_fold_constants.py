@@ -76,7 +76,7 @@ class FoldIfWithConstantCondition(RewritePattern):
 
 class FoldLoopThatNeverRuns(RewritePattern):
     """graph.loop with a constant false condition or a constant trip count
-    of 0 or less -> its carried operands."""
+    of 0 or less, and no scan results -> its carried operands."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: LoopOp, rewriter: PatternRewriter) -> None:
@@ -85,7 +85,7 @@ class FoldLoopThatNeverRuns(RewritePattern):
         never = (trip_count is not None and int(trip_count.reshape(-1)[0]) <= 0) or (
             condition is not None and not bool(condition.reshape(-1)[0])
         )
-        if never:
+        if never and not op.scan_results:
             rewriter.replace(op, [], list(op.carried))
 
 

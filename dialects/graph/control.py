@@ -17,8 +17,9 @@ end in `graph.yield`; they may use the values defined above them.
       graph.yield %cond_next, %x_next : tensor<i1>, tensor<4xf32>
     }
 
-A loop runs as ONNX's Loop: `i = 0; while i < max and cond: cond, carried =
-body(i, cond, carried); i += 1`; its results are the last carried values.
+A loop runs as ONNX's Loop: `i = 0; while i < max and cond: cond, carried,
+slices = body(i, cond, carried); scans[i] = slices; i += 1`; its results
+are the last carried values, then the scans (of a static number of rows).
 They are not graph ops (`GraphOp`): no compute rule, never fused; the ops
 in their regions are.
 """
@@ -137,9 +138,12 @@ class IfOp(IRDLOperation):
 
 @irdl_op_definition
 class LoopOp(IRDLOperation):
-    """ONNX's Loop with its trip count and condition known at run time only:
-    the body (iteration number, condition, carried values) yields the next
-    condition and carried values; the results are the last carried values."""
+    """ONNX's Loop, not unrolled: the body (iteration number, condition,
+    carried values) yields the next condition, the next carried values and
+    maybe scan slices. The results are the last carried values, then one
+    tensor per scan slice stacking the slice of iteration i at row i: its
+    row count (a static dimension) is the iterations the loop may run, and
+    the rows of iterations that did not run are zeros."""
 
     name = "graph.loop"
 
@@ -161,12 +165,18 @@ class LoopOp(IRDLOperation):
         condition: SSAValue,
         carried: Sequence[SSAValue],
         body: Region,
+        scan_types: Sequence[Attribute] = (),
     ) -> None:
         super().__init__(
             operands=[max_trip_count, condition, list(carried)],
-            result_types=[[v.type for v in carried]],
+            result_types=[[*(v.type for v in carried), *scan_types]],
             regions=[body],
         )
+
+    @property
+    def scan_results(self) -> Sequence[SSAValue]:
+        """The results stacking the scan slices (after the carried values)."""
+        return self.results[len(self.carried) :]
 
     def verify_(self) -> None:
         if not _is_count(self.max_trip_count.type):
@@ -180,9 +190,10 @@ class LoopOp(IRDLOperation):
                 f"got {type_str(self.condition.type)}"
             )
         carried = [v.type for v in self.carried]
-        if list(self.result_types) != carried:
+        results = list(self.result_types)
+        if results[: len(carried)] != carried:
             raise VerifyException(
-                f"'graph.loop' op returns {_types(list(self.result_types))}, "
+                f"'graph.loop' op returns {_types(results)}, "
                 f"its carried values are {_types(carried)}"
             )
         block = self.body.block
@@ -193,11 +204,32 @@ class LoopOp(IRDLOperation):
                 f"expected {_types(expected_args)} (iteration, condition, carried values)"
             )
         yielded = _yielded(self, block, "the body")
-        if not yielded or not is_flag(yielded[0]) or yielded[1:] != carried:
+        if not yielded or not is_flag(yielded[0]) or yielded[1 : 1 + len(carried)] != carried:
             raise VerifyException(
                 f"'graph.loop' op body yields {_types(yielded)}, expected a condition "
                 f"(tensor<i1>) then the carried values {_types(carried)}"
             )
+        slices = yielded[1 + len(carried) :]
+        stacked = results[len(carried) :]
+        rows = {_stacked_rows(t, s) for t, s in zip(stacked, slices, strict=False)}
+        if len(slices) != len(stacked) or None in rows or len(rows) > 1:
+            raise VerifyException(
+                f"'graph.loop' op stacks the scan slices {_types(slices)} as "
+                f"{_types(stacked)}: each must be the slice's type with the same number "
+                "of rows first"
+            )
+
+
+def _stacked_rows(stacked: Attribute, row: Attribute) -> int | None:
+    """The rows of `stacked` when it is `row`'s type with one more leading
+    dimension, else None."""
+    if not isinstance(stacked, TensorType) or not isinstance(row, TensorType):
+        return None
+    st, rt = cast(TensorType[Attribute], stacked), cast(TensorType[Attribute], row)
+    shape = st.get_shape()
+    if not shape or st.get_element_type() != rt.get_element_type():
+        return None
+    return shape[0] if tuple(shape[1:]) == tuple(rt.get_shape()) else None
 
 
 CONTROL_OPS = (IfOp, LoopOp, YieldOp)

@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xtc.dialects.graph.base import elem, type_str
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
+from xtc.dialects.graph.elementwise import IdentityOp
 from xtc.frontend.converters import Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
@@ -244,17 +245,11 @@ def _not_static(node: Node, why: str) -> NoReturn:
 
 
 def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequence[Value | None]:
-    """The loop as a graph.loop: the body converted once."""
+    """The loop as a graph.loop: the body converted once. Scan outputs need
+    a number of iterations known at import (see _static_iterations)."""
     carried = _tensors(values)
     if len(carried) != len(values):
         _not_static(node, "it carries a sequence or an optional and is not unrolled")
-    scans = len(body.output) - 1 - len(carried)
-    if scans:
-        _not_static(
-            node,
-            f"it has {scans} scan outputs and is not unrolled (its trip count or condition "
-            f"is known only at run time, or it runs more than {MAX_ITERATIONS} iterations)",
-        )
     if node.has_input(0):
         trip_count = node.input(0)
         if elem_type(trip_count) != i64 or _count(trip_count) != 1:
@@ -270,12 +265,12 @@ def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequ
     arg_types = [TensorType(i64, []), TensorType(i1, []), *(v.type for v in carried)]
     block, given = _region(node, body, arg_types, "body")
     outputs = _tensors(given)
-    if len(given) != 1 + len(carried) or len(outputs) != len(given):
-        node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors")
+    if len(given) < 1 + len(carried) or len(outputs) != len(given):
+        node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors or more")
     flag = outputs[0]
     if elem_type(flag) != i1 or _count(flag) != 1:
         node.fail(f"its body's condition is {type_str(flag.type)}, not one bool")
-    for k, (before, after) in enumerate(zip(carried, outputs[1:], strict=True)):
+    for k, (before, after) in enumerate(zip(carried, outputs[1:], strict=False)):
         if before.type != after.type:
             _discard(block)
             _not_static(
@@ -283,9 +278,39 @@ def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequ
                 f"loop-carried value {k} changes from {type_str(before.type)} to "
                 f"{type_str(after.type)}",
             )
+    slices = outputs[1 + len(carried) :]
+    iterations = _static_iterations(node, block, flag) if slices else 0
+    if iterations is None:
+        _discard(block)
+        _not_static(
+            node,
+            f"it has {len(slices)} scan outputs and runs a number of iterations known only "
+            "at run time",
+        )
+    scan_types = [TensorType(elem_type(v), [iterations, *_shape(v)]) for v in slices]
     block.add_op(YieldOp(outputs))
-    op = _emit(node, LoopOp(trip_count, going, carried, Region(block)))
+    op = _emit(node, LoopOp(trip_count, going, carried, Region(block), scan_types))
     return list(op.results)
+
+
+def _static_iterations(node: Node, block: Block, flag: SSAValue) -> int | None:
+    """The iterations the loop runs when known at import: a constant trip
+    count, no condition or a constant true one, and a body that yields its
+    condition unchanged (or true); else None."""
+    constants = node.importer.constants
+    trip_count = node.const(0)
+    if trip_count is None:
+        return None
+    if node.has_input(1):
+        start = node.const(1)
+        if start is None or not bool(np.all(start)):
+            return None
+    passed = flag is block.args[1] or (
+        isinstance(flag.owner, IdentityOp) and flag.owner.input is block.args[1]
+    )
+    if not passed and not (flag in constants and bool(np.all(constants[flag]))):
+        return None
+    return max(int(trip_count.reshape(-1)[0]), 0)
 
 
 def _axes(node: Node, name: str, count: int) -> list[int]:

@@ -1,5 +1,6 @@
 """graph.if and graph.loop on numpy values: the region the condition picks,
-the body while the trip count and the condition allow."""
+the body while the trip count and the condition allow (its scan slices
+stacked by iteration, zeros where none ran)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from xdsl.interpreter import (
     register_impls,
 )
 
+from xtc.dialects.graph.base import elem, shape_of
+from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
 
 
@@ -37,15 +40,22 @@ class ControlFunctions(InterpreterFunctions):
         max_trip_count, condition, *carried = args
         limit = int(np.asarray(max_trip_count).reshape(-1)[0])
         going = np.asarray(condition, dtype=np.bool_).reshape(())
+        scans = [
+            np.zeros(shape_of(t), numpy_dtype(elem(t))) for t in op.result_types[len(carried) :]
+        ]
         iteration = 0
         while iteration < limit and truth(going):
             index = np.asarray(iteration, dtype=np.int64)
-            going, *carried = interpreter.run_ssacfg_region(
+            going, *values = interpreter.run_ssacfg_region(
                 op.body, (index, going.reshape(()), *carried), "graph.loop"
             )
+            carried, slices = values[: len(carried)], values[len(carried) :]
+            for scan, row in zip(scans, slices, strict=True):
+                if iteration < scan.shape[0]:
+                    scan[iteration] = row
             going = np.asarray(going, dtype=np.bool_)
             iteration += 1
-        return tuple(carried)
+        return (*carried, *scans)
 
     @impl_terminator(YieldOp)
     def run_yield(

@@ -20,6 +20,7 @@ from xtc import interp
 from xtc.driver.onnx_backend import specializing_model
 from xtc.driver.specializing import graph_inputs_of
 from xtc.driver.textual_ir import module_to_text
+from xtc.frontend.converters import NeedsConstantError
 from xtc.frontend.onnx import OnnxImportError, import_model
 
 F32 = TensorProto.FLOAT
@@ -162,11 +163,27 @@ def test_a_loop_longer_than_the_unroll_limit_is_a_graph_loop() -> None:
     check(m, {"x": x})
 
 
-def test_scan_outputs_of_a_run_time_loop_are_refused() -> None:
-    with pytest.raises(
-        OnnxImportError, match=r"Loop node .*has 1 scan outputs and is not unrolled"
-    ):
-        import_model(loop_model(5000))
+def test_a_long_loop_with_a_constant_trip_count_stacks_its_scan_outputs() -> None:
+    """5000 iterations, known at import: a graph.loop with scan results."""
+    m = loop_model(5000)
+    text = module_to_text(import_model(m))
+    assert "graph.loop" in text and "tensor<5000x2x3xf32>" in text
+    check(m, {"x": RNG.standard_normal((2, 3)).astype(np.float32)})
+
+
+def test_scan_outputs_of_a_loop_of_a_run_time_trip_count_specialize_it() -> None:
+    """Their row count would be known only at run time: the trip count is
+    specialized on (and the loop unrolled)."""
+    m = loop_model(3)
+    m.graph.initializer.pop(0)  # M becomes an input
+    m.graph.input.append(tensor("M", [], TensorProto.INT64))
+    with pytest.raises(NeedsConstantError, match="scan outputs and runs a number of iterations"):
+        import_model(m)
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    inputs = {"x": x, "M": np.array(4, np.int64)}
+    got = specializing_model(m, "interp").run(inputs)
+    for g, w in zip(got, run_ort(m, inputs), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
 def counting_model() -> onnx.ModelProto:
@@ -391,7 +408,6 @@ def test_without_control_regions_a_run_time_condition_is_specialized() -> None:
     must be known at import, so a specializing compile freezes it."""
     from xtc.driver.compiler import CompileError
     from xtc.driver.cuda import compile_graph_to_gpu
-    from xtc.frontend.converters import NeedsConstantError
 
     with pytest.raises(NeedsConstantError, match="compiles no control flow") as needs:
         import_model(if_model(), control_regions=False)

@@ -93,3 +93,14 @@ func.func @yield_outside_a_region(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.yield' expects parent op to be one of 'graph.if', 'graph.loop'}}
   graph.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @loop_scan_of_another_shape(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'graph.loop' op stacks the scan slices (tensor<4xf32>) as (tensor<5x3xf32>): each must be the slice's type with the same number of rows first}}
+  %r:2 = graph.loop %m, %c, (%x) : tensor<i64>, tensor<i1>, (tensor<4xf32>) -> (tensor<4xf32>, tensor<5x3xf32>) {
+  ^bb0(%i: tensor<i64>, %cc: tensor<i1>, %z: tensor<4xf32>):
+    graph.yield %cc, %z, %z : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#1 : tensor<5x3xf32>
+}

@@ -36,3 +36,18 @@ func.func @repeat(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>) -> tensor<
   }
   func.return %r : tensor<4xf32>
 }
+
+// Scan slices: yielded after the carried values, stacked by iteration into
+// results of a static number of rows (zeros where no iteration ran).
+// CHECK-LABEL: func.func @scan
+func.func @scan(%m: tensor<i64>, %c: tensor<i1>, %x: tensor<3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>) {
+  // CHECK-NEXT: %{{.*}} = graph.loop %m, %c, (%x) : tensor<i64>, tensor<i1>, (tensor<3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>) {
+  // CHECK:        graph.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  %r:2 = graph.loop %m, %c, (%x) : tensor<i64>, tensor<i1>, (tensor<3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>) {
+  ^bb0(%i: tensor<i64>, %cc: tensor<i1>, %y: tensor<3xf32>):
+    %d = graph.add %y, %y : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %e = graph.neg %d : (tensor<3xf32>) -> tensor<3xf32>
+    graph.yield %cc, %d, %e : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  }
+  func.return %r#0, %r#1 : tensor<3xf32>, tensor<4x3xf32>
+}
