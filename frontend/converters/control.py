@@ -12,7 +12,8 @@ graph.loop (dialects/graph/control.py) that decide at run time.
   graph.loop whose body is converted once; its carried values keep their
   types, and it may have no scan outputs (their count is a run-time value).
 - Scan (opset 9 and later): the body is inlined once per element of the
-  scan inputs' static axis.
+  scan inputs' static axis; past MAX_ITERATIONS elements, it is a graph.loop
+  gathering one element per iteration.
 
 Loop and Scan stack their scan outputs with Unsqueeze and Concat.
 """
@@ -20,7 +21,7 @@ Loop and Scan stack their scan outputs with Unsqueeze and Concat.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import numpy as np
 import onnx
@@ -30,7 +31,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xtc.dialects.graph.base import elem, type_str
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
 from xtc.dialects.graph.elementwise import IdentityOp
-from xtc.frontend.converters import Node, Value, converts, ssa_name
+from xtc.frontend.converters import NeedsConstantError, Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
@@ -100,7 +101,10 @@ def _count(value: SSAValue) -> int:
     return int(np.prod(_shape(value)))
 
 
-def _emit(node: Node, op: IfOp | LoopOp) -> IfOp | LoopOp:
+_Control = TypeVar("_Control", IfOp, LoopOp)
+
+
+def _emit(node: Node, op: _Control) -> _Control:
     op.location = NameLoc(StringAttr(node.name), NoneAttr())
     node.importer.block.add_op(op)
     return op
@@ -262,8 +266,15 @@ def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequ
             node.fail(f"the condition is {type_str(going.type)}, not one bool")
     else:
         going = node.constant(np.array(True))
+    scans = len(body.output) - 1 - len(carried)
+    if scans and (node.const(0) is None or (node.has_input(1) and node.const(1) is None)):
+        _not_static(node, f"it has {scans} scan outputs and a trip count known only at run time")
     arg_types = [TensorType(i64, []), TensorType(i1, []), *(v.type for v in carried)]
-    block, given = _region(node, body, arg_types, "body")
+    try:
+        block, given = _region(node, body, arg_types, "body")
+    except NeedsConstantError as needs:
+        # a value of the body known at import once unrolled (from the iteration number, say)
+        _not_static(node, f"its body needs a constant ({needs})")
     outputs = _tensors(given)
     if len(given) < 1 + len(carried) or len(outputs) != len(given):
         node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors or more")
@@ -311,6 +322,72 @@ def _static_iterations(node: Node, block: Block, flag: SSAValue) -> int | None:
     if not passed and not (flag in constants and bool(np.all(constants[flag]))):
         return None
     return max(int(trip_count.reshape(-1)[0]), 0)
+
+
+def _scan_loop(
+    node: Node,
+    body: onnx.GraphProto,
+    states: list[SSAValue],
+    sequences: list[SSAValue],
+    in_axes: list[int],
+    in_directions: list[int],
+    out_axes: list[int],
+    out_directions: list[int],
+    length: int,
+) -> list[SSAValue]:
+    """A Scan too long to unroll as a graph.loop of `length` iterations whose
+    body gathers element i (or length - 1 - i) of each sequence; its scan
+    results, stacked by iteration, reversed and moved to their axes after."""
+    arg_types = [TensorType(i64, []), TensorType(i1, []), *(s.type for s in states)]
+    block = Block(arg_types=arg_types)
+    importer = node.importer
+    outer = importer.block
+    importer.block = block
+    try:
+        step = block.args[0]
+        backwards = node.apply("Sub", [node.constant(np.array(length - 1, np.int64)), step])[0]
+        slices = [
+            node.apply("Gather", [value, backwards if reverse else step], axis=axis)[0]
+            for value, axis, reverse in zip(sequences, in_axes, in_directions, strict=True)
+        ]
+        given = node.inline(body, [*block.args[2:], *slices], "body")
+    finally:
+        importer.block = outer
+    outputs = _tensors(given)
+    if len(outputs) != len(given) or len(given) < len(states):
+        node.fail(f"its body gives {len(given)} outputs, not {len(states)} tensors or more")
+    for k, (before, after) in enumerate(zip(states, outputs, strict=False)):
+        if before.type != after.type:
+            node.fail(
+                f"state {k} changes from {type_str(before.type)} to {type_str(after.type)}: "
+                "xtc compiles static shapes"
+            )
+    rows = outputs[len(states) :]
+    block.add_op(YieldOp([block.args[1], *outputs]))
+    scan_types = [TensorType(elem_type(v), [length, *_shape(v)]) for v in rows]
+    trip_count = node.constant(np.array(length, np.int64))
+    loop = _emit(
+        node, LoopOp(trip_count, node.constant(np.array(True)), states, Region(block), scan_types)
+    )
+    stacked = [
+        _place_scan(node, v, axis, bool(reverse), length)
+        for v, axis, reverse in zip(loop.scan_results, out_axes, out_directions, strict=True)
+    ]
+    return [*loop.results[: len(states)], *stacked]
+
+
+def _place_scan(node: Node, stacked: SSAValue, axis: int, reverse: bool, length: int) -> SSAValue:
+    """Scan rows stacked on axis 0 by iteration, reversed when `reverse`,
+    then moved to `axis` (negative: from the end)."""
+    if reverse:
+        order = node.constant(np.arange(length - 1, -1, -1, dtype=np.int64))
+        stacked = node.apply("Gather", [stacked, order], axis=0)[0]
+    rank = len(_shape(stacked))
+    axis = axis + rank if axis < 0 else axis
+    if axis == 0:
+        return stacked
+    perm = [*range(1, axis + 1), 0, *range(axis + 1, rank)]
+    return node.apply("Transpose", [stacked], perm=perm)[0]
 
 
 def _axes(node: Node, name: str, count: int) -> list[int]:
@@ -400,7 +477,11 @@ def _scan(
         node.fail(f"its scan inputs have different lengths {sorted(lengths)}")
     (length,) = lengths
     if length > MAX_ITERATIONS:
-        node.fail(f"scans {length} elements; xtc unrolls scans of at most {MAX_ITERATIONS}")
+        if not node.importer.control_regions:
+            node.fail(f"scans {length} elements; {NO_REGIONS} and unrolls at most {MAX_ITERATIONS}")
+        return _scan_loop(
+            node, body, states, sequences, in_axes, in_directions, out_axes, out_directions, length
+        )
     outputs: list[list[SSAValue]] = [[] for _ in range(out_count)]
     for step in range(length):
         slices = []

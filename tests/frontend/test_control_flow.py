@@ -177,7 +177,9 @@ def test_scan_outputs_of_a_loop_of_a_run_time_trip_count_specialize_it() -> None
     m = loop_model(3)
     m.graph.initializer.pop(0)  # M becomes an input
     m.graph.input.append(tensor("M", [], TensorProto.INT64))
-    with pytest.raises(NeedsConstantError, match="scan outputs and runs a number of iterations"):
+    with pytest.raises(
+        NeedsConstantError, match="scan outputs and a trip count known only at run time"
+    ):
         import_model(m)
     x = RNG.standard_normal((2, 3)).astype(np.float32)
     inputs = {"x": x, "M": np.array(4, np.int64)}
@@ -370,6 +372,38 @@ def test_scan_runs_its_body_along_the_scan_axis(reverse: int, axis: int, out_axi
         "x": RNG.standard_normal((4, 5, 3)).astype(np.float32),
     }
     check(m, inputs, native=(reverse, axis) == (1, 0))
+
+
+@pytest.mark.parametrize(("reverse", "out_axis"), [(0, 0), (1, -1)])
+def test_a_scan_longer_than_the_unroll_limit_is_a_graph_loop(reverse: int, out_axis: int) -> None:
+    """A running sum over 1500 rows: one loop gathering a row per iteration."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["sum_in", "row"], ["sum_out"]),
+            helper.make_node("Identity", ["sum_out"], ["each"]),
+        ],
+        "body",
+        [tensor("sum_in", [2]), tensor("row", [2])],
+        [helper.make_empty_tensor_value_info(n) for n in ("sum_out", "each")],
+    )
+    node = helper.make_node(
+        "Scan",
+        ["init", "x"],
+        ["total", "partial"],
+        body=body,
+        num_scan_inputs=1,
+        scan_input_directions=[reverse],
+        scan_output_directions=[reverse],
+        scan_output_axes=[out_axis],
+    )
+    m = model([node], [tensor("init", [2]), tensor("x", [1500, 2])], ["total", "partial"])
+    text = module_to_text(import_model(m))
+    assert "graph.loop" in text and "graph.concat" not in text
+    inputs = {
+        "init": RNG.standard_normal(2).astype(np.float32),
+        "x": RNG.standard_normal((1500, 2)).astype(np.float32),
+    }
+    check(m, inputs, native=bool(reverse))
 
 
 def test_an_unsupported_node_in_a_body_is_named_with_its_place() -> None:
