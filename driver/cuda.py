@@ -81,9 +81,16 @@ def compile_graph_to_gpu(
     """A graph-level module at the gpu level (a copy; `module` is
     unchanged), its host code checked against the host contract
     (xtc.lowering.convert_tir_to_gpu)."""
+    from xtc.dialects.graph.control import IfOp, LoopOp
     from xtc.driver.pipelines import apply_pipeline
     from xtc.lowering.convert_tir_to_gpu import GPULoweringError, check_host_code
 
+    control = next((op for op in module.walk() if isinstance(op, IfOp | LoopOp)), None)
+    if control is not None:
+        raise CompileError(
+            f"the cuda target does not compile control flow decided at run time "
+            f"({control.name}); compile for llvm"
+        )
     gpu = apply_pipeline(
         module.clone(), cuda_pipeline(opt_level, outputs_per_thread, shared_tiling, cross_thread)
     )
@@ -159,7 +166,7 @@ def compile_cuda_model(
         else:
             name = _model_name(model)
             try:
-                graph = import_model(model, input_shapes)
+                graph = import_model(model, input_shapes, control_regions=False)
             except NeedsConstantError as needs:
                 specialized = _specialized(model, needs, request)
                 if specialized is None:
@@ -226,7 +233,7 @@ def _specialized(
         return compiled
 
     return compile_specialized(
-        model, needs, _model_name(model), compile_frozen, request.input_shapes
+        model, needs, _model_name(model), compile_frozen, request.input_shapes, False
     )
 
 

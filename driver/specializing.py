@@ -86,10 +86,14 @@ class SpecializingModel:
         model: onnx.ModelProto,
         build: Builder,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        control_regions: bool = True,
     ) -> None:
         self.model = model
         self.build = build
         self.input_shapes = dict(input_shapes or {})
+        self.control_regions = control_regions
+        """import_model's: False for a target that compiles no graph.if nor
+        graph.loop, whose conditions and trip counts are then specialized on."""
         initializers = {t.name for t in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         """The model's run-time inputs, in order, the specialized ones included."""
@@ -184,7 +188,7 @@ class SpecializingModel:
             shapes.update({n: s for n, s in self.input_shapes.items() if n not in freeze})
             layouts = {n: layout_of(values[n]) for n in self.structured_inputs}
             try:
-                module = import_model(self.model, shapes, freeze, layouts)
+                module = import_model(self.model, shapes, freeze, layouts, self.control_regions)
                 break
             except NeedsConstantError as e:
                 sources = [
@@ -304,11 +308,12 @@ class CompilingSpecializedModel(SpecializedModel):
         compile_frozen: CompileFrozen,
         specialized_inputs: Sequence[str],
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        control_regions: bool = True,
     ) -> None:
         self.compile_frozen = compile_frozen
         self.reason = ""
         """Why the model is specialized: the importer's message."""
-        self.learner = SpecializingModel(model, self._build, input_shapes)
+        self.learner = SpecializingModel(model, self._build, input_shapes, control_regions)
         self.learner.specialized_inputs = list(specialized_inputs)
         super().__init__(name, self.learner.input_names, specialized_inputs)
 
@@ -355,11 +360,12 @@ def compile_specialized(
     name: str,
     compile_frozen: CompileFrozen,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    control_regions: bool = True,
 ) -> CompilingSpecializedModel | None:
     """The model that compile_model returns for `model` when its import
     failed with `needs`: specialized on the graph inputs that the value
     named is computed from. None when no graph input determines it (the
-    error stands)."""
+    error stands). `control_regions` as import_model takes it."""
     from xtc.driver.errors import CompileError
     from xtc.frontend.onnx import load_model
 
@@ -367,7 +373,9 @@ def compile_specialized(
     sources = graph_inputs_of(proto, needs.value)
     if not sources:
         return None
-    compiled = CompilingSpecializedModel(proto, name, compile_frozen, sources, input_shapes)
+    compiled = CompilingSpecializedModel(
+        proto, name, compile_frozen, sources, input_shapes, control_regions
+    )
     compiled.reason = str(needs)
     symbolic = compiled.learner.symbolic_inputs
     if symbolic:

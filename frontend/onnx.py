@@ -422,6 +422,7 @@ def import_model(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     freeze: Mapping[str, Any] | None = None,
     layouts: Mapping[str, Layout] | None = None,
+    control_regions: bool = True,
 ) -> ModuleOp:
     """Imports an ONNX model (a ModelProto or a path) into a graph module.
 
@@ -429,7 +430,9 @@ def import_model(
     some inputs, which become constants (for inputs that carry shapes, axes or
     sizes, which xtc needs at compile time). `layouts` gives the layout of
     each sequence or optional input; such inputs and outputs are flattened
-    to tensors (frontend/structured.py)."""
+    to tensors (frontend/structured.py). Without `control_regions`, an If's
+    condition and a Loop's trip count and condition must be known at import
+    (for a target that compiles no graph.if nor graph.loop: cuda)."""
     from xtc.interp import make_interpreter
 
     _load_converters()
@@ -444,7 +447,9 @@ def import_model(
     layouts = layouts or {}
     inputs = _input_types(proto, set(initializers), input_shapes or {}, layouts)
     block = Block(arg_types=[t for _, t in inputs])
-    importer = Importer(block, opset, make_interpreter(ModuleOp([])), _domain_versions(proto))
+    importer = Importer(
+        block, opset, make_interpreter(ModuleOp([])), _domain_versions(proto), control_regions
+    )
     runtime_inputs = [i for i in graph.input if i.name not in initializers]
     _bind_inputs(importer, runtime_inputs, block.args, layouts)
     for name, tensor in initializers.items():

@@ -8,7 +8,7 @@ from typing import cast
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import tensor as xtensor
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i1,
     i64,
 )
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
@@ -44,6 +46,7 @@ from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.hints import isa
 
+from xtc.dialects.graph import control
 from xtc.dialects.graph.constant import ConstantOp, blob_data
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
 from xtc.dialects.tir import OUTPUT_ATTR, ForOp
@@ -177,6 +180,9 @@ class _FunctionLowering:
     intermediates: list[SSAValue] = field(default_factory=list[SSAValue])
     loop_names: set[str] = field(default_factory=set[str])
     outputs: Sequence[SSAValue] = ()
+    hoist: Builder | None = None
+    """Inside graph.if and graph.loop regions: where their buffers are
+    allocated (before the outermost one, so that they live across it)."""
 
     def lower(self) -> FuncOp:
         func = self.func
@@ -227,19 +233,20 @@ class _FunctionLowering:
         if not isinstance(terminator, ReturnOp):
             return
         for value, output in zip(terminator.arguments, self.outputs, strict=True):
-            if isinstance(value.owner, ComputeOp | CallOp) and value not in self.destinations:
+            producers = ComputeOp | CallOp | control.IfOp | control.LoopOp
+            if isinstance(value.owner, producers) and value not in self.destinations:
                 self.destinations[value] = output
 
     def _buffer_for(self, value: SSAValue, builder: Builder) -> SSAValue:
         """The output argument `value` is returned in, else a new buffer."""
         if value in self.destinations:
             return self.destinations[value]
-        alloc = builder.insert(
-            memref.AllocOp.get(
-                cast(TensorType[Attribute], value.type).get_element_type(),
-                BUFFER_ALIGNMENT,
-                cast(TensorType[Attribute], value.type).get_shape(),
-            )
+        return self._alloc(cast(TensorType[Attribute], value.type), builder)
+
+    def _alloc(self, t: TensorType[Attribute], builder: Builder) -> SSAValue:
+        """A new intermediate buffer of `t`'s shape, freed after its last use."""
+        alloc = (self.hoist or builder).insert(
+            memref.AllocOp.get(t.get_element_type(), BUFFER_ALIGNMENT, t.get_shape())
         )
         self.intermediates.append(alloc.memref)
         return alloc.memref
@@ -251,7 +258,7 @@ class _FunctionLowering:
             self._lower_op(op, builder, on_yield)
 
     def _lower_op(self, op: Operation, builder: Builder, on_yield: OnYield | None) -> None:
-        top_level = op.parent_op() is self.func
+        top_level = self._in_model_body(op)
         match op:
             case YieldOp() if on_yield is not None:
                 on_yield(self._value(op.value, op), builder)
@@ -268,10 +275,21 @@ class _FunctionLowering:
                 self._lower_call(op, builder)
             case ConstantOp() if top_level:
                 self._lower_constant(op, builder)
-            case ReturnOp() if top_level:
+            case ReturnOp() if op.parent_op() is self.func:
                 self._lower_return(op, builder)
+            case control.IfOp() if top_level:
+                self._lower_if(op, builder)
+            case control.LoopOp() if top_level:
+                self._lower_loop(op, builder)
             case _:
                 self._clone(op, builder)
+
+    def _in_model_body(self, op: Operation) -> bool:
+        """In the function's block, or in graph.if / graph.loop regions there."""
+        parent = op.parent_op()
+        while isinstance(parent, control.IfOp | control.LoopOp):
+            parent = parent.parent_op()
+        return parent is self.func
 
     def _value(self, value: SSAValue, user: Operation) -> SSAValue:
         if value not in self.values:
@@ -363,6 +381,149 @@ class _FunctionLowering:
                 builder.insert(memref.CopyOp(source, output))
         builder.insert(ReturnOp())
 
+    def _lower_if(self, op: control.IfOp, builder: Builder) -> None:
+        """An scf.if on the loaded condition; each branch writes the op's
+        result buffers (allocated before it), its kernels straight into them
+        where they compute a yielded value."""
+        targets = [self._buffer_for(r, builder) for r in op.results]
+        self.values.update(zip(op.results, targets, strict=True))
+        flag = self._load_element(self._value(op.condition, op), builder)
+        branches = [Region(Block()), Region(Block())]
+        scf_if = builder.insert(scf.IfOp(flag, [], branches[0], branches[1]))
+        for old, new in zip((op.then_region, op.else_region), branches, strict=True):
+            terminator = cast(control.YieldOp, old.block.last_op)
+            for value, target in zip(terminator.values, targets, strict=True):
+                owner = value.owner
+                if isinstance(owner, CallOp) and owner.parent_block() is old.block:
+                    self.destinations.setdefault(value, target)
+
+            def write(values: list[SSAValue], at: Builder) -> None:
+                for source, target in zip(values, targets, strict=True):
+                    if source is not target:
+                        at.insert(memref.CopyOp(source, target))
+                at.insert(scf.YieldOp())
+
+            self._lower_region(old.block, Builder(InsertPoint.at_end(new.block)), scf_if, write)
+
+    def _lower_loop(self, op: control.LoopOp, builder: Builder) -> None:
+        """An scf.while over buffers: the carried values in the op's result
+        buffers (set from its operands first), the iteration number and the
+        condition in buffers of their own; each iteration copies what the
+        body yields into them, through a temporary where a carried buffer is
+        yielded in another place. The scan results' buffers are zeroed
+        first, and each iteration copies its slices into their row of it."""
+        targets = [self._buffer_for(r, builder) for r in op.results]
+        self.values.update(zip(op.results, targets, strict=True))
+        targets, scans = targets[: len(op.carried)], targets[len(op.carried) :]
+        for scan in scans:
+            self._zero(scan, builder)
+        for initial, target in zip(op.carried, targets, strict=True):
+            source = self._value(initial, op)
+            if source is not target:
+                builder.insert(memref.CopyOp(source, target))
+        iteration = self._alloc(TensorType(i64, []), builder)
+        flag = self._alloc(TensorType(i1, []), builder)
+        iteration.name_hint, flag.name_hint = "iteration", "condition"
+        builder.insert(memref.StoreOp.get(_constant(builder, 0, i64), iteration, []))
+        first = self._load_element(self._value(op.condition, op), builder)
+        builder.insert(memref.StoreOp.get(first, flag, []))
+        limit = self._load_element(self._value(op.max_trip_count, op), builder)
+        before, after = Block(), Block()
+        loop = builder.insert(scf.WhileOp([], [], Region(before), Region(after)))
+        at = Builder(InsertPoint.at_end(before))
+        count = at.insert(memref.LoadOp.get(iteration, [])).res
+        going = at.insert(memref.LoadOp.get(flag, [])).res
+        below = at.insert(arith.CmpiOp(count, limit, "slt")).result
+        at.insert(scf.ConditionOp(at.insert(arith.AndIOp(going, below)).result))
+        body = op.body.block
+        self.values.update(zip(body.args, [iteration, flag, *targets], strict=True))
+
+        def advance(values: list[SSAValue], at: Builder) -> None:
+            next_flag, *carried = values
+            carried, slices = carried[: len(targets)], carried[len(targets) :]
+            for row, scan in zip(slices, scans, strict=True):
+                self._store_row(row, scan, iteration, at)
+            if next_flag is not flag:
+                at.insert(memref.StoreOp.get(self._load_element(next_flag, at), flag, []))
+            sources = [self._staged(v, targets, at) for v in carried]
+            for source, target in zip(sources, targets, strict=True):
+                if source is not target:
+                    at.insert(memref.CopyOp(source, target))
+            count = at.insert(memref.LoadOp.get(iteration, [])).res
+            one = _constant(at, 1, i64)
+            at.insert(memref.StoreOp.get(at.insert(arith.AddiOp(count, one)).result, iteration, []))
+            at.insert(scf.YieldOp())
+
+        self._lower_region(body, Builder(InsertPoint.at_end(after)), loop, advance)
+
+    def _loops(self, builder: Builder, shape: Sequence[int]) -> tuple[Builder, list[SSAValue]]:
+        """A nest of serial loops "s0", "s1", ... over `shape`: the builder of
+        its body and its induction variables."""
+        keys = Block(arg_types=[IndexType()] * len(shape)).args
+        inner = self._nest(builder, shape, "s", keys)
+        return inner, [self.values.pop(k) for k in keys]
+
+    def _zero(self, buffer: SSAValue, builder: Builder) -> None:
+        """Zeros in every element of `buffer`."""
+        t = cast(MemRefType[Attribute], buffer.type)
+        inner, indices = self._loops(builder, t.get_shape())
+        zero = _constant(inner, 0, t.get_element_type())
+        inner.insert(memref.StoreOp.get(zero, buffer, indices))
+
+    def _store_row(self, row: SSAValue, scan: SSAValue, iteration: SSAValue, at: Builder) -> None:
+        """`row` copied into row `iteration` of `scan`, when it has that row."""
+        rows = cast(MemRefType[Attribute], scan.type).get_shape()[0]
+        count = at.insert(memref.LoadOp.get(iteration, [])).res
+        inside = at.insert(arith.CmpiOp(count, _constant(at, rows, i64), "slt")).result
+        guarded = at.insert(scf.IfOp(inside, [], Region(Block())))
+        then = Builder(InsertPoint.at_start(guarded.true_region.block))
+        at_row = then.insert(arith.IndexCastOp(count, IndexType())).result
+        inner, indices = self._loops(then, cast(MemRefType[Attribute], row.type).get_shape())
+        value = inner.insert(memref.LoadOp.get(row, indices)).res
+        inner.insert(memref.StoreOp.get(value, scan, [at_row, *indices]))
+        then.insert(scf.YieldOp())
+
+    def _staged(self, source: SSAValue, targets: list[SSAValue], at: Builder) -> SSAValue:
+        """`source`, copied to a temporary first when it is one of the
+        `targets` (a carried buffer the body yields in another place)."""
+        if source not in targets:
+            return source
+        t = cast(MemRefType[Attribute], source.type)
+        temporary = self._alloc(TensorType(t.get_element_type(), t.get_shape()), at)
+        at.insert(memref.CopyOp(source, temporary))
+        return temporary
+
+    def _lower_region(
+        self,
+        block: Block,
+        builder: Builder,
+        region_op: Operation,
+        on_yield: Callable[[list[SSAValue], Builder], None],
+    ) -> None:
+        """The ops of a graph.if / graph.loop block, their buffers allocated
+        before the outermost such op; `on_yield` gets the yielded buffers."""
+        outermost = self.hoist is None
+        if outermost:
+            self.hoist = Builder(InsertPoint.before(region_op))
+        try:
+            for op in list(block.ops):
+                if isinstance(op, control.YieldOp):
+                    on_yield([self._value(v, op) for v in op.values], builder)
+                else:
+                    self._lower_op(op, builder, None)
+        finally:
+            if outermost:
+                self.hoist = None
+
+    def _load_element(self, buffer: SSAValue, builder: Builder) -> SSAValue:
+        """The one element of a one-element buffer."""
+        rank = len(cast(MemRefType[Attribute], buffer.type).get_shape())
+        indices: list[SSAValue] = []
+        if rank:
+            zero = builder.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+            indices = [zero] * rank
+        return builder.insert(memref.LoadOp.get(buffer, indices)).res
+
     def _clone(self, op: Operation, builder: Builder) -> None:
         """A scalar op (arith, math, scf...) copied over, its regions lowered."""
         for value in (*op.operands, *op.results):
@@ -430,6 +591,15 @@ class ConvertTeToTir(ModulePass):
     to 64) read with `memref.get_global`; a call gets its output buffers; a
     returned value that is not computed into its output is copied there
     (`memref.copy`).
+
+    The model function may hold graph.if and graph.loop (regions of calls,
+    constants and nested control ops): a graph.if is an `scf.if` on its
+    loaded condition whose branches write its result buffers (allocated
+    before it); a graph.loop is an `scf.while` over buffers: the carried
+    values in its result buffers, the iteration number and the condition in
+    buffers of their own, copied into at the end of each iteration. The
+    buffers of the regions are allocated before the outermost control op and
+    freed after it, so they live across it.
     """
 
     name = "convert-te-to-tir"

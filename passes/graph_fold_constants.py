@@ -9,16 +9,20 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.graph.base import GraphOp, name_stem
 from xtc.dialects.graph.constant import ConstantOp, numpy_dtype
+from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
 from xtc.interp import RunTimeFault
 
 
@@ -47,6 +51,44 @@ class FoldOpWithConstantOperands(RewritePattern):
         rewriter.replace(op, constants, [c.output for c in constants])
 
 
+def _constant_value(value: SSAValue) -> np.ndarray | None:
+    """The value of a graph.constant's result, else None."""
+    owner = value.owner
+    return owner.to_array() if isinstance(owner, ConstantOp) else None
+
+
+class FoldIfWithConstantCondition(RewritePattern):
+    """graph.if on a constant -> the ops of the branch it takes, in its place."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: IfOp, rewriter: PatternRewriter) -> None:
+        condition = _constant_value(op.condition)
+        if condition is None:
+            return
+        taken = op.then_region if bool(condition.reshape(-1)[0]) else op.else_region
+        block = taken.block
+        yielded = cast(YieldOp, block.last_op)
+        values = list(yielded.values)
+        rewriter.erase(yielded)
+        rewriter.inline_block(block, InsertPoint.before(op))
+        rewriter.replace(op, [], values)
+
+
+class FoldLoopThatNeverRuns(RewritePattern):
+    """graph.loop with a constant false condition or a constant trip count
+    of 0 or less, and no scan results -> its carried operands."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LoopOp, rewriter: PatternRewriter) -> None:
+        trip_count = _constant_value(op.max_trip_count)
+        condition = _constant_value(op.condition)
+        never = (trip_count is not None and int(trip_count.reshape(-1)[0]) <= 0) or (
+            condition is not None and not bool(condition.reshape(-1)[0])
+        )
+        if never and not op.scan_results:
+            rewriter.replace(op, [], list(op.carried))
+
+
 def _dtype(t: Attribute) -> np.dtype[np.generic]:
     return numpy_dtype(cast(TensorType[Attribute], t).get_element_type())
 
@@ -55,7 +97,10 @@ def _dtype(t: Attribute) -> np.dtype[np.generic]:
 class GraphFoldConstants(ModulePass):
     """Replaces every graph op whose operands are all `graph.constant` by the
     constant it computes (numpy interpreter semantics), repeatedly, so whole
-    constant subgraphs (weight transforms, shape computations) fold.
+    constant subgraphs (weight transforms, shape computations) fold. A
+    graph.if on a constant condition becomes the ops of the branch it takes;
+    a graph.loop that a constant condition or trip count keeps from running
+    becomes its carried operands.
 
     Expects: a module of graph ops. Produces: the same graph where no graph op
     other than `graph.constant` has only constant operands, except ops that
@@ -69,5 +114,10 @@ class GraphFoldConstants(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from xtc.interp import make_interpreter
 
-        pattern = FoldOpWithConstantOperands(make_interpreter(op))
-        PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
+        patterns = [
+            FoldOpWithConstantOperands(make_interpreter(op)),
+            FoldIfWithConstantCondition(),
+            FoldLoopThatNeverRuns(),
+        ]
+        applier = GreedyRewritePatternApplier(list[RewritePattern](patterns))
+        PatternRewriteWalker(applier, apply_recursively=True).rewrite_module(op)

@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis.functions import PRIMITIVE_ATTR, is_primitive
 from xtc.dialects.graph.base import GraphOp, OpPattern, missing_fusion_kind, name_stem
+from xtc.dialects.graph.control import IfOp, LoopOp
 
 MASTERS = (OpPattern.ANCHOR, OpPattern.REDUCTION)
 """The patterns that start a group and take an elementwise epilogue."""
@@ -180,6 +181,15 @@ class SymbolNames:
         return name
 
 
+def graph_blocks(func: FuncOp) -> list[Block]:
+    """The function's block, then the blocks of the graph.if and graph.loop
+    regions in it: each is fused on its own."""
+    nested = [
+        region.block for op in func.walk() if isinstance(op, IfOp | LoopOp) for region in op.regions
+    ]
+    return [func.body.block, *nested]
+
+
 @dataclass
 class OutlineFusedGroups(RewritePattern):
     """The ops of a function, grouped, each group of two ops or more replaced
@@ -192,9 +202,10 @@ class OutlineFusedGroups(RewritePattern):
     def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
         if op.is_declaration or is_primitive(op):
             return
-        for group in GroupPlanner().plan(op.body.block):
-            if len(group.ops) >= 2:
-                self._outline(group, rewriter)
+        for block in graph_blocks(op):
+            for group in GroupPlanner().plan(block):
+                if len(group.ops) >= 2:
+                    self._outline(group, rewriter)
 
     def _outline(self, group: Group, rewriter: PatternRewriter) -> None:
         name = self.names.fresh(group_name(group))
@@ -226,7 +237,8 @@ class GraphFuseOps(ModulePass):
     """Fuses graph ops into groups that lower to one kernel each (TVM's FuseOps).
 
     Expects: a module of functions over tensors holding graph ops, in SSA order.
-    Produces: in every function that is not itself a `graph.primitive`, each
+    Produces: in every function that is not itself a `graph.primitive`, and
+    in each block of its graph.if and graph.loop regions on its own, each
     group of two ops or more replaced by a `func.call` of a new private
     function `@fused_<op1>_<op2>_..._<n>` (the ops' names without `graph.`, in
     order) with the unit attribute `graph.primitive`, holding the group's ops

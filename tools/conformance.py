@@ -369,7 +369,7 @@ def run_cuda_case(case: Any, check_seconds: float) -> CaseResult:
         data_sets = case.data_sets
     except Exception as e:  # noqa: BLE001 - unreadable case data, reported per case
         return CaseResult(case.name, op, CUDA, "error", f"data: {type(e).__name__}: {e}")
-    model = SpecializingModel(case.model, CudaBuilder(check_seconds))
+    model = SpecializingModel(case.model, CudaBuilder(check_seconds), control_regions=False)
     unchecked = ""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,6 +7,7 @@ from xdsl.ir import Dialect
 
 from xtc.dialects.graph import constant, elementwise, nn, reduce, tensor
 from xtc.dialects.graph.base import GraphOp, defined_ops
+from xtc.dialects.graph.control import CONTROL_OPS
 
 CATEGORIES = (constant, elementwise, nn, tensor, reduce)
 """The modules of the graph ops, one per category."""
@@ -16,4 +17,4 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = tuple(
 )
 """Every graph op class, by category and in definition order."""
 
-Graph = Dialect("graph", [*GRAPH_OPS], [])
+Graph = Dialect("graph", [*GRAPH_OPS, *CONTROL_OPS], [])

@@ -126,8 +126,13 @@ class Importer:
         opset: int,
         interpreter: Interpreter,
         domain_versions: Mapping[str, int] | None = None,
+        control_regions: bool = True,
     ) -> None:
         self.block = block
+        self.control_regions = control_regions
+        """Whether control flow decided at run time becomes graph.if and
+        graph.loop; else its conditions and trip counts must be constants
+        (inputs given at run time are specialized on)."""
         self.opset = opset
         self.domain_versions = dict(domain_versions or {})
         self.interpreter = interpreter

@@ -1,15 +1,19 @@
-"""If, Loop and Scan, resolved at import: xtc compiles static graphs, so
-their subgraphs are inlined (Node.inline) where the control flow is known.
+"""If, Loop and Scan: resolved at import where the control flow is known
+there (their subgraphs inlined, Node.inline), else regions of graph.if and
+graph.loop (dialects/graph/control.py) that decide at run time.
 
-- If: the condition must be a constant. A condition given at run time is
-  specialized on its value (driver/specializing.py), like a Reshape's
-  shape; the taken branch is inlined.
-- Loop: the trip count and the condition must be constants (or specialized
-  inputs); the body is inlined once per iteration, and the condition it
-  computes must fold to a constant after each (else one error says so). At
-  most MAX_ITERATIONS iterations.
+- If: a constant condition inlines the taken branch. A condition known only
+  at run time gives a graph.if whose regions hold both branches, which must
+  give the same types (xtc compiles static shapes).
+- Loop: with a constant trip count and condition, the body is inlined once
+  per iteration while the condition it computes folds to a constant, for at
+  most MAX_ITERATIONS iterations. Otherwise (a trip count or condition
+  given at run time, a condition computed from data, a longer loop) it is a
+  graph.loop whose body is converted once; its carried values keep their
+  types, and it may have no scan outputs (their count is a run-time value).
 - Scan (opset 9 and later): the body is inlined once per element of the
-  scan inputs' static axis.
+  scan inputs' static axis; past MAX_ITERATIONS elements, it is a graph.loop
+  gathering one element per iteration.
 
 Loop and Scan stack their scan outputs with Unsqueeze and Concat.
 """
@@ -17,15 +21,21 @@ Loop and Scan stack their scan outputs with Unsqueeze and Concat.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NoReturn, TypeVar
 
 import numpy as np
 import onnx
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, i1, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from xtc.frontend.converters import Node, Value, converts
+from xtc.dialects.graph.base import elem, type_str
+from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
+from xtc.dialects.graph.elementwise import IdentityOp
+from xtc.frontend.converters import NeedsConstantError, Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
 """The most iterations a Loop or Scan is unrolled to."""
+NO_REGIONS = "the target compiles no control flow decided at run time"
 
 
 def _graph(node: Node, name: str) -> onnx.GraphProto:
@@ -42,10 +52,80 @@ def _truth(node: Node, value: np.ndarray, what: str) -> bool:
 
 
 @converts("If")
-def convert_if(node: Node) -> Sequence[SSAValue | None]:
-    condition = node.require_const(0, "the condition")
-    taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
-    return node.inline(_graph(node, taken), [], taken)
+def convert_if(node: Node) -> Sequence[Value | None]:
+    condition = node.const(0)
+    if condition is not None:
+        taken = "then_branch" if _truth(node, condition, "the condition") else "else_branch"
+        return node.inline(_graph(node, taken), [], taken)
+    if not node.importer.control_regions:
+        node.fail_not_constant(0, "the condition (input 0)", NO_REGIONS)
+    flag = node.input(0)
+    if elem_type(flag) != i1 or _count(flag) != 1:
+        node.fail(f"the condition is {type_str(flag.type)}, not a one-element tensor of bool")
+    then, then_values = _region(node, _graph(node, "then_branch"), [], "then_branch")
+    orelse, else_values = _region(node, _graph(node, "else_branch"), [], "else_branch")
+    why = _why_not_a_region(then_values, else_values)
+    if why is not None:
+        _discard(then)
+        _discard(orelse)
+        node.fail_not_constant(
+            0, "the condition (input 0)", f"{why}, and xtc compiles static shapes"
+        )
+    then.add_op(YieldOp(_tensors(then_values)))
+    orelse.add_op(YieldOp(_tensors(else_values)))
+    types = [v.type for v in _tensors(then_values)]
+    return list(_emit(node, IfOp(flag, types, Region(then), Region(orelse))).results)
+
+
+def _tensors(values: Sequence[Value]) -> list[SSAValue]:
+    return [v for v in values if isinstance(v, SSAValue)]
+
+
+def _why_not_a_region(then: Sequence[Value], orelse: Sequence[Value]) -> str | None:
+    """Why branches giving these values cannot be the regions of one graph.if."""
+    if len(_tensors(then)) != len(then) or len(_tensors(orelse)) != len(orelse):
+        return "a branch gives a sequence or an optional"
+    then_types = [v.type for v in _tensors(then)]
+    else_types = [v.type for v in _tensors(orelse)]
+    if then_types == else_types:
+        return None
+    listed = [", ".join(type_str(t) for t in types) for types in (then_types, else_types)]
+    return f"its branches give different types ({listed[0]} and {listed[1]})"
+
+
+def elem_type(value: SSAValue) -> Attribute:
+    return elem(value.type)
+
+
+def _count(value: SSAValue) -> int:
+    return int(np.prod(_shape(value)))
+
+
+_Control = TypeVar("_Control", IfOp, LoopOp)
+
+
+def _emit(node: Node, op: _Control) -> _Control:
+    op.location = NameLoc(StringAttr(node.name), NoneAttr())
+    node.importer.block.add_op(op)
+    return op
+
+
+def _region(
+    node: Node, graph: onnx.GraphProto, arg_types: Sequence[Attribute], at: str
+) -> tuple[Block, list[Value]]:
+    """A block converting `graph` on arguments of `arg_types` (its
+    terminator not yet added), and the graph's outputs."""
+    block = Block(arg_types=arg_types)
+    for arg, declared in zip(block.args, graph.input, strict=False):
+        arg.name_hint = ssa_name(declared.name)
+    importer = node.importer
+    outer = importer.block
+    importer.block = block
+    try:
+        outputs = node.inline(graph, list(block.args), at)
+    finally:
+        importer.block = outer
+    return block, outputs
 
 
 def stack(node: Node, slices: list[SSAValue], axis: int, what: str) -> SSAValue:
@@ -70,44 +150,244 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return shape_of(value.type)
 
 
+class _KnownOnlyAtRunTime(Exception):
+    """The loop cannot be unrolled at import: it becomes a graph.loop."""
+
+
 @converts("Loop")
 def convert_loop(node: Node) -> Sequence[Value | None]:
     body = _graph(node, "body")
     carried = [node.value(i) for i in range(2, node.num_inputs)]  # sequences and optionals too
-    trip_count = (
-        int(node.require_const(0, "the trip count").reshape(-1)[0]) if node.has_input(0) else None
+    trip_count = node.const(0)
+    condition = node.const(1)
+    known = (trip_count is not None or not node.has_input(0)) and (
+        condition is not None or not node.has_input(1)
     )
-    going = (
-        _truth(node, node.require_const(1, "the condition"), "the condition")
-        if node.has_input(1)
-        else True
-    )
+    if not node.importer.control_regions:
+        for i, what in ((0, "the trip count"), (1, "the condition")):
+            if node.has_input(i) and node.const(i) is None:
+                node.fail_not_constant(i, f"{what} (input {i})", NO_REGIONS)
+    if known:
+        scratch = Block()
+        importer = node.importer
+        outer = importer.block
+        importer.block = scratch
+        try:
+            results = _unrolled(node, body, carried, trip_count, condition)
+        except _KnownOnlyAtRunTime:
+            results = None
+        finally:
+            importer.block = outer
+        if results is not None:
+            for op in list(scratch.ops):
+                op.detach()
+                outer.add_op(op)
+            return results
+        _discard(scratch)
+        if not node.importer.control_regions:
+            node.fail(
+                f"its condition depends on run-time values or it runs more than "
+                f"{MAX_ITERATIONS} iterations: {NO_REGIONS}"
+            )
+    return _loop_region(node, body, carried)
+
+
+def _discard(block: Block) -> None:
+    """Erases the ops of an abandoned unrolling, so that the values they use
+    lose those uses."""
+    for op in reversed(list(block.ops)):
+        block.erase_op(op, safe_erase=False)
+
+
+def _unrolled(
+    node: Node,
+    body: onnx.GraphProto,
+    carried: list[Value],
+    max_trip_count: np.ndarray | None,
+    condition: np.ndarray | None,
+) -> list[Value]:
+    """The body inlined once per iteration (no trip count or condition:
+    none given); _KnownOnlyAtRunTime when the number of iterations is not
+    known at import or exceeds MAX_ITERATIONS."""
+    trip_count = None if max_trip_count is None else int(max_trip_count.reshape(-1)[0])
+    going = True if condition is None else _truth(node, condition, "the condition")
     limit = MAX_ITERATIONS if trip_count is None else trip_count
     if limit > MAX_ITERATIONS:
-        node.fail(f"runs {limit} iterations; xtc unrolls loops of at most {MAX_ITERATIONS}")
+        raise _KnownOnlyAtRunTime
     outputs: list[list[SSAValue]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
     iteration = 0
     while going and iteration < limit:
         index = node.constant(np.array(iteration, np.int64))
         flag = node.constant(np.array(True))
-        condition, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
+        computed, *results = node.inline(body, [index, flag, *carried], f"iteration {iteration}")
         carried, scanned = results[: len(carried)], results[len(carried) :]
         for k, (out, value) in enumerate(zip(outputs, scanned, strict=True)):
             if not isinstance(value, SSAValue):
                 node.fail(f"its scan output {k} is not a tensor")
             out.append(value)
-        known = node.importer.constants.get(condition) if isinstance(condition, SSAValue) else None
+        known = node.importer.constants.get(computed) if isinstance(computed, SSAValue) else None
         if known is None:
-            node.fail(
-                f"its condition after iteration {iteration} depends on run-time values: "
-                "xtc unrolls loops at import"
-            )
+            raise _KnownOnlyAtRunTime
         going = _truth(node, known, "the condition")
         iteration += 1
     if going and trip_count is None:
-        node.fail(f"runs past {MAX_ITERATIONS} iterations; xtc unrolls loops of at most that")
+        raise _KnownOnlyAtRunTime
     stacked = [stack(node, out, 0, f"scan output {k}") for k, out in enumerate(outputs)]
     return [*carried, *stacked]
+
+
+def _not_static(node: Node, why: str) -> NoReturn:
+    """Fails on a loop that must run a number of iterations known at import:
+    its trip count or condition asked for as a constant when it is an input
+    (a specializing compile freezes it), else a plain error."""
+    for i, what in ((0, "the trip count"), (1, "the condition")):
+        if node.has_input(i) and node.const(i) is None:
+            node.fail_not_constant(
+                i, f"{what} (input {i})", f"{why}, and xtc compiles static shapes"
+            )
+    node.fail(f"{why}: xtc compiles static shapes")
+
+
+def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequence[Value | None]:
+    """The loop as a graph.loop: the body converted once. Scan outputs need
+    a number of iterations known at import (see _static_iterations)."""
+    carried = _tensors(values)
+    if len(carried) != len(values):
+        _not_static(node, "it carries a sequence or an optional and is not unrolled")
+    if node.has_input(0):
+        trip_count = node.input(0)
+        if elem_type(trip_count) != i64 or _count(trip_count) != 1:
+            node.fail(f"the trip count is {type_str(trip_count.type)}, not one int64")
+    else:
+        trip_count = node.constant(np.array(np.iinfo(np.int64).max, np.int64))
+    if node.has_input(1):
+        going = node.input(1)
+        if elem_type(going) != i1 or _count(going) != 1:
+            node.fail(f"the condition is {type_str(going.type)}, not one bool")
+    else:
+        going = node.constant(np.array(True))
+    scans = len(body.output) - 1 - len(carried)
+    if scans and (node.const(0) is None or (node.has_input(1) and node.const(1) is None)):
+        _not_static(node, f"it has {scans} scan outputs and a trip count known only at run time")
+    arg_types = [TensorType(i64, []), TensorType(i1, []), *(v.type for v in carried)]
+    try:
+        block, given = _region(node, body, arg_types, "body")
+    except NeedsConstantError as needs:
+        # a value of the body known at import once unrolled (from the iteration number, say)
+        _not_static(node, f"its body needs a constant ({needs})")
+    outputs = _tensors(given)
+    if len(given) < 1 + len(carried) or len(outputs) != len(given):
+        node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors or more")
+    flag = outputs[0]
+    if elem_type(flag) != i1 or _count(flag) != 1:
+        node.fail(f"its body's condition is {type_str(flag.type)}, not one bool")
+    for k, (before, after) in enumerate(zip(carried, outputs[1:], strict=False)):
+        if before.type != after.type:
+            _discard(block)
+            _not_static(
+                node,
+                f"loop-carried value {k} changes from {type_str(before.type)} to "
+                f"{type_str(after.type)}",
+            )
+    slices = outputs[1 + len(carried) :]
+    iterations = _static_iterations(node, block, flag) if slices else 0
+    if iterations is None:
+        _discard(block)
+        _not_static(
+            node,
+            f"it has {len(slices)} scan outputs and runs a number of iterations known only "
+            "at run time",
+        )
+    scan_types = [TensorType(elem_type(v), [iterations, *_shape(v)]) for v in slices]
+    block.add_op(YieldOp(outputs))
+    op = _emit(node, LoopOp(trip_count, going, carried, Region(block), scan_types))
+    return list(op.results)
+
+
+def _static_iterations(node: Node, block: Block, flag: SSAValue) -> int | None:
+    """The iterations the loop runs when known at import: a constant trip
+    count, no condition or a constant true one, and a body that yields its
+    condition unchanged (or true); else None."""
+    constants = node.importer.constants
+    trip_count = node.const(0)
+    if trip_count is None:
+        return None
+    if node.has_input(1):
+        start = node.const(1)
+        if start is None or not bool(np.all(start)):
+            return None
+    passed = flag is block.args[1] or (
+        isinstance(flag.owner, IdentityOp) and flag.owner.input is block.args[1]
+    )
+    if not passed and not (flag in constants and bool(np.all(constants[flag]))):
+        return None
+    return max(int(trip_count.reshape(-1)[0]), 0)
+
+
+def _scan_loop(
+    node: Node,
+    body: onnx.GraphProto,
+    states: list[SSAValue],
+    sequences: list[SSAValue],
+    in_axes: list[int],
+    in_directions: list[int],
+    out_axes: list[int],
+    out_directions: list[int],
+    length: int,
+) -> list[SSAValue]:
+    """A Scan too long to unroll as a graph.loop of `length` iterations whose
+    body gathers element i (or length - 1 - i) of each sequence; its scan
+    results, stacked by iteration, reversed and moved to their axes after."""
+    arg_types = [TensorType(i64, []), TensorType(i1, []), *(s.type for s in states)]
+    block = Block(arg_types=arg_types)
+    importer = node.importer
+    outer = importer.block
+    importer.block = block
+    try:
+        step = block.args[0]
+        backwards = node.apply("Sub", [node.constant(np.array(length - 1, np.int64)), step])[0]
+        slices = [
+            node.apply("Gather", [value, backwards if reverse else step], axis=axis)[0]
+            for value, axis, reverse in zip(sequences, in_axes, in_directions, strict=True)
+        ]
+        given = node.inline(body, [*block.args[2:], *slices], "body")
+    finally:
+        importer.block = outer
+    outputs = _tensors(given)
+    if len(outputs) != len(given) or len(given) < len(states):
+        node.fail(f"its body gives {len(given)} outputs, not {len(states)} tensors or more")
+    for k, (before, after) in enumerate(zip(states, outputs, strict=False)):
+        if before.type != after.type:
+            node.fail(
+                f"state {k} changes from {type_str(before.type)} to {type_str(after.type)}: "
+                "xtc compiles static shapes"
+            )
+    rows = outputs[len(states) :]
+    block.add_op(YieldOp([block.args[1], *outputs]))
+    scan_types = [TensorType(elem_type(v), [length, *_shape(v)]) for v in rows]
+    trip_count = node.constant(np.array(length, np.int64))
+    loop = _emit(
+        node, LoopOp(trip_count, node.constant(np.array(True)), states, Region(block), scan_types)
+    )
+    stacked = [
+        _place_scan(node, v, axis, bool(reverse), length)
+        for v, axis, reverse in zip(loop.scan_results, out_axes, out_directions, strict=True)
+    ]
+    return [*loop.results[: len(states)], *stacked]
+
+
+def _place_scan(node: Node, stacked: SSAValue, axis: int, reverse: bool, length: int) -> SSAValue:
+    """Scan rows stacked on axis 0 by iteration, reversed when `reverse`,
+    then moved to `axis` (negative: from the end)."""
+    if reverse:
+        order = node.constant(np.arange(length - 1, -1, -1, dtype=np.int64))
+        stacked = node.apply("Gather", [stacked, order], axis=0)[0]
+    rank = len(_shape(stacked))
+    axis = axis + rank if axis < 0 else axis
+    if axis == 0:
+        return stacked
+    perm = [*range(1, axis + 1), 0, *range(axis + 1, rank)]
+    return node.apply("Transpose", [stacked], perm=perm)[0]
 
 
 def _axes(node: Node, name: str, count: int) -> list[int]:
@@ -197,7 +477,11 @@ def _scan(
         node.fail(f"its scan inputs have different lengths {sorted(lengths)}")
     (length,) = lengths
     if length > MAX_ITERATIONS:
-        node.fail(f"scans {length} elements; xtc unrolls scans of at most {MAX_ITERATIONS}")
+        if not node.importer.control_regions:
+            node.fail(f"scans {length} elements; {NO_REGIONS} and unrolls at most {MAX_ITERATIONS}")
+        return _scan_loop(
+            node, body, states, sequences, in_axes, in_directions, out_axes, out_directions, length
+        )
     outputs: list[list[SSAValue]] = [[] for _ in range(out_count)]
     for step in range(length):
         slices = []

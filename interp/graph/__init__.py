@@ -3,6 +3,7 @@
 from xdsl.interpreter import InterpreterFunctions
 
 from xtc.interp.graph.constant import ConstantFunctions
+from xtc.interp.graph.control import ControlFunctions
 from xtc.interp.graph.elementwise import ElementwiseFunctions
 from xtc.interp.graph.nn import NnFunctions
 from xtc.interp.graph.reduce import ReduceFunctions
@@ -14,4 +15,5 @@ GRAPH_FUNCTIONS: list[type[InterpreterFunctions]] = [
     NnFunctions,
     TensorFunctions,
     ReduceFunctions,
+    ControlFunctions,
 ]

@@ -22,6 +22,7 @@ from xtc.dialects.graph.base import (
     int_attr,
     op_props,
 )
+from xtc.dialects.graph.control import CONTROL_OPS
 from xtc.dialects.graph.tensor import DepthToSpaceOp
 from xtc.interp.graph import GRAPH_FUNCTIONS
 from xtc.ops import load_builtin_compute_rules
@@ -32,11 +33,15 @@ OP_NAMES = sorted(op.name for op in Graph.operations)
 
 NO_CONVERTER: dict[str, str] = {}
 """Graph ops no ONNX converter emits, by name, each with the reason (a pass
-creates it, say). Empty today: every graph op comes from some ONNX op."""
+creates it, say). Empty today: every graph op comes from some ONNX op (the
+control ops, graph.if, graph.loop and graph.yield, from If and Loop)."""
 
 
 NO_COMPUTE_RULE: dict[str, str] = {
     "graph.constant": "its value is data that the lowering passes on, not a kernel",
+    "graph.if": "control flow: convert-te-to-tir lowers it to an scf.if around kernel calls",
+    "graph.loop": "control flow: convert-te-to-tir lowers it to an scf.while around kernel calls",
+    "graph.yield": "the terminator of graph.if and graph.loop regions",
 }
 """Graph ops that never become a te kernel, by name, each with the reason."""
 
@@ -97,7 +102,8 @@ def test_the_dialect_holds_exactly_the_ops_its_modules_define() -> None:
         and value.get_irdl_definition() is not None
     }
     assert len(GRAPH_OPS) == len(set(GRAPH_OPS))
-    assert set(Graph.operations) == set(GRAPH_OPS) == defined
+    assert set(Graph.operations) == set(GRAPH_OPS) | set(CONTROL_OPS)
+    assert set(GRAPH_OPS) == defined
 
 
 @pytest.mark.parametrize("op", GRAPH_OPS, ids=lambda op: op.name)
@@ -113,7 +119,7 @@ def test_every_op_has_a_compute_rule() -> None:
 
 def test_every_op_has_an_onnx_converter_or_a_reason_for_none() -> None:
     used = _names_used_by_converters()
-    converted = {op.name for op in GRAPH_OPS if op.__name__ in used}
+    converted = {op.name for op in (*GRAPH_OPS, *CONTROL_OPS) if op.__name__ in used}
     assert sorted(set(OP_NAMES) - converted - set(NO_CONVERTER)) == []
     # A reason for an op that has a converter (or no longer exists) is stale.
     assert sorted(set(NO_CONVERTER) & converted) == []
