@@ -26,11 +26,15 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E8M0FNUType,
     Float16Type,
     IntegerType,
     Signedness,
     f32,
     f64,
+    i1,
+    i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute
@@ -412,9 +416,33 @@ def bitcast_value(x: Expr, to: Attribute) -> Expr:
 @compute_rule(ew.CastOp)
 def cast(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     to = elem(op.results[0].type)
+    if isinstance(to, Float8E8M0FNUType):
+        round_mode = get_str(op_props(op), "round_mode", "up")
+        saturate = get_bool(op_props(op), "saturate", False)
+        return elementwise(k, op, inputs, lambda x: to_e8m0(x, round_mode, saturate))
     if get_bool(op_props(op), "saturate", False):
         return elementwise(k, op, inputs, lambda x: cast_value(clamp_to_finite(x, to), to))
     return elementwise(k, op, inputs, lambda x: cast_value(x, to))
+
+
+def to_e8m0(x: Expr, round_mode: str, saturate: bool) -> Expr:
+    """x as f8E8M0FNU by ONNX's rule (interp/graph/elementwise.py's
+    `to_e8m0`), on the bits of x as f32: the exponent field, plus one where
+    the round mode rounds up; the code's byte then read as f8E8M0FNU."""
+    bits = Expr(arith.BitcastOp(convert(x, f32).value, i32).result)
+    exponent = Expr(arith.ShRUIOp(bits.value, constant(23, i32).value).result) & 0xFF
+    if round_mode == "up":
+        rounds_up = (bits & 0x7FFFFF).ne(0)
+    elif round_mode == "nearest":
+        below_half = (bits & 0x3FFFFF).ne(0) | exponent.ne(0)
+        rounds_up = (bits & 0x400000).ne(0) & below_half
+    else:
+        rounds_up = constant(0, i1)
+    if saturate:
+        rounds_up = rounds_up & exponent.ne(0xFE)
+    rounded = exponent + convert(rounds_up, i32)
+    code = convert(select(exponent.eq(0xFF), 0xFF, rounded), i8)
+    return Expr(arith.BitcastOp(code.value, Float8E8M0FNUType()).result)
 
 
 def clamp_to_finite(x: Expr, to: Attribute) -> Expr:

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     AnyTensorTypeConstr,
     BoolAttr,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -459,13 +460,21 @@ class ClipOp(NumericUnaryOp):
     DEFAULTS: ClassVar[Props] = {"min": float_attr(-math.inf), "max": float_attr(math.inf)}
 
 
+E8M0_ROUND_MODES = ("up", "down", "nearest")
+"""How graph.cast rounds to f8E8M0FNU (ONNX Cast's round_mode); "up" by default."""
+
+
 @irdl_op_definition
 class CastOp(GraphOp):
     """Converts each element to the type `to` (ONNX Cast): floats to integers
     truncate toward zero (and wrap to the width), anything nonzero to i1 is
     true, floats round to nearest even. Out of a float type's range gives inf
     where the type has one, else NaN; with `saturate = true`, the largest
-    finite value of that sign (ONNX's rule for the float8 types; NaN stays)."""
+    finite value of that sign (ONNX's rule for the float8 types; NaN stays).
+    To f8E8M0FNU (powers of two, ONNX's rule): the f32 value's exponent,
+    rounded by `round_mode` ("up", the default: any fraction rounds up;
+    "nearest"; "down"), the sign dropped; inf and NaN give NaN, and so does
+    rounding up past 2^127 unless `saturate = true`."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ELEMENTWISE
 
@@ -475,6 +484,7 @@ class CastOp(GraphOp):
     output = result_def(AnyTensorTypeConstr)
     to = prop_def(TypeAttribute)
     saturate = opt_prop_def(BoolAttr)
+    round_mode = opt_prop_def(StringAttr)
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
@@ -487,6 +497,10 @@ class CastOp(GraphOp):
             raise ShapeError(f"{cls.name}: target type {to} is not an integer or float type")
         if get_bool(props, "saturate", False) and not isinstance(to, AnyFloat):
             raise ShapeError(f"{cls.name}: 'saturate' needs a float target type, got {to}")
+        if "round_mode" in props:
+            if not isinstance(to, Float8E8M0FNUType):
+                raise ShapeError(f"{cls.name}: 'round_mode' needs target type f8E8M0FNU, got {to}")
+            get_str(props, "round_mode", choices=E8M0_ROUND_MODES)
         return [tensor(shape_of(operand_types[0]), to)]
 
 

@@ -88,6 +88,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         sequence,
         signal,
         tensor,
+        text,
     )
 
     return CONVERTERS

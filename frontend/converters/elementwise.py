@@ -45,6 +45,7 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.graph.constant import numpy_dtype
+from xtc.dialects.graph.elementwise import E8M0_ROUND_MODES
 from xtc.frontend.converters import Node, Value, converts
 
 UNARY: dict[str, type[GraphOp]] = {
@@ -455,12 +456,14 @@ def convert_cast_like(node: Node) -> Sequence[SSAValue | None]:
 
 def emit_cast(node: Node, to: Attribute) -> Sequence[SSAValue | None]:
     """A graph.cast to `to`, saturating for the float8 types unless the
-    node says `saturate = 0`."""
+    node says `saturate = 0`; to FLOAT8E8M0 with the node's round_mode."""
+    props: dict[str, Attribute] = {"to": to}
     if isinstance(to, Float8E8M0FNUType):
         round_mode = node.attr("round_mode", "up")
-        node.fail(f"casting to FLOAT8E8M0 (round_mode '{round_mode}') is not supported")
-    props: dict[str, Attribute] = {"to": to}
-    if isinstance(to, SATURATING_TYPES) and node.attr("saturate", 1):
+        if round_mode not in E8M0_ROUND_MODES:
+            node.fail(f"round_mode '{round_mode}' is not one of {', '.join(E8M0_ROUND_MODES)}")
+        props["round_mode"] = str_attr(round_mode)
+    if isinstance(to, (*SATURATING_TYPES, Float8E8M0FNUType)) and node.attr("saturate", 1):
         props["saturate"] = bool_attr(True)
     return node.emit(ew.CastOp, [node.input(0)], props)
 

@@ -147,16 +147,40 @@ def shift_right(x: np.ndarray, amount: np.ndarray) -> np.ndarray:
     return np.where(valid, shifted, saturated)
 
 
-def cast(x: np.ndarray, to: Any, saturate: bool = False) -> np.ndarray:
+def cast(x: np.ndarray, to: Any, saturate: bool = False, round_mode: str = "up") -> np.ndarray:
     """numpy's astype (ml_dtypes' for the narrow types); `saturate`: out of
-    range gives the largest finite value of that sign, NaN stays NaN."""
+    range gives the largest finite value of that sign, NaN stays NaN. To
+    f8E8M0FNU, ONNX's rule (`to_e8m0`)."""
     dtype = numpy_dtype(to)
     if dtype == np.bool_:
         return x != 0
+    if dtype == ml_dtypes.float8_e8m0fnu:
+        return to_e8m0(x, round_mode, saturate)
     if saturate:
         largest = float(ml_dtypes.finfo(dtype).max)
         return np.clip(x.astype(np.float64), -largest, largest).astype(dtype)
     return x.astype(dtype)
+
+
+def to_e8m0(x: np.ndarray, round_mode: str, saturate: bool) -> np.ndarray:
+    """x as f8E8M0FNU, as ONNX casts it: the exponent bits of the f32 value
+    (its sign dropped), plus one where `round_mode` rounds the significand
+    up ("up": any fraction; "nearest": half or more, exactly half of a
+    subnormal rounding down; "down": never), except at exponent 254 when
+    `saturate`; inf and NaN give NaN (all ones)."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.int64)
+    exponent = (bits >> 23) & 0xFF
+    if round_mode == "up":
+        rounds_up = (bits & 0x7FFFFF) != 0
+    elif round_mode == "nearest":
+        half = (bits & 0x400000) != 0
+        rounds_up = half & (((bits & 0x3FFFFF) != 0) | (exponent > 0))
+    else:
+        rounds_up = np.zeros(bits.shape, np.bool_)
+    if saturate:
+        rounds_up &= exponent != 0xFE
+    code = np.where(exponent == 0xFF, 0xFF, exponent + rounds_up)
+    return code.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
 
 
 def _unary(function: Callable[[np.ndarray], Any]) -> Callable[..., Results]:
@@ -281,7 +305,8 @@ class ElementwiseFunctions(InterpreterFunctions):
     def run_cast(self, interpreter: Interpreter, op: ew.CastOp, args: Args) -> Results:
         with np.errstate(all="ignore"):
             saturate = get_bool(op_props(op), "saturate", False)
-            return _result(op, cast(np.asarray(args[0]), op.to, saturate))
+            round_mode = get_str(op_props(op), "round_mode", "up")
+            return _result(op, cast(np.asarray(args[0]), op.to, saturate, round_mode))
 
     @impl(ew.ModOp)
     def run_mod(self, interpreter: Interpreter, op: ew.ModOp, args: Args) -> Results:

@@ -341,12 +341,21 @@ def test_cast_saturates_the_float8_targets_unless_told_not_to(to: int, saturated
     ("to", "message"),
     [
         (TensorProto.STRING, "casting to STRING is not supported"),
-        (TensorProto.FLOAT8E8M0, r"casting to FLOAT8E8M0 \(round_mode 'up'\) is not supported"),
+        (TensorProto.FLOAT8E8M0, "round_mode 'sideways' is not one of up, down, nearest"),
     ],
 )
 def test_cast_refuses_unsupported_targets(to: int, message: str) -> None:
     with pytest.raises(OnnxImportError, match=rf"Cast node .*{message}"):
-        import_model(model_of("Cast", {"x": floats(3)}, to=to))
+        import_model(model_of("Cast", {"x": floats(3)}, to=to, round_mode="sideways"))
+
+
+@pytest.mark.parametrize("attributes", [{}, {"round_mode": "down", "saturate": 0}])
+def test_cast_to_e8m0_carries_its_round_mode(attributes: dict[str, int | str]) -> None:
+    """ONNX's defaults are round_mode "up" and saturate 1."""
+    model = model_of("Cast", {"x": floats(3)}, opset=24, to=TensorProto.FLOAT8E8M0, **attributes)
+    op = next(o for o in import_model(model).walk() if isinstance(o, ew.CastOp))
+    assert op.round_mode is not None and op.round_mode.data == attributes.get("round_mode", "up")
+    assert ("saturate" in op.properties) == bool(attributes.get("saturate", 1))
 
 
 def test_int4_initializer_is_unpacked_one_element_a_byte() -> None:

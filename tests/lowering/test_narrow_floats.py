@@ -2,17 +2,23 @@
 pattern decoded, a dense sweep of f32 values encoded (NaN, infinities, signed
 zeros, subnormals, the halfway points between neighbours and the values
 beside them, out of range with and without ONNX's `saturate`), on the
-interpreter and in native code, bit for bit against ml_dtypes."""
+interpreter and in native code, bit for bit against ml_dtypes; the casts to
+f8E8M0FNU, which round by ONNX's own rule, against onnx.reference."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
 
 import xtc
 from xtc import interp
@@ -40,7 +46,9 @@ SMALL_INTEGERS = {
 }
 
 
-def cast_model(source: int, target: int, count: int, **attributes: int) -> onnx.ModelProto:
+def cast_model(
+    source: int, target: int, count: int, opset: int = 23, **attributes: int | str
+) -> onnx.ModelProto:
     node = helper.make_node("Cast", ["x"], ["y"], to=target, **attributes)
     graph = helper.make_graph(
         [node],
@@ -48,7 +56,7 @@ def cast_model(source: int, target: int, count: int, **attributes: int) -> onnx.
         [helper.make_tensor_value_info("x", source, [count])],
         [helper.make_tensor_value_info("y", target, [count])],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def both_paths(model: onnx.ModelProto, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,3 +236,68 @@ def test_a_bfloat16_max_pool_gives_its_indices() -> None:
     y, indices = interp.run(import_model(model), {"x": x})
     assert y.astype(np.float32).reshape(-1).tolist() == [13, 15, 5, 7]
     assert indices.reshape(-1).tolist() == [1, 3, 9, 11]
+
+
+E8M0_COUNT = 64
+E8M0_MANTISSAS = [0, 1, 0x1FFFFF, 0x200000, 0x3FFFFF, 0x400000, 0x400001, 0x600000, 0x7FFFFF]
+"""The significands where ONNX's e8m0 rounding turns: none, the least, just
+under, at and just over a half, the most."""
+
+f32_bit_patterns = st.one_of(
+    st.integers(0, (1 << 32) - 1),
+    st.builds(
+        lambda sign, exponent, mantissa: sign << 31 | exponent << 23 | mantissa,
+        st.integers(0, 1),
+        st.sampled_from([0, 1, 2, 126, 127, 128, 253, 254, 255]) | st.integers(0, 255),
+        st.sampled_from(E8M0_MANTISSAS),
+    ),
+)
+
+
+@functools.cache
+def e8m0_cast(round_mode: str, saturate: int) -> tuple[onnx.ModelProto, Any]:
+    model = cast_model(
+        TensorProto.FLOAT,
+        TensorProto.FLOAT8E8M0,
+        E8M0_COUNT,
+        opset=24,
+        round_mode=round_mode,
+        saturate=saturate,
+    )
+    return model, xtc.compile(model, cache=False)
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+@settings(max_examples=40, deadline=None)
+@given(patterns=st.lists(f32_bit_patterns, min_size=E8M0_COUNT, max_size=E8M0_COUNT))
+def test_f32_to_e8m0_rounds_as_onnx_reference(
+    round_mode: str, saturate: int, patterns: list[int]
+) -> None:
+    """NaN, infinities, zeros, subnormals, the rounding boundaries and the
+    largest exponent (rounding past it gives NaN unless saturating)."""
+    x = np.array(patterns, np.uint32).view(np.float32)
+    model, compiled = e8m0_cast(round_mode, saturate)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (on_interpreter,) = interp.run(import_model(model), [x])
+    (native,) = compiled.run({"x": x})
+    for result in (np.asarray(on_interpreter), np.asarray(native)):
+        assert result.dtype == ml_dtypes.float8_e8m0fnu
+        assert np.array_equal(bits(result), bits(expected))
+
+
+@pytest.mark.parametrize("source", [TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.INT32])
+def test_e8m0_from_other_types_goes_through_f32(source: int) -> None:
+    """f16 is exact in f32; f64 and int32 round to it first (as
+    onnx.reference's float32 view of them)."""
+    dtype = helper.tensor_dtype_to_np_dtype(source)
+    with np.errstate(over="ignore"):
+        x = np.array(
+            [0, 1, 3, 5, -6, 1 << 24 | 1, 2047, 65504, 1e-7, 0.75, -0.124, 3e38, np.inf, np.nan]
+            if source != TensorProto.INT32
+            else [0, 1, 3, 5, -6, 1 << 24 | 1, 2047, 65504, -(1 << 31), (1 << 31) - 1]
+        ).astype(dtype)
+    model = cast_model(source, TensorProto.FLOAT8E8M0, x.size, opset=24, round_mode="nearest")
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    for result in both_paths(model, x):
+        assert np.array_equal(bits(result), bits(expected))

@@ -176,6 +176,22 @@ func.func @cast_saturating_to_an_integer(%a: tensor<3xf32>) -> tensor<3xi8> {
 
 // -----
 
+func.func @cast_rounding_to_f16(%a: tensor<3xf32>) -> tensor<3xf16> {
+  // expected-error @+1 {{'graph.cast' op 'round_mode' needs target type f8E8M0FNU, got f16}}
+  %0 = graph.cast %a {to = f16, round_mode = "up"} : (tensor<3xf32>) -> tensor<3xf16>
+  func.return %0 : tensor<3xf16>
+}
+
+// -----
+
+func.func @cast_to_e8m0_rounding_sideways(%a: tensor<3xf32>) -> tensor<3xf8E8M0FNU> {
+  // expected-error @+1 {{property 'round_mode' is "sideways", expected one of "up", "down", "nearest"}}
+  %0 = graph.cast %a {to = f8E8M0FNU, round_mode = "sideways"} : (tensor<3xf32>) -> tensor<3xf8E8M0FNU>
+  func.return %0 : tensor<3xf8E8M0FNU>
+}
+
+// -----
+
 func.func @cast_without_target(%a: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{property 'to' expected in operation 'graph.cast'}}
   %0 = graph.cast %a : (tensor<3xf32>) -> tensor<3xf32>

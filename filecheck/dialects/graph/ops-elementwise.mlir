@@ -161,6 +161,13 @@ func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi1> {
   func.return %3 : tensor<2x3xi1>
 }
 
+// CHECK-LABEL: func.func @cast_to_e8m0
+func.func @cast_to_e8m0(%x: tensor<4xf32>) -> tensor<4xf8E8M0FNU> {
+  // CHECK: graph.cast %{{.*}} {to = f8E8M0FNU, saturate = true, round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  %0 = graph.cast %x {to = f8E8M0FNU, saturate = true, round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  func.return %0 : tensor<4xf8E8M0FNU>
+}
+
 // CHECK-LABEL: func.func @cast_to_narrow_types
 func.func @cast_to_narrow_types(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xbf16>, tensor<4xi4>) {
   // CHECK: graph.cast %{{.*}} {to = f8E4M3FN, saturate = true} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
