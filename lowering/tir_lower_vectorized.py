@@ -93,6 +93,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from xtc import remarks
+from xtc.analysis.host_cpu import has_features
 from xtc.analysis.loops import constant_int, linear_index
 from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
@@ -976,14 +977,11 @@ class DotProduct:
 def vnni_lanes_available(lanes: int) -> bool:
     """Whether this CPU has the VNNI dot product over `lanes` i32 lanes
     (avx512_vnni for 16; avx512_vnni with avx512vl, or avx_vnni, for 8),
-    and XTC_VNNI does not turn it off (runtime/llvm_jit.host_features)."""
-    from xtc.runtime.llvm_jit import host_features
-
-    have = {f[1:] for f in host_features().split(",") if f.startswith("+")}
+    and XTC_VNNI does not turn it off (analysis/host_cpu.py)."""
     if lanes == 16:
-        return "avx512vnni" in have
+        return has_features("avx512vnni")
     if lanes == 8:
-        return "avxvnni" in have or {"avx512vnni", "avx512vl"} <= have
+        return has_features("avxvnni") or has_features("avx512vnni", "avx512vl")
     return False
 
 

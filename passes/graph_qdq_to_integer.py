@@ -292,6 +292,9 @@ class GraphQdqToInteger(ModulePass):
     name = "graph-qdq-to-integer"
 
     packed: bool = True
+    """Convs of u8 data by constant symmetric i8 weights become
+    `graph.conv2d_u8s8` (8-bit operands, VNNI where the CPU has it);
+    false keeps every conv an i32 `graph.conv2d`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(

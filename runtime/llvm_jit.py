@@ -37,6 +37,7 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from xtc.analysis.host_cpu import host_cpu_features, host_cpu_name
 from xtc.dialects.tir import OUTPUT_ATTR
 from xtc.runtime.elf_symbols import undefined_symbols
 from xtc.runtime.errors import InputError
@@ -136,34 +137,13 @@ def _initialize() -> None:
 def host_cpu() -> str:
     """LLVM's name of this CPU (e.g. "znver3")."""
     _initialize()
-    return llvm_binding.get_host_cpu_name()
-
-
-VNNI_VARIABLE = "XTC_VNNI"
-"""Set to 0, xtc and LLVM treat this CPU as one without VNNI: 8-bit dot
-products are widened (to test and measure the fallback). The compile
-cache keys hold the features, so the two builds never mix."""
-
-_VNNI_FEATURES = ("avx512vnni", "avxvnni")
+    return host_cpu_name()
 
 
 def host_features() -> str:
-    """This CPU's features as LLVM spells them ("+avx2,+fma,-avx512f,..."),
-    less VNNI where XTC_VNNI=0."""
+    """This CPU's features as LLVM spells them (analysis/host_cpu.py)."""
     _initialize()
-    features = _host_features()
-    if os.environ.get(VNNI_VARIABLE) != "0":
-        return features
-    off = {f"+{name}" for name in _VNNI_FEATURES}
-    return ",".join(f"-{f[1:]}" if f in off else f for f in features.split(","))
-
-
-@functools.cache
-def _host_features() -> str:
-    try:
-        return llvm_binding.get_host_cpu_features().flatten()
-    except RuntimeError:  # not every platform reports them
-        return ""
+    return host_cpu_features()
 
 
 def _make_c_symbols_visible() -> None:

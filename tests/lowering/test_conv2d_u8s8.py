@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xtc import interp, remarks
+from xtc.analysis.host_cpu import VNNI_VARIABLE
 from xtc.driver.compiler import compile_graph
 from xtc.driver.textual_ir import parse_module
-from xtc.runtime.llvm_jit import VNNI_VARIABLE
 
 
 def conv_text(n: int, h: int, w: int, c4: int, blocks: int, k: int, stride: int) -> str:
