@@ -188,7 +188,7 @@ def scheduled(text: str, index: int) -> tuple[ModuleOp, list[np.ndarray], list[n
     return copy, inputs, expected
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(kernel=st.sampled_from(sorted(NATIVE_KERNELS)), index=st.integers(0, 1 << 30))
 def test_random_configs_keep_the_numbers_natively(kernel: str, index: int) -> None:
     found = scheduled(NATIVE_KERNELS[kernel], index)
