@@ -1283,14 +1283,19 @@ def softmax_in(node: Node, x: SSAValue, precision: int | None) -> SSAValue:
     """Softmax over the last axis, computed in the ONNX element type
     `precision` when given."""
     if precision is not None:
-        try:
-            element_type = element_type_of(onnx.helper.tensor_dtype_to_np_dtype(precision))
-        except Exception:
-            node.fail(f"softmax_precision {precision} is not a supported element type")
-        if not is_float(element_type):
-            node.fail(f"softmax_precision {precision} is not a float type")
-        x = cast(node, x, element_type)
+        x = cast(node, x, softmax_precision_type(node, precision))
     return node.emit1(nn.SoftmaxOp, [x], {"axis": int_attr(-1)})
+
+
+def softmax_precision_type(node: Node, precision: int) -> Attribute:
+    """The float element type of the ONNX type number `softmax_precision`."""
+    try:
+        element_type = element_type_of(onnx.helper.tensor_dtype_to_np_dtype(precision))
+    except Exception:
+        node.fail(f"softmax_precision {precision} is not a supported element type")
+    if not is_float(element_type):
+        node.fail(f"softmax_precision {precision} is not a float type")
+    return element_type
 
 
 # ---------------------------------------------------------------------------
@@ -1306,13 +1311,7 @@ def flex_compute_type(node: Node, q: SSAValue) -> Attribute:
     precision = node.attr("softmax_precision")
     if precision is None:
         return f64 if elem(q.type) == f64 else f32
-    try:
-        element_type = element_type_of(onnx.helper.tensor_dtype_to_np_dtype(precision))
-    except Exception:
-        node.fail(f"softmax_precision {precision} is not a supported element type")
-    if not is_float(element_type):
-        node.fail(f"softmax_precision {precision} is not a float type")
-    return element_type
+    return softmax_precision_type(node, precision)
 
 
 def flex_modified(node: Node, name: str, x: SSAValue) -> SSAValue:
