@@ -32,8 +32,8 @@ from xtc.dialects.tir import (
     format_message,
 )
 from xtc.interp import RunTimeFault
-from xtc.interp.graph.random import fresh_entropy
 from xtc.interp.gpu_threads import shared_buffer
+from xtc.interp.graph.random import fresh_entropy
 from xtc.interp.scalar import as_signed, width_of
 from xtc.interp.te import load_element, store_element
 
