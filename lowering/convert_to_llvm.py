@@ -935,7 +935,7 @@ class LowerCycleCounter(LoweringPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.CycleCounterOp, rewriter: PatternRewriter) -> None:
         value = self.emitter(rewriter).value_intrinsic("llvm.readcyclecounter", [], i64)
-        rewriter.replace_op(op, [], [value])
+        rewriter.replace(op, [], [value])
 
 
 def _as_i64(emit: Emitter, value: SSAValue) -> SSAValue:
