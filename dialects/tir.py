@@ -38,6 +38,7 @@ from xdsl.irdl import (
     opt_operand_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
 )
 from xdsl.parser import Parser
@@ -256,4 +257,21 @@ class AssertOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' message has a `{{}}` but the op has no value")
 
 
-TIR = Dialect("tir", [ForOp, PrefetchOp, AssertOp], [])
+@irdl_op_definition
+class CycleCounterOp(IRDLOperation):
+    """A different i64 each time it runs: the CPU's cycle counter natively
+    (`llvm.readcyclecounter`), fresh entropy in the interpreter. What
+    graph.fresh_seed computes. Declares no memory effect trait, so passes
+    keep it where it is and never merge two of them."""
+
+    name = "tir.cycle_counter"
+
+    result = result_def(i64)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[i64])
+
+
+TIR = Dialect("tir", [ForOp, PrefetchOp, AssertOp, CycleCounterOp], [])

@@ -23,9 +23,17 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from xtc.dialects.graph.constant import array_from_attr, numpy_dtype
-from xtc.dialects.tir import OUTPUT_ATTR, AssertOp, ForOp, PrefetchOp, format_message
+from xtc.dialects.tir import (
+    OUTPUT_ATTR,
+    AssertOp,
+    CycleCounterOp,
+    ForOp,
+    PrefetchOp,
+    format_message,
+)
 from xtc.interp import RunTimeFault
 from xtc.interp.gpu_threads import shared_buffer
+from xtc.interp.graph.random import fresh_entropy
 from xtc.interp.scalar import as_signed, width_of
 from xtc.interp.te import load_element, store_element
 
@@ -97,6 +105,13 @@ class TirFunctions(InterpreterFunctions):
             shown = as_signed(value[0], min(64, width_of(op.operands[1].type))) if value else None
             raise RunTimeFault(format_message(op.message.data, shown))
         return ()
+
+    @impl(CycleCounterOp)
+    def run_cycle_counter(
+        self, interpreter: Interpreter, op: CycleCounterOp, args: Args
+    ) -> Results:
+        """Fresh entropy, as graph.fresh_seed in the graph interpreter."""
+        return (fresh_entropy(),)
 
     @impl(memref.LoadOp)
     def run_load(self, interpreter: Interpreter, op: memref.LoadOp, args: Args) -> Results:

@@ -929,6 +929,15 @@ class LowerAssert(LoweringPattern):
         rewriter.erase(op)
 
 
+class LowerCycleCounter(LoweringPattern):
+    """tir.cycle_counter -> `llvm.readcyclecounter` (x86's rdtsc)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.CycleCounterOp, rewriter: PatternRewriter) -> None:
+        value = self.emitter(rewriter).value_intrinsic("llvm.readcyclecounter", [], i64)
+        rewriter.replace(op, [], [value])
+
+
 def _as_i64(emit: Emitter, value: SSAValue) -> SSAValue:
     """An integer or index value as a signed i64."""
     width = int_width(value.type)
@@ -1046,6 +1055,7 @@ def _operation_patterns(externals: Externals) -> list[RewritePattern]:
         LowerCopy,
         LowerPrefetch,
         LowerAssert,
+        LowerCycleCounter,
         LowerCall,
         LowerReturn,
         LowerBranch,
@@ -1063,7 +1073,7 @@ class ConvertToLLVM(ModulePass):
     convert-tir-to-cf first), scalar `arith` and
     `math` ops (index is i64; unsigned integers reach arith through
     `unrealized_conversion_cast`), `memref.load/store/alloc/alloca/dealloc/
-    copy/view/global/get_global`, `tir.prefetch` and `tir.assert`; llvm ops
+    copy/view/global/get_global`, `tir.prefetch`, `tir.assert` and `tir.cycle_counter`; llvm ops
     (vector code, parallel launches) may already be there.
 
     Produces: `llvm` ops only (and the vector ops of `llvm_ext`). Every
@@ -1080,7 +1090,8 @@ class ConvertToLLVM(ModulePass):
     as a byte. Integer division by zero gives 0
     instead of trapping. A `tir.assert` is a call of `@xtc_check` with its
     message as constant strings `@xtc_text_<n>` (runtime/faults.py defines
-    the check, and the fault record it writes).
+    the check, and the fault record it writes). `tir.cycle_counter` is
+    `llvm.readcyclecounter`.
     """
 
     name = "convert-to-llvm"

@@ -34,7 +34,7 @@ def compute_rule(*op_classes: type[GraphOp]) -> Callable[[_R], _R]:
 
 def load_builtin_compute_rules() -> dict[type[GraphOp], ComputeRule]:
     """xtc's compute rules (importing the category modules registers them)."""
-    from xtc.ops import elementwise, nn, reduce, tensor  # noqa: F401
+    from xtc.ops import elementwise, nn, random, reduce, tensor  # noqa: F401
 
     return COMPUTE_RULES
 

@@ -5,11 +5,11 @@ an op is registered by being written."""
 
 from xdsl.ir import Dialect
 
-from xtc.dialects.graph import constant, elementwise, nn, reduce, tensor
+from xtc.dialects.graph import constant, elementwise, nn, random, reduce, tensor
 from xtc.dialects.graph.base import GraphOp, defined_ops
 from xtc.dialects.graph.control import CONTROL_OPS
 
-CATEGORIES = (constant, elementwise, nn, tensor, reduce)
+CATEGORIES = (constant, elementwise, nn, tensor, reduce, random)
 """The modules of the graph ops, one per category."""
 
 GRAPH_OPS: tuple[type[GraphOp], ...] = tuple(

@@ -131,3 +131,17 @@ func.func @int4_copy(%x: memref<2xi4>, %y: memref<2xi4>) {
   memref.store %a, %y[%c0] : memref<2xi4>
   func.return
 }
+
+// -----
+
+// tir.cycle_counter (graph.fresh_seed's kernel) reads the CPU's cycle counter.
+// CHECK-LABEL: llvm.func @fresh_seed(
+// CHECK:         %[[T:.*]] = llvm.call_intrinsic "llvm.readcyclecounter"() : () -> i64
+// CHECK-NEXT:    llvm.store %[[T]], %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr
+// IR-LABEL: define void @"fresh_seed"(
+// IR:         call i64 @"llvm.readcyclecounter"()
+func.func @fresh_seed(%y: memref<i64>) {
+  %t = tir.cycle_counter : i64
+  memref.store %t, %y[] : memref<i64>
+  func.return
+}

@@ -83,6 +83,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         elementwise,
         nn,
         quantize,
+        random,
         recurrent,
         reduce,
         sequence,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import onnx
@@ -487,38 +486,3 @@ def convert_is_inf(node: Node) -> Sequence[SSAValue | None]:
     return [node.constant(np.zeros(node.shape(0), np.bool_))]
 
 
-# ---------------------------------------------------------------------------
-# Dropout.
-
-
-@converts("Dropout")
-def convert_dropout(node: Node) -> Sequence[SSAValue | None]:
-    """Inference only: the output is the input and the mask all true."""
-    x = node.input(0)
-    if node.opset < 12:
-        ratio: float | None = node.attr("ratio", 0.5)
-    else:
-        given = node.const(1)
-        ratio = 0.5 if not node.has_input(1) else None if given is None else first(given)
-        check_inference_mode(node, ratio)
-    props = {"ratio": float_attr(ratio)} if ratio is not None and 0 <= ratio < 1 else {}
-    output = node.emit1(ew.DropoutOp, [x], props)
-    if len(node.proto.output) < 2 or not node.proto.output[1]:
-        return [output]
-    mask_type = node.dtype(0) if node.opset < 10 else np.dtype(np.bool_)
-    return [output, node.constant(np.ones(node.shape(0), mask_type))]
-
-
-def first(array: np.ndarray) -> Any:
-    """The first element of a constant scalar (rank 0 or 1)."""
-    return array.reshape(-1)[0].item()
-
-
-def check_inference_mode(node: Node, ratio: float | None) -> None:
-    if not node.has_input(2):
-        return
-    training = node.const(2)
-    if training is None:
-        node.fail_not_constant(2, "training_mode (input 2)", "xtc compiles for inference")
-    if bool(first(training)) and ratio != 0:
-        node.fail("training_mode is true: random dropout masks are not supported")

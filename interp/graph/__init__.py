@@ -6,6 +6,7 @@ from xtc.interp.graph.constant import ConstantFunctions
 from xtc.interp.graph.control import ControlFunctions
 from xtc.interp.graph.elementwise import ElementwiseFunctions
 from xtc.interp.graph.nn import NnFunctions
+from xtc.interp.graph.random import RandomFunctions
 from xtc.interp.graph.reduce import ReduceFunctions
 from xtc.interp.graph.tensor import TensorFunctions
 
@@ -15,5 +16,6 @@ GRAPH_FUNCTIONS: list[type[InterpreterFunctions]] = [
     NnFunctions,
     TensorFunctions,
     ReduceFunctions,
+    RandomFunctions,
     ControlFunctions,
 ]

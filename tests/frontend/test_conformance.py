@@ -126,7 +126,7 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
     """`--target cuda` on two cases xtc runs and one op it lacks: the cuda
     column builds and checks what the CPU interpreter passes."""
     report = tmp_path / "cuda.json"
-    sample = r"^test_(relu|softmax_axis_1|bernoulli)$"
+    sample = r"^test_(relu|softmax_axis_1|regex_full_match_basic)$"
     run = subprocess.run(
         [
             sys.executable,
@@ -154,8 +154,8 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
         ("test_relu", "cuda"): "passed",
         ("test_softmax_axis_1", "interp"): "passed",
         ("test_softmax_axis_1", "cuda"): "passed",
-        ("test_bernoulli", "interp"): "unsupported",
-        ("test_bernoulli", "cuda"): "unsupported",
+        ("test_regex_full_match_basic", "interp"): "unsupported",
+        ("test_regex_full_match_basic", "cuda"): "unsupported",
     }
     lines = run.stdout.strip().splitlines()
     accepted = "ptxas-accepted 2 (ptxas -arch=sm_90:" if shutil.which("ptxas") else "not on PATH"

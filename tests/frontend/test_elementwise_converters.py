@@ -419,14 +419,18 @@ def test_dropout_with_runtime_ratio_at_inference() -> None:
     check(model_of("Dropout", {"x": x, "r": r}, opset=13), {"x": x, "r": r})
 
 
-def test_dropout_refuses_training_mode() -> None:
+def test_dropout_needs_constant_training_mode_and_then_ratio() -> None:
+    """Training mode draws a mask (tests/frontend/test_random_converters.py)
+    against a ratio known at import (a SpecializingModel specializes both)."""
     x = floats(4)
-    constants = {"r": np.array(0.2, np.float32), "t": np.array(True)}
-    with pytest.raises(OnnxImportError, match=r"Dropout node .*training_mode is true"):
-        import_model(model_of("Dropout", {"x": x}, opset=13, constants=constants))
     runtime = {"x": x, "r": np.array(0.2, np.float32), "t": np.array(True)}
     with pytest.raises(OnnxImportError, match=r"training_mode \(input 2\) must be a constant"):
         import_model(model_of("Dropout", runtime, opset=13))
+    model = model_of(
+        "Dropout", {"x": x, "r": runtime["r"]}, opset=13, constants={"t": runtime["t"]}
+    )
+    with pytest.raises(OnnxImportError, match=r"ratio \(input 1\) must be a constant"):
+        import_model(model)
 
 
 def test_dropout_in_training_mode_with_ratio_zero_is_the_identity() -> None:

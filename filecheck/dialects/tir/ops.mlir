@@ -58,3 +58,10 @@ func.func @assert(%ok: i1, %i: i64, %at: index, %b: i8) {
   tir.assert %ok, "small {}", %b : i8
   func.return
 }
+
+// CHECK-LABEL: func.func @cycle_counter
+// CHECK:         %{{.*}} = tir.cycle_counter : i64
+func.func @cycle_counter() -> i64 {
+  %0 = tir.cycle_counter : i64
+  func.return %0 : i64
+}
