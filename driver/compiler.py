@@ -221,6 +221,7 @@ def _compile_model(
                 if specialized is None:
                     raise
                 return specialized
+        _refuse_string_outputs(module, model)
         compiled = _compile_graph(
             module,
             replace(options, jobs=workers),
@@ -233,6 +234,24 @@ def _compile_model(
             with timer.scope("compile cache store"):
                 _store_model(store, key, compiled)
     return compiled
+
+
+def _refuse_string_outputs(
+    module: ModuleOp, model: onnx.ModelProto | str | os.PathLike[str]
+) -> None:
+    """A compiled model returns tensors: an output of strings (computed at
+    import, frontend/converters/strings.py) is refused."""
+    from xtc.frontend.onnx import load_model
+    from xtc.frontend.structured import output_layouts
+
+    for index, layout in enumerate(output_layouts(module) or []):
+        if layout.kind == "string":
+            name = load_model(model).graph.output[index].name
+            raise CompileError(
+                f"output '{name}' holds strings, which xtc computes at import: a compiled model "
+                "returns tensors only (xtc.driver.onnx_backend.specializing_model(model, "
+                "'native') returns strings)"
+            )
 
 
 def _specialized(

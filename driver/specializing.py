@@ -31,6 +31,7 @@ runtime/specialized_model.py SpecializedModel).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -157,7 +158,7 @@ class SpecializingModel:
         symbolic ones."""
         return (
             tuple(
-                (n, values[n].dtype.str, values[n].shape, values[n].tobytes())
+                (n, values[n].dtype.str, values[n].shape, _value_bytes(values[n]))
                 for n in self.specialized_inputs
             )
             + tuple((n, "", values[n].shape, b"") for n in self.symbolic_inputs)
@@ -215,6 +216,14 @@ def _structured(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [np.asarray(item) for item in value]
     return np.asarray(value)
+
+
+def _value_bytes(array: np.ndarray) -> bytes:
+    """An array's value for the key: its bytes, or for strings (objects,
+    whose bytes are addresses) their text."""
+    if array.dtype.kind == "O":
+        return json.dumps([str(s) for s in array.reshape(-1)]).encode()
+    return array.tobytes()
 
 
 def _dtypes(value: Any) -> bytes:

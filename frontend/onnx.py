@@ -38,8 +38,10 @@ from xtc.frontend.converters import (
     ONNX_DOMAINS,
     AbsentValue,
     Importer,
+    NeedsConstantError,
     OnnxImportError,
     SequenceValue,
+    StringValue,
     Value,
     convert_node,
     load_builtin_converters,
@@ -386,6 +388,12 @@ def _input_types(
         if not is_tensor_type(value_info.type):
             result += _structured_args(value_info, layouts)
             continue
+        if tensor_type.elem_type == onnx.TensorProto.STRING:
+            raise NeedsConstantError(
+                f"input '{value_info.name}' holds strings, which xtc computes at import: "
+                "its value must be given (xtc.compile and `xtc conformance` specialize on it)",
+                value_info.name,
+            )
         element = _element_type(tensor_type.elem_type, f"input '{value_info.name}'")
         if value_info.name in input_shapes:
             shape = [int(d) for d in input_shapes[value_info.name]]
@@ -457,6 +465,9 @@ def import_model(
             array = numpy_helper.to_array(tensor)
         except Exception as e:
             raise OnnxImportError(f"initializer '{name}' cannot be read: {e}") from None
+        if tensor.data_type == onnx.TensorProto.STRING:
+            importer.values[name] = StringValue(array)
+            continue
         _element_type(tensor.data_type, f"initializer '{name}'")
         importer.values[name] = importer.add_constant(array, name, name)
 
@@ -476,6 +487,8 @@ def import_model(
             output_layouts.append(Layout("sequence", tuple(() for _ in value.items)))
         elif isinstance(value, AbsentValue):
             output_layouts.append(Layout("absent"))
+        elif isinstance(value, StringValue):
+            output_layouts.append(Layout.of_strings(value.array))
         else:
             results.append(value)
             result_names.append(output.name)
@@ -509,12 +522,38 @@ def frozen_inputs(
         elem_type = declared[name].type.tensor_type.elem_type
         dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
         array = np.asarray(value)
+        if elem_type == onnx.TensorProto.STRING:
+            array = _string_array(name, array)
         if array.dtype != dtype:
             raise OnnxImportError(
                 f"frozen input '{name}' has dtype {array.dtype}, the model declares {dtype}"
             )
         tensors[name] = numpy_helper.from_array(array, name)
     return tensors
+
+
+def _string_array(name: str, array: np.ndarray) -> np.ndarray:
+    """A value given for a string input as str objects: numpy str arrays
+    and UTF-8 bytes are taken too."""
+    if array.dtype.kind not in "OUS":
+        raise OnnxImportError(
+            f"frozen input '{name}' has dtype {array.dtype}, the model declares strings"
+        )
+    strings = np.empty(array.shape, dtype=object)
+    for at, item in np.ndenumerate(array):
+        if isinstance(item, bytes):
+            try:
+                item = item.decode("utf-8")
+            except UnicodeDecodeError:
+                raise OnnxImportError(
+                    f"frozen input '{name}' holds bytes that are not UTF-8"
+                ) from None
+        if not isinstance(item, str):
+            raise OnnxImportError(
+                f"frozen input '{name}' holds a {type(item).__name__}, where strings are declared"
+            )
+        strings[at] = item
+    return strings
 
 
 def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:

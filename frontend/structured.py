@@ -12,6 +12,7 @@ the flat results.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,27 +22,47 @@ import onnx
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 
-Kind = Literal["tensor", "sequence", "absent"]
+Kind = Literal["tensor", "sequence", "absent", "string"]
 
 OUTPUT_LAYOUT = "graph.output_layout"
 """The `@main` attribute listing each graph output's layout ("tensor",
-"sequence:3", "absent"); set only when an output is not a tensor."""
+"sequence:3", "absent", 'string:[[2], ["a", "b"]]'); set only when an output
+is not a tensor."""
 
 
 @dataclass(frozen=True)
 class Layout:
     """How a graph value is passed as tensors: one tensor, a sequence of
-    tensors of `shapes`, or nothing (an optional without a value)."""
+    tensors of `shapes`, or nothing (an optional without a value, or a
+    string tensor of shape `shapes[0]` whose values, known at import, are
+    `strings` in row-major order)."""
 
     kind: Kind
     shapes: tuple[tuple[int, ...], ...] = ()
+    strings: tuple[str, ...] = ()
+
+    @staticmethod
+    def of_strings(array: np.ndarray) -> Layout:
+        """The layout of a string output of value `array`."""
+        return Layout("string", (array.shape,), tuple(str(s) for s in array.reshape(-1)))
+
+    def string_value(self) -> np.ndarray:
+        """A string layout's value: str objects of its shape."""
+        array = np.empty(len(self.strings), dtype=object)
+        array[:] = self.strings
+        return array.reshape(self.shapes[0])
 
     def __str__(self) -> str:
+        if self.kind == "string":
+            return "string:" + json.dumps([list(self.shapes[0]), list(self.strings)])
         return f"sequence:{len(self.shapes)}" if self.kind == "sequence" else self.kind
 
     @staticmethod
     def parse(text: str) -> Layout:
         """The layout `str` wrote (sequence item shapes are not kept)."""
+        if text.startswith("string:"):
+            shape, strings = json.loads(text.removeprefix("string:"))
+            return Layout("string", (tuple(shape),), tuple(strings))
         if text.startswith("sequence:"):
             return Layout("sequence", ((),) * int(text.removeprefix("sequence:")))
         if text not in ("tensor", "absent"):
@@ -119,7 +140,8 @@ def output_layouts(module: ModuleOp) -> list[Layout] | None:
 
 def regroup(flat: Sequence[np.ndarray], layouts: Sequence[Layout]) -> list[Any]:
     """The flat results as the graph's outputs: a tensor, a list of tensors
-    for a sequence, None for an absent optional."""
+    for a sequence, None for an absent optional, the strings of a string
+    output."""
     outputs: list[Any] = []
     position = 0
     for layout in layouts:
@@ -129,6 +151,8 @@ def regroup(flat: Sequence[np.ndarray], layouts: Sequence[Layout]) -> list[Any]:
         elif layout.kind == "sequence":
             outputs.append(list(flat[position : position + len(layout.shapes)]))
             position += len(layout.shapes)
+        elif layout.kind == "string":
+            outputs.append(layout.string_value())
         else:
             outputs.append(None)
     return outputs

@@ -274,6 +274,9 @@ def _folder(index: int) -> str:
 
 
 def _to_json(value: np.ndarray) -> dict[str, Any]:
+    if value.dtype.kind in "OUS":  # the value of a string input: str objects
+        data = [s.decode("utf-8") if isinstance(s, bytes) else str(s) for s in value.ravel()]
+        return {"dtype": "object", "shape": list(value.shape), "data": data}
     return {"dtype": value.dtype.name, "shape": list(value.shape), "data": value.ravel().tolist()}
 
 

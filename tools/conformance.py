@@ -186,7 +186,7 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
     expected = np.asarray(expected)
     got = np.asarray(got)
     if expected.dtype.kind in "OSU":
-        return f"output '{name}' has non-numeric type {expected.dtype}"
+        return _compare_strings(name, got, expected)
     if got.shape != expected.shape:
         return f"output '{name}' has shape {list(got.shape)}, expected {list(expected.shape)}"
     if got.dtype != expected.dtype:
@@ -205,6 +205,25 @@ def _compare(name: str, got: Any, expected: Any, rtol: float, atol: float) -> st
         return ""
     if not np.array_equal(got, expected):
         return f"output '{name}' differs in {int((got != expected).sum())} of {got.size} values"
+    return ""
+
+
+def _compare_strings(name: str, got: Any, expected: Any) -> str:
+    """`_compare` for a string output: the same shape and the same str
+    values (bytes read as UTF-8)."""
+
+    def text(value: Any) -> str:
+        return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+    if got.dtype.kind not in "OSU":
+        return f"output '{name}' has dtype {got.dtype}, expected strings"
+    if got.shape != expected.shape:
+        return f"output '{name}' has shape {list(got.shape)}, expected {list(expected.shape)}"
+    differ = [
+        text(g) != text(e) for g, e in zip(got.reshape(-1), expected.reshape(-1), strict=True)
+    ]
+    if any(differ):
+        return f"output '{name}' differs in {sum(differ)} of {got.size} strings"
     return ""
 
 

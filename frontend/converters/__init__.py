@@ -41,7 +41,9 @@ class NeedsConstantError(OnnxImportError):
         self.value = value
 
 
-Converter = Callable[["Node"], Sequence["SSAValue | SequenceValue | AbsentValue | None"]]
+Converter = Callable[
+    ["Node"], Sequence["SSAValue | SequenceValue | AbsentValue | StringValue | None"]
+]
 OpKey = tuple[str, str]
 """An ONNX op as (domain, op type); the ONNX domain is "" ("ai.onnx" too)."""
 CONVERTERS: dict[OpKey, Converter] = {}
@@ -88,6 +90,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         reduce,
         sequence,
         signal,
+        strings,
         tensor,
         text,
     )
@@ -114,7 +117,18 @@ class AbsentValue:
     type_proto: onnx.TypeProto | None = None
 
 
-Value = SSAValue | SequenceValue | AbsentValue
+@dataclass(frozen=True, eq=False)
+class StringValue:
+    """An ONNX string tensor, resolved at import: `array` holds Python str
+    objects (dtype object). xtc has no string buffers at run time: a string
+    graph input is specialized on its value, the string ops compute at
+    import (frontend/converters/strings.py), and a string graph output is
+    returned from this value (frontend/structured.py)."""
+
+    array: np.ndarray
+
+
+Value = SSAValue | SequenceValue | AbsentValue | StringValue
 """What an ONNX name stands for at import."""
 
 
@@ -187,6 +201,11 @@ class Node:
             self.fail(f"input {i} is a sequence, where a tensor is expected")
         if isinstance(value, AbsentValue):
             self.fail(f"input {i} is an optional without a value, where a tensor is expected")
+        if isinstance(value, StringValue):
+            self.fail(
+                f"input {i} holds strings, which xtc computes at import in its string ops "
+                "only (StringConcat, StringSplit, StringNormalizer, RegexFullMatch, Equal)"
+            )
         return value
 
     def value(self, i: int) -> Value:
@@ -200,6 +219,13 @@ class Node:
         if not isinstance(value, SequenceValue):
             self.fail(f"input {i} is not a sequence, where a sequence is expected")
         return value
+
+    def strings(self, i: int) -> np.ndarray:
+        """Input `i`, a string tensor known at import (str objects)."""
+        value = self.value(i)
+        if not isinstance(value, StringValue):
+            self.fail(f"input {i} must hold strings")
+        return value.array
 
     def optional_input(self, i: int) -> SSAValue | None:
         return self.input(i) if self.has_input(i) else None

@@ -45,7 +45,7 @@ from xtc.dialects.graph.base import (
 )
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.dialects.graph.elementwise import E8M0_ROUND_MODES
-from xtc.frontend.converters import Node, Value, converts
+from xtc.frontend.converters import Node, StringValue, Value, converts
 
 UNARY: dict[str, type[GraphOp]] = {
     "Relu": ew.ReluOp,
@@ -161,7 +161,11 @@ def convert_unary(node: Node) -> Sequence[Value | None]:
 
 
 @converts(*BINARY)
-def convert_binary(node: Node) -> Sequence[SSAValue | None]:
+def convert_binary(node: Node) -> Sequence[Value | None]:
+    if node.op_type == "Equal" and isinstance(node.value(0), StringValue):
+        from xtc.frontend.converters.strings import equal_strings
+
+        return [equal_strings(node)]
     return node.emit(BINARY[node.op_type], [node.input(0), node.input(1)])
 
 

@@ -33,7 +33,8 @@ from xtc.dialects.graph.base import (
     str_attr,
 )
 from xtc.dialects.graph.constant import element_type_of, numpy_dtype
-from xtc.frontend.converters import Node, converts
+from xtc.frontend.converters import Node, StringValue, Value, converts
+from xtc.frontend.converters.strings import string_tensor
 
 Outputs = Sequence[SSAValue | None]
 
@@ -337,7 +338,7 @@ def _sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
 
 
 @converts("Constant")
-def convert_constant(node: Node) -> Outputs:
+def convert_constant(node: Node) -> Sequence[Value | None]:
     value: np.ndarray
     if node.has_attr("value"):
         value = node.attr("value")
@@ -351,10 +352,14 @@ def convert_constant(node: Node) -> Outputs:
         value = np.array(node.attr("value_ints"), np.int64)
     elif node.has_attr("sparse_value"):
         value = _sparse_to_dense(node.attr("sparse_value"))
-    elif node.has_attr("value_string") or node.has_attr("value_strings"):
-        node.fail("string constants are not supported")
+    elif node.has_attr("value_string"):
+        return [StringValue(string_tensor(node.attr("value_string")))]
+    elif node.has_attr("value_strings"):
+        return [StringValue(string_tensor(node.attr("value_strings")))]
     else:
         node.fail("has no value attribute")
+    if value.dtype == object:  # a string tensor
+        return [StringValue(string_tensor(value))]
     return [_new_constant(node, value)]
 
 

@@ -250,3 +250,14 @@ def test_bfloat16_outputs_are_compared_within_two_ulps_as_onnx_runner_does() -> 
     assert "1 of 3 values" in _compare("y", far, expected, rtol=1e-3, atol=1e-7)
     f32 = np.array([1.0, 0.5], np.float32)
     assert _compare("y", f32 * np.float32(1.0078125), f32, rtol=1e-3, atol=1e-7) != ""
+
+
+def test_string_outputs_are_compared_by_their_text() -> None:
+    from xtc.tools.conformance import _compare
+
+    expected = np.array(["abc", "中"], dtype=object)
+    assert _compare("y", np.array(["abc", "中"]), expected, rtol=0, atol=0) == ""
+    assert _compare("y", np.array([b"abc", "中".encode()], dtype=object), expected, 0, 0) == ""
+    assert "1 of 2 strings" in _compare("y", np.array(["abc", "x"], dtype=object), expected, 0, 0)
+    assert "shape [1, 2]" in _compare("y", expected.reshape(1, 2), expected, 0, 0)
+    assert "expected strings" in _compare("y", np.zeros(2), expected, 0, 0)
