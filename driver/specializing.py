@@ -356,6 +356,8 @@ class CompilingSpecializedModel(SpecializedModel):
 
     def _compile(self, values: Mapping[str, np.ndarray]) -> CompiledModel | CudaModel:
         runner = self.learner.specialize(values)
+        if isinstance(runner, _Regrouping):
+            runner = runner.runner  # xtc.compile returns a sequence output flattened
         assert isinstance(runner, _Compiled)
         self.specialized_inputs = list(self.learner.specialized_inputs)
         frozen = {n: values[n] for n in self.specialized_inputs}

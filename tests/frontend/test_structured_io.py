@@ -145,3 +145,33 @@ def test_a_sequence_output_is_flattened_and_regrouped() -> None:
     flat = [np.full(1, v) for v in range(4)]
     grouped = regroup(flat, [Layout.parse("sequence:2"), Layout("absent"), Layout("tensor")])
     assert grouped[0] == [flat[0], flat[1]] and grouped[1] is None and grouped[2] is flat[2]
+
+
+def split_by_input_model() -> onnx.ModelProto:
+    """SplitToSequence with its split sizes given at run time: xtc.compile
+    specializes on them."""
+    graph = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "sizes"], ["pieces"], axis=0)],
+        "split",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
+            helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_sequence_value_info("pieces", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("sizes", [[1, 3], [2, 2]])
+def test_xtc_compile_of_a_specialized_model_returns_a_sequence_output_flattened(
+    sizes: list[int],
+) -> None:
+    import xtc
+
+    x = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    model = xtc.compile(split_by_input_model(), cache=False)
+    got = model.run({"x": x, "sizes": np.array(sizes, np.int64)})
+    want = np.split(x, np.cumsum(sizes)[:-1], axis=0)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
