@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xtc.dialects.graph.base import elem, type_str
 from xtc.dialects.graph.control import IfOp, LoopOp, YieldOp
 from xtc.dialects.graph.elementwise import IdentityOp
+from xtc.dialects.graph.random import RandomUniformOp
 from xtc.frontend.converters import NeedsConstantError, Node, Value, converts, ssa_name
 
 MAX_ITERATIONS = 1024
@@ -275,6 +276,10 @@ def _loop_region(node: Node, body: onnx.GraphProto, values: list[Value]) -> Sequ
     except NeedsConstantError as needs:
         # a value of the body known at import once unrolled (from the iteration number, say)
         _not_static(node, f"its body needs a constant ({needs})")
+    if any(isinstance(op, RandomUniformOp) for op in block.walk()):
+        # one body converted once would draw the same values every iteration
+        _discard(block)
+        _not_static(node, "its body draws random values, which differ per iteration")
     outputs = _tensors(given)
     if len(given) < 1 + len(carried) or len(outputs) != len(given):
         node.fail(f"its body gives {len(given)} outputs, not {1 + len(carried)} tensors or more")

@@ -55,7 +55,11 @@ def draw(node: Node, shape: Sequence[int], dtype: Attribute, number: int = 0) ->
     or fresh on every run when it has none."""
     seed = node.attr("seed")
     if seed is not None:
-        props = {"seed": int_attr(seed_bits(float(seed))), "stream": int_attr(number)}
+        # A node inlined from a subgraph (an iteration of an unrolled Loop,
+        # say) draws its own stream; a top-level node draws stream `number`.
+        place = node.name.rpartition("/")[0]
+        stream = (zlib.crc32(place.encode()) if place else 0) * 4 + number
+        props = {"seed": int_attr(seed_bits(float(seed))), "stream": int_attr(stream)}
         operands: list[SSAValue] = []
     else:
         # Another node's draws come from other streams (and the run's entropy).

@@ -168,3 +168,62 @@ def test_bad_attributes_are_refused_with_the_node_named() -> None:
     x = np.zeros((2, 3, 4), np.float32)
     with pytest.raises(OnnxImportError, match=r"must be \[batch_size, class_size\]"):
         import_model(one_node_model("Multinomial", {"x": x}, opset=22))
+
+
+def random_loop_model(accumulate: bool) -> onnx.ModelProto:
+    """A Loop whose trip count is an input and whose body draws a seeded
+    RandomUniformLike each iteration: added to the carried value
+    (`accumulate`), else stacked as a scan output."""
+    from onnx import TensorProto, helper
+
+    carry = helper.make_node("Add" if accumulate else "Identity",
+                             ["x_in", "draw"] if accumulate else ["x_in"], ["x_out"])  # fmt: skip
+    body = helper.make_graph(
+        [
+            helper.make_node("RandomUniformLike", ["x_in"], ["draw"], seed=5.0),
+            carry,
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [8]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [8]),
+            *(
+                []
+                if accumulate
+                else [helper.make_tensor_value_info("draw", TensorProto.FLOAT, [8])]
+            ),
+        ],
+    )
+    outputs = ["x_final"] if accumulate else ["x_final", "draws"]
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "x"], outputs, body=body)],
+        "random_loop",
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [8]),
+        ],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in outputs],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+
+
+@pytest.mark.parametrize("path", ["interp", "native"])
+def test_each_iteration_of_a_loop_draws_its_own_values(path: str) -> None:
+    """A body converted once (a graph.loop) would draw the same values in
+    every iteration: such a loop is unrolled on its trip count instead."""
+    from xtc.driver.onnx_backend import specializing_model
+
+    x = np.zeros(8, np.float32)
+    _, draws = specializing_model(random_loop_model(False), path).run([np.array(3, np.int64), x])
+    assert draws.shape == (3, 8)
+    assert len({row.tobytes() for row in draws}) == 3
+    summing = specializing_model(random_loop_model(True), path)
+    (once,) = summing.run([np.array(1, np.int64), x])
+    (twice,) = summing.run([np.array(2, np.int64), x])
+    assert not np.allclose(twice - once, once)
