@@ -28,6 +28,7 @@ from typing import cast
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as llvm_convert
 from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
+from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -156,13 +157,35 @@ def _translate_addrspacecast(
     values[cast_op.res] = cast(ir.Value, generic)
 
 
+def _translate_call_intrinsic(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    """xDSL declares an intrinsic with the argument types of its first call;
+    llvmlite types a global's address by the global ([4 x float]*), so the
+    next call with another global (an llvm.memcpy of an [4 x i64]) would
+    be refused. Declared first here with untyped pointers, it takes both."""
+    call = cast(llvm.CallIntrinsicOp, op)
+    name = call.intrin.data
+    if name not in builder.module.globals:
+        arguments = [_untyped(values[a].type) for a in call.args]
+        result = ir.VoidType() if call.ress is None else convert_type(call.ress.type)
+        ir.Function(builder.module, ir.FunctionType(result, arguments), name=name)
+    xdsl_convert_op(op, builder, values)
+
+
+def _untyped(t: ir.Type) -> ir.Type:
+    return ir.PointerType(addrspace=t.addrspace) if isinstance(t, ir.PointerType) else t
+
+
 EXTENSION_TRANSLATIONS: dict[type[Operation], ExtensionTranslation] = {
+    llvm.CallIntrinsicOp: _translate_call_intrinsic,
     llvm_ext.AddrSpaceCastOp: _translate_addrspacecast,
     llvm_ext.VectorFCmpOp: _translate_vector_fcmp,
     llvm_ext.VectorSelectOp: _translate_vector_select,
     llvm_ext.ExtractElementOp: _translate_extractelement,
 }
-"""The LLVM instruction of each `llvm_ext` op (dialects/llvm_ext.py)."""
+"""The LLVM instruction of each `llvm_ext` op (dialects/llvm_ext.py), and of
+the llvm ops whose xDSL translation needs help."""
 
 
 TRANSLATED_BY = "convert_op"

@@ -114,6 +114,28 @@ def test_one_math_function_on_two_float_types() -> None:
             assert_close_to_scale(got, want, rtol=1e-5)
 
 
+def test_constant_outputs_of_two_element_types_are_copied_out() -> None:
+    """Each output is an llvm.memcpy from its global ([4 x float] and
+    [4 x i64]): one intrinsic declaration serves both."""
+    helper, tp = onnx.helper, onnx.TensorProto
+    a = np.array([1.5, 2.5, 3.0, 4.0], np.float32)
+    b = np.array([1, 2, 3, 4], np.int64)
+    model = _one_graph(
+        [
+            helper.make_node("Constant", [], ["a"], value=onnx.numpy_helper.from_array(a)),
+            helper.make_node("Constant", [], ["b"], value=onnx.numpy_helper.from_array(b)),
+        ],
+        [],
+        [
+            helper.make_tensor_value_info("a", tp.FLOAT, [4]),
+            helper.make_tensor_value_info("b", tp.INT64, [4]),
+        ],
+    )
+    got_a, got_b = xtc.compile(model, cache=False).run([])
+    np.testing.assert_array_equal(got_a, a)
+    np.testing.assert_array_equal(got_b, b)
+
+
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_resize_x2_of_a_14_wide_image_splits_its_loops(mode: str) -> None:
     """The 28-wide output loop is split by the default schedule while an
