@@ -407,13 +407,13 @@ def test_a_scan_longer_than_the_unroll_limit_is_a_graph_loop(reverse: int, out_a
 
 
 def test_an_unsupported_node_in_a_body_is_named_with_its_place() -> None:
-    then = branch("then", helper.make_node("ImageDecoder", ["x"], ["u"]), "u")
+    then = branch("then", helper.make_node("MaxRoiPool", ["x"], ["u"]), "u")
     other = branch("else", helper.make_node("Identity", ["x"], ["v"]), "v")
     node = helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=other)
     m = model([node], [tensor("x", [3])], ["y"], {"c": np.array(True)})
     with pytest.raises(
         OnnxImportError,
-        match=r"ImageDecoder node .pick/then_branch/ImageDecoder_0. .*is not supported",
+        match=r"MaxRoiPool node .pick/then_branch/MaxRoiPool_0. .*is not supported",
     ):
         import_model(m)
 
