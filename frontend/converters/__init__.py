@@ -93,6 +93,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         strings,
         tensor,
         text,
+        training,
     )
 
     return CONVERTERS
