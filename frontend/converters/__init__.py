@@ -83,6 +83,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         control,
         detection,
         elementwise,
+        ml,
         nn,
         quantize,
         random,
