@@ -82,7 +82,9 @@ def convert_array_feature_extractor(node: Node) -> Outputs:
             node.fail_not_constant(1, "Y (input 1)", "X holds strings, which xtc selects at import")
         array = value.array
         picked = np.take(array, indices.reshape(-1), axis=-1)
-        return [StringValue(string_tensor(picked.reshape(_extracted_shape(array.shape, picked))))]
+        return [
+            StringValue(string_tensor(picked.reshape(_extracted_shape(array.shape, picked.shape))))
+        ]
     x = node.input(0)
     if dtype_of(node.input(1)).kind not in "iu":
         node.fail(f"Y {node.type_str(1)} must hold integer indices")
@@ -157,10 +159,11 @@ def label_mapping(node: Node) -> Mapping:
         default = node.attr("default_int64", -1)
     else:
         default = node.attr("default_float", -0.0)
-    # A key given twice maps to its last value, as a dict built from the pairs does.
-    last = {key: position for position, key in enumerate(keys.tolist())}
-    kept = sorted(last.values())
-    return Mapping(keys[kept], values[kept], default)
+    # onnxruntime maps a key given twice to its first value, onnx.reference to its last.
+    unique, counts = np.unique(keys, return_counts=True)
+    if (counts > 1).any():
+        node.fail(f"key {unique[counts > 1].tolist()[0]!r} is given more than once")
+    return Mapping(keys, values, default)
 
 
 @converts("LabelEncoder", domain=ML_DOMAIN)
@@ -207,7 +210,7 @@ def encode_numbers(node: Node, x: SSAValue, mapping: Mapping) -> SSAValue:
         node,
         matches,
         node.constant(np.arange(len(keys), dtype=np.int64)),
-        node.constant(np.int64(len(keys))),
+        node.constant(np.array(len(keys), np.int64)),
     )
     first = reduce(node, rd.ReduceMinOp, positions, [rank], keepdims=False)
     return node.emit1(tn.GatherOp, [table, first], {"axis": int_attr(0)})
@@ -220,9 +223,17 @@ def encode_numbers(node: Node, x: SSAValue, mapping: Mapping) -> SSAValue:
 # count of false branches equals the path's length exactly where the row
 # follows it. The rows × paths matrix of 0/1 then weights the targets.
 
-SPLIT_MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
+COMPARISONS = (
+    ew.LessEqualOp,  # BRANCH_LEQ
+    ew.LessOp,  # BRANCH_LT
+    ew.GreaterEqualOp,  # BRANCH_GTE
+    ew.GreaterOp,  # BRANCH_GT
+    ew.EqualOp,  # BRANCH_EQ
+    ew.NotEqualOp,  # BRANCH_NEQ
+)
+"""The comparison of each split mode, by its number."""
 MEMBER_MODE = 6
-COMPARISONS = (ew.LessEqualOp, ew.LessOp, ew.GreaterEqualOp, ew.GreaterOp, ew.EqualOp)
+"""BRANCH_MEMBER: the feature is one of the split's set."""
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 MAX_PATHS = 1 << 16
 """The most root-to-leaf paths a TreeEnsemble may have: the dense form
@@ -385,8 +396,6 @@ def split_outcomes(node: Node, x: SSAValue, trees: Trees) -> SSAValue:
                 ew.GreaterOp,
                 [reduce(node, rd.ReduceMaxOp, hits, [2], keepdims=False), scalar(node, 0, x)],
             )
-        elif mode == SPLIT_MODES.index("BRANCH_NEQ"):
-            taken = node.emit1(ew.NotEqualOp, [values, node.constant(trees.splits)])
         else:
             taken = node.emit1(COMPARISONS[mode], [values, node.constant(trees.splits)])
         outcome = (
@@ -441,13 +450,18 @@ def convert_tree_ensemble(node: Node) -> Outputs:
         if name == "AVERAGE":
             total = div(node, total, scalar(node, len(trees.roots), x))
         return [total]
-    # MIN, MAX: over the followed paths of each target, from the type's extreme.
+    # MIN, MAX: over the followed paths of each target; 0 for a target that
+    # none reaches, as onnxruntime gives (onnx.reference leaves the type's extreme).
     info = np.finfo(dtype)
     start = info.max if name == "MIN" else info.min
     of_target = np.arange(trees.targets)[:, None] == targets[None, :]  # targets × paths
+    reaching = matmul(
+        node, cast(node, followed, elem(x.type)), node.constant(of_target.T.astype(dtype))
+    )
+    reached = node.emit1(ew.GreaterOp, [reaching, scalar(node, 0, x)])
     followed = node.emit1(tn.UnsqueezeOp, [followed], {"axes": ints_attr([1])})
     counted = node.emit1(ew.AndOp, [followed, node.constant(of_target)])
     candidates = where(node, counted, node.constant(weights), scalar(node, start, x))
     reduction = rd.ReduceMinOp if name == "MIN" else rd.ReduceMaxOp
     result = reduce(node, reduction, candidates, [2], keepdims=False)
-    return [reshape(node, result, (rows, trees.targets))]
+    return [where(node, reached, reshape(node, result, (rows, trees.targets)), scalar(node, 0, x))]
