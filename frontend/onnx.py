@@ -95,11 +95,20 @@ def load_model(model: onnx.ModelProto | str | os.PathLike[str]) -> onnx.ModelPro
 
 
 def declared_opset(model: onnx.ModelProto) -> int:
-    """The version of the ONNX operator set the model imports."""
+    """The version of the ONNX operator set the model imports. A model whose
+    nodes are all in other domains (ai.onnx.ml, ai.onnx.preview.training, a
+    plugin's) may import none: it gets the newest, which only the converters
+    that build such ops from ONNX ops use."""
     versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
-    if not versions:
-        raise OnnxImportError("the model imports no version of the ONNX operator set")
-    return versions[0]
+    if versions:
+        return versions[0]
+    for index, node in enumerate(model.graph.node):
+        if node.domain in ONNX_DOMAINS:
+            raise OnnxImportError(
+                f"{node.op_type} node '{node.name or f'{node.op_type}_{index}'}' is an ONNX op, "
+                "but the model imports no version of the ONNX operator set"
+            )
+    return onnx.defs.onnx_opset_version()
 
 
 def model_opset(model: onnx.ModelProto) -> int:

@@ -22,6 +22,7 @@ RESULTS_FILE = "conformance.json"
 """The conformance results in docs/reference/ the table is rendered from."""
 REFRESH = "xtc conformance --json docs/reference/conformance.json && python -m xtc.tools.gen_docs"
 DOMAINS = {"": "ai.onnx", "ai.onnx.ml": "ai.onnx.ml", "ai.onnx.preview.training": "training"}
+DOMAIN_OF_LABEL = {label: domain for domain, label in DOMAINS.items()}
 REASON_WIDTH = 160
 
 
@@ -75,7 +76,8 @@ def coverage_page(results: Sequence[Mapping[str, Any]], converters: Iterable[str
         "|---|---|---|---|---|",
     ]
     for domain, op in onnx_ops():
-        label = op if domain == "ai.onnx" else f"{domain}.{op}"
+        # A converter is known by its op's full domain (ai.onnx.preview.training.Adam).
+        label = op if domain == "ai.onnx" else f"{DOMAIN_OF_LABEL[domain]}.{op}"
         mine = by_op.get(op, [])
         ok = sum(c["status"] == "passed" for c in mine)
         failures = Counter(_pattern(reason(c["detail"])) for c in mine if c["status"] != "passed")

@@ -84,6 +84,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         detection,
         elementwise,
         image,
+        ml,
         nn,
         quantize,
         random,
@@ -94,6 +95,7 @@ def load_builtin_converters() -> dict[OpKey, Converter]:
         strings,
         tensor,
         text,
+        training,
     )
 
     return CONVERTERS

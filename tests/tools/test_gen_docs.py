@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from xtc.tools import gen_docs
 from xtc.driver.universe import XTC_DIALECTS, XTC_PASSES
+from xtc.tools import gen_docs
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,13 @@ def test_check_fails_on_a_stale_page_and_names_the_command(
     assert gen_docs.main(["--check", "--out", str(tmp_path)]) == 1
     message = capsys.readouterr().err
     assert "tir.md" in message and "python -m xtc.tools.gen_docs" in message
+
+
+def test_coverage_table_finds_the_converters_of_other_domains_by_their_full_name() -> None:
+    from xtc.tools.coverage import coverage_page
+
+    page = coverage_page([], ["ai.onnx.preview.training.Adam", "ai.onnx.ml.Binarizer"])
+    rows = {line.split(" | ")[0]: line for line in page.splitlines() if line.startswith("| ")}
+    assert rows["| Adam"].split(" | ")[2] == "yes"
+    assert rows["| Binarizer"].split(" | ")[2] == "yes"
+    assert rows["| Adagrad"].split(" | ")[2] == "no"
