@@ -1,6 +1,7 @@
 """graph-qdq-to-integer: a matmul or conv2d of dequantized 8-bit operands
 becomes the same product in i32, dequantized after it (QLinearMatMul and
-QLinearConv semantics: the quantize that follows stays)."""
+QLinearConv semantics: the quantize that follows stays); u8 data by a
+constant i8 weight becomes the packed u8 x i8 kernel (VNNI)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from xtc.dialects.graph.nn import (
     PadOp,
     kernel_layout,
 )
-from xtc.dialects.graph.tensor import ReshapeOp, TransposeOp
+from xtc.dialects.graph.tensor import ReshapeOp, SliceOp, TransposeOp
 
 MAX_DEPTH = 2**31 // (255 * 255)
 """The longest sum of 8-bit products an i32 holds whatever the values."""
@@ -151,7 +152,12 @@ def dequantize_after(
 class MatmulOfDequantized(RewritePattern):
     """matmul((a - za) · sa, (b - zb) · sb), a and b 8-bit, za and sa one
     value or one per row, zb and sb one value or one per column ->
-    cast(matmul(a - za, b - zb) in i32, f32) · (sa · sb)."""
+    cast(matmul(a - za, b - zb) in i32, f32) · (sa · sb). With `packed`, a
+    u8 a (one constant za) by a constant b (b - zb within i8) is the packed
+    u8 x i8 product instead (`u8s8_matmul`)."""
+
+    def __init__(self, packed: bool) -> None:
+        self.packed = packed
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
@@ -164,19 +170,143 @@ class MatmulOfDequantized(RewritePattern):
         if not (a.varies_only_along(-2, len(a_shape)) and b.varies_only_along(-1, len(b_shape))):
             return
         ops: list[Operation] = []
-        lhs, rhs = integer_operand(ops, a), integer_operand(ops, b)
+        packable = (
+            u8s8_matmul_operands(a.source, a.zero_point, b.source, b.zero_point)
+            if self.packed
+            else None
+        )
+        if packable is not None:
+            integer = u8s8_matmul(ops, a.source, *packable)
+        else:
+            lhs, rhs = integer_operand(ops, a), integer_operand(ops, b)
+            integer = MatmulOp.build_inferred([lhs, rhs])
         sa, sb = (reshaped(ops, s, ()) if one_value(s) else s for s in (a.scale, b.scale))
         scale = add(ops, MulOp.build_inferred([sa, sb]))
-        dequantize_after(rewriter, op, ops, MatmulOp.build_inferred([lhs, rhs]), scale)
+        dequantize_after(rewriter, op, ops, integer, scale)
+
+
+class PackedIntegerMatmul(RewritePattern):
+    """matmul(cast(a, i32) - za, b) in i32, a u8, za one constant value (or
+    none), b a constant whose values fit in i8 (what MatMulInteger and
+    QLinearMatMul import as, their weight's zero point folded in) -> the
+    packed u8 x i8 product (`u8s8_matmul`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulOp, rewriter: PatternRewriter) -> None:
+        lhs = widened_eight_bit(op.operands[0])
+        if elem(op.results[0].type) != i32 or lhs is None:
+            return
+        packable = u8s8_matmul_operands(*lhs, op.operands[1], None)
+        if packable is None:
+            return
+        ops: list[Operation] = []
+        add(ops, u8s8_matmul(ops, lhs[0], *packable))
+        rewriter.replace(op, ops)
+
+
+def widened_eight_bit(value: SSAValue) -> tuple[SSAValue, SSAValue | None] | None:
+    """(q, zero point) of a value written cast(q, i32) or cast(q, i32) - z,
+    q an 8-bit tensor."""
+    zero_point: SSAValue | None = None
+    if isinstance(value.owner, SubOp):
+        value, zero_point = value.owner.operands
+    cast = value.owner
+    if not isinstance(cast, CastOp) or not is_eight_bit(cast.operands[0]):
+        return None
+    return cast.operands[0], zero_point
+
+
+I8_RANGE = (-128, 127)
+
+
+def whole_within(values: np.ndarray, bounds: tuple[int, int]) -> bool:
+    """Every value is a whole number within `bounds` (inclusive)."""
+    low, high = bounds
+    return bool(
+        values.size
+        and np.all(values == np.round(values))
+        and values.min() >= low
+        and values.max() <= high
+    )
+
+
+def u8s8_matmul_operands(
+    x: SSAValue, x_zero: SSAValue | None, w: SSAValue, w_zero: SSAValue | None
+) -> tuple[int, np.ndarray] | None:
+    """(x's zero point, the i8 K×N weight w - w_zero) when matmul(x - x_zero,
+    w - w_zero) can run as a packed u8 x i8 product: x u8 of rank 2 or
+    more, x_zero one constant value, w - w_zero a constant K×N matrix of
+    whole numbers within i8, K at most MAX_DEPTH."""
+    if elem(x.type) != UI8 or len(shape_of(x.type)) < 2:
+        return None
+    zero_point = np.zeros(()) if x_zero is None else constant_array(x_zero)
+    weight = constant_array(w)
+    if zero_point is None or zero_point.size != 1 or weight is None or weight.ndim != 2:
+        return None
+    if not whole_within(zero_point, (0, 255)):
+        return None
+    if w_zero is not None:
+        weight_zero = constant_array(w_zero)
+        if weight_zero is None:
+            return None
+        weight = weight.astype(np.float64) - weight_zero.astype(np.float64)
+    if not whole_within(weight, I8_RANGE):
+        return None
+    if weight.shape[0] > MAX_DEPTH:
+        return None
+    return int(zero_point.reshape(-1)[0]), weight.astype(np.int8)
+
+
+def u8s8_matmul(
+    ops: list[Operation], x: SSAValue, zero_point: int, weight: np.ndarray
+) -> Operation:
+    """matmul(x - zx, w) in i32 for x[..., M, K] u8 and w K×N i8, as a 1×1
+    conv2d_u8s8: the rows of x flattened into the width of one NHWC image
+    [1, 1, rows, K] (K padded with zeros to a multiple of 4), w a 1×1 OIHW
+    weight with N padded to a multiple of 16 by zero output channels; the
+    output [1, N', 1, rows] transposed back to rows×N (the padded channels
+    dropped) minus the constant zx · Σ_k w[k, n], then reshaped to [..., M, N]."""
+    shape = shape_of(x.type)
+    depth, columns = weight.shape
+    rows = int(np.prod(shape[:-1]))
+    image = reshaped(ops, x, (1, 1, rows, depth))
+    extra = -depth % DOT_DEPTH
+    if extra:
+        pads = ints_attr((0, 0, 0, 0, 0, 0, 0, extra))
+        image = add(ops, PadOp.build_inferred([image], {"pads": pads}))
+    lanes = -(-columns // DOT_LANES) * DOT_LANES
+    oihw = np.zeros((lanes, depth, 1, 1), np.int8)
+    oihw[:columns, :, 0, 0] = weight.T
+    packed = add(ops, ConstantOp.from_array(packed_u8s8_weight(oihw), "weight_u8s8"))
+    product = add(ops, Conv2dU8S8Op.build_inferred([image, packed]))
+    by_column = reshaped(ops, product, (lanes, rows))
+    by_row = add(ops, TransposeOp.build_inferred([by_column], {"perm": ints_attr((1, 0))}))
+    if lanes != columns:
+        kept = {"starts": ints_attr((0,)), "ends": ints_attr((columns,)), "axes": ints_attr((1,))}
+        by_row = add(ops, SliceOp.build_inferred([by_row], kept))
+    sums = weight.astype(np.int64).sum(axis=0)
+    correction = (zero_point * sums).astype(np.int32)
+    offset = add(ops, ConstantOp.from_array(correction, "zero_point_correction"))
+    result = SubOp.build_inferred([by_row, offset])
+    out_shape = (*shape[:-1], columns)
+    if out_shape == (rows, columns):
+        return result
+    add(ops, result)
+    return ReshapeOp.build_inferred([result.results[0]], {"shape": ints_attr(out_shape)})
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:
-    """The value of a constant, or of a cast of one, as numpy; None for
-    another value."""
+    """The value of a constant, or of reshapes of one and casts of one to
+    i32 or f32 (which hold every 8-bit value as it is), as numpy; None for
+    another value. The callers check that the values fit 8 bits."""
     owner = value.owner
-    if isinstance(owner, CastOp):
+    while isinstance(owner, ReshapeOp) or (
+        isinstance(owner, CastOp) and elem(owner.results[0].type) in (i32, f32)
+    ):
         owner = owner.operands[0].owner
-    return owner.to_array() if isinstance(owner, ConstantOp) else None
+    if not isinstance(owner, ConstantOp):
+        return None
+    return owner.to_array().reshape(shape_of(value.type))
 
 
 def packed_u8s8_weight(weight: np.ndarray) -> np.ndarray:
@@ -286,18 +416,27 @@ class GraphQdqToInteger(ModulePass):
     untouched; the old dequantize ops become dead (run `dce`). With
     `packed` (the default), a conv of u8 data by a constant symmetric i8
     weight is a `graph.conv2d_u8s8` of the data padded and made NHWC and
-    the weight packed by 4 input channels, minus its zero-point correction.
+    the weight packed by 4 input channels, minus its zero-point correction;
+    a matmul of u8 data x[..., M, K] (one constant zero point) by a
+    constant K×N weight (less its zero points, within i8) is the same op
+    as a 1×1 conv over the M' = prod(...)·M rows, transposed back to
+    [..., M, N] — for a dequantized matmul, and for an i32 matmul of such
+    operands (MatMulInteger, QLinearMatMul) too.
     """
 
     name = "graph-qdq-to-integer"
 
     packed: bool = True
-    """Convs of u8 data by constant symmetric i8 weights become
+    """Convs and matmuls of u8 data by constant i8 weights become
     `graph.conv2d_u8s8` (8-bit operands, VNNI where the CPU has it);
-    false keeps every conv an i32 `graph.conv2d`."""
+    false keeps every product an i32 `graph.conv2d` / `graph.matmul`."""
+
+    def patterns(self) -> list[RewritePattern]:
+        integer: list[RewritePattern] = [PackedIntegerMatmul()] if self.packed else []
+        return [MatmulOfDequantized(self.packed), Conv2dOfDequantized(self.packed), *integer]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([MatmulOfDequantized(), Conv2dOfDequantized(self.packed)]),
+            GreedyRewritePatternApplier(self.patterns()),
             apply_recursively=False,
         ).rewrite_module(op)

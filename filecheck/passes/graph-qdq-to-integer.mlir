@@ -72,3 +72,34 @@ func.func @rhs_scale_per_row(%a: tensor<2x4xui8>, %b: tensor<4x3xi8>) -> tensor<
   %y = graph.matmul %ad, %bd : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
 }
+
+// u8 data by a constant i8 weight: the packed u8 x i8 product as a 1x1
+// conv2d_u8s8 over the 6 flattened rows (K 6 padded to 8, N 5 to 16),
+// transposed back, the padded columns sliced off, minus za · Σ_k w[k, n].
+// CHECK-LABEL: func.func @matmul_u8s8
+// CHECK:         %[[R:.*]] = graph.reshape %a {shape = array<i64: 1, 1, 6, 6>} : (tensor<2x3x6xui8>) -> tensor<1x1x6x6xui8>
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %[[R]] {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 2>} : (tensor<1x1x6x6xui8>) -> tensor<1x1x6x8xui8>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense_resource<weight_u8s8> : tensor<1x2x1x1x16x4xi8>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d_u8s8 %[[P]], %[[W]] : (tensor<1x1x6x8xui8>, tensor<1x2x1x1x16x4xi8>) -> tensor<1x16x1x6xi32>
+// CHECK-NEXT:    %[[C2:.*]] = graph.reshape %[[C]] {shape = array<i64: 16, 6>}
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[C2]] {perm = array<i64: 1, 0>} : (tensor<16x6xi32>) -> tensor<6x16xi32>
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %[[T]] {starts = array<i64: 0>, ends = array<i64: 5>, axes = array<i64: 1>} : (tensor<6x16xi32>) -> tensor<6x5xi32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<[-15744, 1024, 2304, 3072, 19456]> : tensor<5xi32>
+// CHECK-NEXT:    %[[D:.*]] = graph.sub %[[S]], %[[Z]] : (tensor<6x5xi32>, tensor<5xi32>) -> tensor<6x5xi32>
+// CHECK:         %[[B:.*]] = graph.reshape %[[D]] {shape = array<i64: 2, 3, 5>} : (tensor<6x5xi32>) -> tensor<2x3x5xi32>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[B]] {to = f32}
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %[[F]], %{{.*}} : (tensor<2x3x5xf32>, tensor<1x5xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @matmul_u8s8(%a: tensor<2x3x6xui8>) -> tensor<2x3x5xf32> {
+  %za = graph.constant dense<128.0> : tensor<f32>
+  %sa = graph.constant dense<0.5> : tensor<f32>
+  %b = graph.constant dense<[[1, -2, 3, 4, 5], [1, 2, 3, 4, 5], [-128, 2, 3, 4, 127], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]]> : tensor<6x5xi8>
+  %sb = graph.constant dense<[[0.25, 0.5, 2.0, 1.0, 1.0]]> : tensor<1x5xf32>
+  %af = graph.cast %a {to = f32} : (tensor<2x3x6xui8>) -> tensor<2x3x6xf32>
+  %as = graph.sub %af, %za : (tensor<2x3x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
+  %ad = graph.mul %as, %sa : (tensor<2x3x6xf32>, tensor<f32>) -> tensor<2x3x6xf32>
+  %bf = graph.cast %b {to = f32} : (tensor<6x5xi8>) -> tensor<6x5xf32>
+  %bd = graph.mul %bf, %sb : (tensor<6x5xf32>, tensor<1x5xf32>) -> tensor<6x5xf32>
+  %y = graph.matmul %ad, %bd : (tensor<2x3x6xf32>, tensor<6x5xf32>) -> tensor<2x3x5xf32>
+  func.return %y : tensor<2x3x5xf32>
+}

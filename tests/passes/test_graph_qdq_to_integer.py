@@ -11,13 +11,17 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import i32
 
 import xtc
-from xtc import interp
+from xtc import interp, remarks
+from xtc.analysis.host_cpu import VNNI_VARIABLE
 from xtc.dialects.graph.base import elem
 from xtc.dialects.graph.nn import Conv2dOp, Conv2dU8S8Op, MatmulOp
+from xtc.driver.compiler import compile_graph
 from xtc.driver.pipelines import apply_pipeline
 from xtc.frontend.onnx import import_model
 from xtc.interp import entry_function
@@ -57,6 +61,7 @@ def qdq_model(op: str, x_shape: list[int], weight: np.ndarray, axis: int) -> onn
 
 
 MODELS = {
+    # a constant i8 weight: the packed u8 x i8 product, as a 1x1 conv (40 -> 16 columns)
     "matmul": lambda: qdq_model(
         "MatMul", [3, 40], RNG.integers(-127, 128, (40, 16)).astype(np.int8), axis=1
     ),
@@ -69,7 +74,7 @@ MODELS = {
         "Conv", [1, 4, 6, 6], RNG.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8), axis=0
     ),
 }
-PRODUCTS = {"matmul": "graph.matmul", "conv": "graph.conv2d_u8s8", "conv8": "graph.conv2d"}
+PRODUCTS = {"matmul": "graph.conv2d_u8s8", "conv": "graph.conv2d_u8s8", "conv8": "graph.conv2d"}
 
 
 def integer_products(module: Any) -> list[str]:
@@ -108,3 +113,104 @@ def test_products_become_integer_and_stay_within_one_step(name: str) -> None:
     (native,) = xtc.compile(model, cache=False).run({"x": x})
     within_one_step(native, want)
     np.testing.assert_array_equal(native, integer_path)  # the compiled model took the pass
+
+
+def test_unpacked_keeps_the_i32_matmul() -> None:
+    model = MODELS["matmul"]()
+    rewritten = apply_pipeline(import_model(model), "graph-qdq-to-integer{packed=false},dce")
+    assert integer_products(rewritten) == ["graph.matmul"]
+
+
+def matmul_integer_model(
+    rows: tuple[int, ...], weight: np.ndarray, zero_point: int, qlinear: bool
+) -> onnx.ModelProto:
+    """MatMulInteger (i32 out) or QLinearMatMul (u8 out) of a u8 input a by a
+    constant i8 weight, a's zero point a constant scalar."""
+    scalar = numpy_helper.from_array
+    initializers = [
+        scalar(weight, "b"),
+        scalar(np.array(zero_point, np.uint8), "az"),
+        scalar(np.array(0, np.int8), "bz"),
+        scalar(np.array(0.02, np.float32), "as"),
+        scalar(np.array(0.01, np.float32), "bs"),
+        scalar(np.array(0.5, np.float32), "ys"),
+        scalar(np.array(128, np.uint8), "yz"),
+    ]
+    if qlinear:
+        node = helper.make_node(
+            "QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"]
+        )
+    else:
+        node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    k = weight.shape[0]
+    graph = helper.make_graph(
+        [node],
+        "integer_matmul",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [*rows, k])],
+        [
+            helper.make_tensor_value_info(
+                "y", TensorProto.UINT8 if qlinear else TensorProto.INT32, None
+            )
+        ],
+        initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def native_matmul_integer(
+    rows: tuple[int, ...], k: int, n: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(native, exact reference, remark categories) of a MatMulInteger whose
+    operands span u8 x i8 (255 x -128 included)."""
+    rng = np.random.default_rng(seed)
+    weight = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    a = rng.integers(0, 256, (*rows, k)).astype(np.uint8)
+    weight.reshape(-1)[0], a.reshape(-1)[0] = -128, 255
+    zero_point = int(rng.integers(0, 256))
+    module = import_model(matmul_integer_model(rows, weight, zero_point, qlinear=False))
+    assert integer_products(apply_pipeline(module.clone(), "graph-qdq-to-integer,dce")) == [
+        "graph.conv2d_u8s8"
+    ]
+    reported: list[remarks.Remark] = []
+    (got,) = compile_graph(module, opt_level=3, on_remark=reported.append).run({"a": a})
+    want = ((a.astype(np.int64) - zero_point) @ weight.astype(np.int64)).astype(np.int32)
+    return got, want, [r.category for r in reported]
+
+
+# K not a multiple of 4 and N not a multiple of 16 are padded; rows may be batched.
+MATMUL_SHAPES = st.tuples(
+    st.sampled_from([(1,), (7,), (2, 5), (33,)]),
+    st.integers(1, 70),
+    st.integers(1, 40),
+)
+
+
+@settings(max_examples=6, deadline=None)
+@given(MATMUL_SHAPES, st.integers(0, 2**16))
+def test_packed_matmul_is_exact_natively(
+    shape: tuple[tuple[int, ...], int, int], seed: int
+) -> None:
+    got, want, _ = native_matmul_integer(*shape, seed)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_packed_matmul_without_vnni_is_exact_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(VNNI_VARIABLE, "0")
+    got, want, categories = native_matmul_integer((2, 9), 37, 21, seed=5)
+    np.testing.assert_array_equal(got, want)
+    assert remarks.DOT_PRODUCT_WIDENED in categories
+
+
+def test_qlinear_matmul_packs_and_matches_onnxruntime() -> None:
+    weight = RNG.integers(-128, 128, (50, 24)).astype(np.int8)
+    model = matmul_integer_model((6,), weight, 131, qlinear=True)
+    packed = apply_pipeline(import_model(model), "graph-qdq-to-integer,dce")
+    assert integer_products(packed) == ["graph.conv2d_u8s8"]
+    a = RNG.integers(0, 256, (6, 50)).astype(np.uint8)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (want,) = session.run(None, {"a": a})
+    (native,) = xtc.compile(model, cache=False).run({"a": a})
+    within_one_step(native, want)
+    assert len(np.unique(native)) > 10
