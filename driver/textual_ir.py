@@ -17,6 +17,7 @@ from xdsl.printer import Printer
 from xdsl.utils.lexer import Input, Location
 from xdsl.utils.mlir_lexer import MLIRLexer
 
+from xtc.dialects import string_literals  # noqa: F401 - installs the linear string pattern
 from xtc.dialects.resource_blobs import blob_storage
 
 

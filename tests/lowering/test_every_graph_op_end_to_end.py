@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "filecheck" / "dialects" / "graph").glob("ops-*.mlir"))
 TIR_INTERPRETER_MAX_ELEMENTS = 4096
 """Larger functions skip the (slow) tir interpreter; native code still runs."""
+RUN_ENTROPY = "graph.fresh_seed"
+"""An op whose value is new on every run (tests/ops/test_random_rules.py
+tests it): the levels cannot agree on it, so its functions are left out."""
 
 
 def functions() -> list[tuple[str, str]]:
@@ -28,7 +31,7 @@ def functions() -> list[tuple[str, str]]:
         lines = path.read_text().splitlines()
         text = "\n".join(line for line in lines if not line.lstrip().startswith("//"))
         for chunk in re.split(r"\n(?=func\.func )", text):
-            if chunk.lstrip().startswith("func.func"):
+            if chunk.lstrip().startswith("func.func") and RUN_ENTROPY not in chunk:
                 name = re.search(r"@(\w+)", chunk)
                 assert name is not None
                 main = chunk.replace(f"@{name[1]}(", "@main(", 1)
