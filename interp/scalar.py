@@ -103,6 +103,13 @@ def scalar_of_element(value: Any) -> Any:
     return value
 
 
+def powf(a: Any, b: Any) -> Any:
+    """C's pow, as LLVM's llvm.pow calls it: numpy's power of two scalars
+    gives nan for pow(-inf, 0.5) where its array loop (and C) gives inf."""
+    with np.errstate(all="ignore"):
+        return np.power(np.asarray([a]), np.asarray([b]))[0]
+
+
 def maximumf(a: Any, b: Any) -> Any:
     """max propagating NaN, +0 above -0 (arith.maximumf)."""
     if np.isnan(a) or np.isnan(b):
@@ -196,7 +203,7 @@ FLOAT_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.MinimumfOp: minimumf,
     arith.MaxnumfOp: lambda a, b: b if np.isnan(a) else a if np.isnan(b) else max(a, b),
     arith.MinnumfOp: lambda a, b: b if np.isnan(a) else a if np.isnan(b) else min(a, b),
-    math.PowFOp: np.power,
+    math.PowFOp: lambda a, b: powf(a, b),
     math.CopySignOp: np.copysign,
     math.Atan2Op: np.arctan2,
 }
