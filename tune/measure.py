@@ -375,8 +375,7 @@ def measure_candidate(
                     message=f"output {position} differs from the default schedule's by {worst:.3g}",
                     build_s=build_s,
                 )
-    timer = _time_flushed if options.flush_cache else _time
-    return MeasureResult(costs=timer(run, options), build_s=build_s)
+    return MeasureResult(costs=time_kernel(run, options), build_s=build_s)
 
 
 def _reference(request: Mapping[str, Any], options: MeasureOptions) -> Reference:
@@ -401,6 +400,11 @@ def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
 FLUSH_BYTES = 128 << 20
 """Bytes written to evict the caches: more than any L3 of our hosts."""
 _flush_buffer: list[np.ndarray] = []
+
+
+def time_kernel(run: Callable[[], None], options: MeasureOptions) -> tuple[float, ...]:
+    """Seconds of calls of `run`, as `options` asks: cold (flush_cache) or warm."""
+    return _time_flushed(run, options) if options.flush_cache else _time(run, options)
 
 
 def _time_flushed(run: Callable[[], None], options: MeasureOptions) -> tuple[float, ...]:
