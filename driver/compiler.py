@@ -448,10 +448,11 @@ def compile_graph(
     freed after the pass when the compile made it: when `blobs` (the scope
     of compile_model, which imported `module`) or a scope of its own holds
     it; a caller's weights are never freed. With `jobs` above 1 or `cache`,
-    the kernels are compiled apart (driver/kernel_units.py): by `jobs`
-    worker processes, their objects taken from and stored in the compile
-    cache with `cache`; the manifest's "kernel_units" counts them (unless
-    the LLVM IR or assembly is dumped: that is of one module).
+    the kernels are scheduled and compiled apart (driver/kernel_units.py):
+    by `jobs` worker processes, their objects taken from and stored in the
+    compile cache with `cache`; the manifest's "kernel_units" counts them
+    (unless the tir, the LLVM IR or the assembly is dumped: that is of one
+    module; kernels with a tuning record are scheduled in this process).
     `import_remarks` are those of the import (an opset upgrade), counted
     and passed on first."""
     from xtc.dialects.resource_blobs import blob_storage
@@ -493,6 +494,7 @@ def _compile_graph(
     from xtc import interp
     from xtc.driver.kernel_units import (
         PendingUnits,
+        UnitPlan,
         kernel_workers,
         split_kernel_units,
         start_units,
@@ -524,31 +526,43 @@ def _compile_graph(
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
-    split = (jobs > 1 or cache) and not {"llvm", "asm"} & set(dump_stages)
+    split = (jobs > 1 or cache) and not {"tir", "llvm", "asm"} & set(dump_stages)
     store = CompileCache.default() if cache else None
     pending: PendingUnits | None = None
+    schedules: dict[str, list[str]] = {}  # schedule steps by kernel, in the module's order
+    schedule_at = 0  # where they go in the replayed pipeline
 
     def kernels() -> list[KernelObject]:
         assert pending is not None
         with timer.scope("kernel objects"):
-            return pending.objects(timer, remarks)
+            return pending.objects(timer, remarks, schedules)
 
     with kernel_workers(jobs if split else 1) as workers:
         with collect_remarks() as remarks:
             remarks.extend(import_remarks)
             for done, name_of_pass in enumerate(passes, start=1):
                 report(name_of_pass, done, steps)
-                if name_of_pass == STAGE_NAMES[0] and split:
-                    with timer.scope("split kernels"):
-                        units = split_kernel_units(module, entry)
-                        pending = start_units(units, opt_level, workers, store)
                 with timer.scope(name_of_pass):
                     apply_pipeline(module, name_of_pass, verify=verify_each)
                 blobs.release_unreferenced(module)
                 replay.append(name_of_pass)
+                if name_of_pass == "convert-te-to-tir":
+                    schedule_at = len(replay)
+                    schedules = {name: [] for name in _kernel_names(module, entry)}
+                if name_of_pass == "convert-te-to-tir" and split:
+                    with timer.scope("split kernels"):
+                        units = split_kernel_units(
+                            module, entry, keep=lambda k: _record_for(k, records) is not None
+                        )
+                        plan = UnitPlan(
+                            tuple(passes[done : passes.index(STAGE_NAMES[0])]),
+                            schedule=opt_level >= SCHEDULE_LEVEL,
+                            verify_each=verify_each,
+                        )
+                        pending = start_units(units, opt_level, plan, workers, store)
                 if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
                     with timer.scope("schedule-kernels"):
-                        replay += schedule_kernels(
+                        schedules |= schedule_kernels_by_function(
                             module, entry, records, tuned, verify_each=verify_each, timer=timer
                         )
                 if name_of_pass == "tir-plan-memory":
@@ -580,6 +594,7 @@ def _compile_graph(
             if dump is not None and "asm" in dump_stages:
                 dump("asm", (directory / "model.s").read_text())
                 (directory / "model.s").unlink()
+            replay[schedule_at:schedule_at] = [step for s in schedules.values() for step in s]
             target_entry = {
                 "name": target,
                 "triple": info.triple,
@@ -651,6 +666,16 @@ def base_manifest(
 
 
 VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"
+
+
+def _kernel_names(module: ModuleOp, entry: str) -> list[str]:
+    """The names of the module's kernels (functions with a body but the
+    model's), in order."""
+    return [
+        op.sym_name.data
+        for op in module.ops
+        if isinstance(op, FuncOp) and op.sym_name.data != entry and op.body.blocks
+    ]
 
 
 def _verify_each(asked: bool | None) -> bool:
@@ -757,12 +782,29 @@ def schedule_kernels(
     verify_each: bool = True,
     timer: Timer = NO_TIMER,
 ) -> list[str]:
+    """schedule_kernels_by_function's steps in one list, in order: the
+    schedule part of the pipeline."""
+    applied = schedule_kernels_by_function(
+        module, entry, records, tuned, verify_each=verify_each, timer=timer
+    )
+    return [step for steps in applied.values() for step in steps]
+
+
+def schedule_kernels_by_function(
+    module: ModuleOp,
+    entry: str,
+    records: TuningRecords | None = None,
+    tuned: list[dict[str, Any]] | None = None,
+    *,
+    verify_each: bool = True,
+    timer: Timer = NO_TIMER,
+) -> dict[str, list[str]]:
     """Schedules each kernel on a module of its own (small to verify): the
     best record of its workload when `records` has one (each tuned kernel
     noted in `tuned`), else its default schedule (ops/schedules.py), where
     a step a primitive refuses ends that nest's recipe and leaves the
-    kernel as the steps before left it. Returns the steps applied, in
-    order: the schedule part of the pipeline. Each kernel is verified after
+    kernel as the steps before left it. Returns the steps applied to each
+    kernel, by name, in the module's order. Each kernel is verified after
     each step (`verify_each`) or once, scheduled; `timer` gets each kind of
     step's time. A record that does not fit
     its kernel any more is a CompileError, never dropped."""
@@ -771,15 +813,18 @@ def schedule_kernels(
     from xtc.driver.pipelines import apply_pipeline
     from xtc.ops.schedules import kernel_schedule
 
-    applied: list[str] = []
+    applied: dict[str, list[str]] = {}
     for kernel in list(module.ops):
         if not isinstance(kernel, FuncOp) or kernel.sym_name.data == entry:
             continue
+        if not kernel.body.blocks:  # a declaration (a kernel compiled apart)
+            continue
         schedule = kernel_schedule(kernel)
+        steps = applied.setdefault(kernel.sym_name.data, [])
         record = _record_for(kernel, records)
         if record is not None:
             scratch = _tuned_kernel(kernel, schedule, record, records, verify_each, timer)
-            applied += schedule.steps(record.config)
+            steps += schedule.steps(record.config)
             if tuned is not None:
                 tuned.append(
                     {
@@ -796,15 +841,17 @@ def schedule_kernels(
             scratch = ModuleOp([kernel.clone()])
             for recipe in recipes:
                 for step in recipe:
-                    attempt = scratch.clone()
                     try:
                         with timer.scope(_pass_name(step)):
-                            apply_pipeline(attempt, step, verify=verify_each)
+                            apply_pipeline(scratch, step, verify=verify_each)
                     except DiagnosticException as e:
                         _report_refused_step(kernel.sym_name.data, step, e)
+                        # the refused step may have left it half done: the
+                        # steps taken, again (refusals are rare; a copy per
+                        # step, to fall back on, cost half of the scheduling)
+                        scratch = _replayed(kernel, steps)
                         break
-                    scratch = attempt
-                    applied.append(step)
+                    steps.append(step)
         if not verify_each:
             with timer.scope("verify"):
                 scratch.verify()
@@ -819,6 +866,16 @@ def schedule_kernels(
             "(records of another model?)"
         )
     return applied
+
+
+def _replayed(kernel: FuncOp, steps: Sequence[str]) -> ModuleOp:
+    """The kernel alone in a module with `steps` (each taken before) applied."""
+    from xtc.driver.pipelines import apply_pipeline
+
+    scratch = ModuleOp([kernel.clone()])
+    for step in steps:
+        apply_pipeline(scratch, step, verify=False)
+    return scratch
 
 
 def _report_refused_step(function: str, step: str, error: DiagnosticException) -> None:

@@ -1,9 +1,10 @@
 """Kernels compiled apart: in worker processes, and found again in the
 compile cache.
 
-    units = split_kernel_units(module, "main")   # at tir, before convert-tir-to-llvm
+    units = split_kernel_units(module, "main")   # at tir, right after convert-te-to-tir
+    plan = UnitPlan(tir_passes, schedule=True, verify_each=False)
     with kernel_workers(jobs) as workers:
-        pending = start_units(units, opt_level, workers, cache)
+        pending = start_units(units, opt_level, plan, workers, cache)
         ... lower and build the model's own object meanwhile ...
         objects = pending.objects(timer, remarks)  # KernelObjects, in order
 
@@ -11,17 +12,21 @@ A model at tir is its model function (calls, weights, the arena) and its
 kernels, each a function of buffers. `split_kernel_units` takes out every
 kernel that names no other symbol (no weight, no call), leaving a
 declaration in its place: each becomes a compile unit, a module of its own
-(as text, which is what crosses to a worker) that is lowered to LLVM and
-compiled to an object separately (runtime/library.py's build_kernel_object),
-then linked with the model's object into one library.
+(as text, which is what crosses to a worker) that is scheduled (its default
+schedule, ops/schedules.py), taken through the tir passes of the compile
+(tir-expand-math, tir-plan-memory), lowered to LLVM and compiled to an
+object separately (runtime/library.py's build_kernel_object), then linked
+with the model's object into one library. The schedule steps each unit
+applied come back with its object, for the manifest's pipeline.
 
 A unit's object is cached (runtime/compile_cache.py, kind "kernels") under
-its text (the kernel after scheduling: its computation, shapes and
-schedule), the opt level, the target (triple, CPU, features) and xtc's
-version and sources; with the object, the remarks its lowering gave, so a
-hit reports them as a compile would. Units missing from the cache are
-compiled by `jobs` worker processes (`spawn`: libgomp does not survive a
-fork), or in this process when `jobs` is 1.
+its text (the kernel before scheduling: its computation and shapes), the
+plan, the opt level, the target (triple, CPU, features) and xtc's version
+and sources (which fix the default schedule); with the object, the steps
+and the remarks its compile gave, so a hit reports them as a compile would.
+Units missing from the cache are compiled by `jobs` worker processes
+(`spawn`: libgomp does not survive a fork), or in this process when `jobs`
+is 1.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import os
 import sys
 import time
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -82,14 +87,17 @@ class KernelUnit:
     text: str
 
 
-def split_kernel_units(module: ModuleOp, entry: str) -> list[KernelUnit]:
+def split_kernel_units(
+    module: ModuleOp, entry: str, keep: Callable[[FuncOp], bool] = lambda kernel: False
+) -> list[KernelUnit]:
     """Takes every self-contained kernel out of `module` (see the module
-    doc), leaving its declaration; the units, in the module's order."""
+    doc), but those `keep` keeps, leaving its declaration; the units, in
+    the module's order."""
     from xtc.driver.textual_ir import module_to_text
 
     units: list[KernelUnit] = []
     for kernel in list(module.ops):
-        if not _self_contained(kernel, entry):
+        if not _self_contained(kernel, entry) or keep(kernel):
             continue
         assert isinstance(kernel, FuncOp)
         name = kernel.sym_name.data
@@ -115,39 +123,63 @@ def _self_contained(op: Any, entry: str) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class UnitPlan:
+    """What is done to each unit before its lowering: the default schedule
+    (`schedule`, from -O2 on), then the compile's `tir_passes` in order;
+    `verify_each` verifies after every step, else the unit is verified once,
+    at the end of the tir stage (its LLVM IR is checked by LLVM's
+    verifier)."""
+
+    tir_passes: tuple[str, ...] = ()
+    schedule: bool = False
+    verify_each: bool = False
+
+
 @dataclass
 class UnitResult:
-    """What compiling one unit gives: its object, its remarks (as
-    `_remark_json` writes them) and the seconds of each step."""
+    """What compiling one unit gives: its object, the schedule steps it
+    applied, its remarks (as `_remark_json` writes them) and the seconds of
+    each step."""
 
     object_data: bytes
     parallel: bool
     remarks: list[dict[str, str]]
+    steps: list[str] = field(default_factory=lambda: [])
     seconds: dict[str, float] = field(default_factory=lambda: {})
 
 
-def compile_unit(text: str, opt_level: int) -> UnitResult:
-    """Lowers a unit's text to LLVM and compiles it to an object (in a
-    worker process, or in this one); the lowered unit is verified (it is
-    small: no need to wait for --verify-each)."""
+def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
+    """Schedules a unit's text, lowers it to LLVM and compiles it to an
+    object (in a worker process, or in this one), as `plan` says."""
+    from xtc.driver.compiler import schedule_kernels
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import parse_module
     from xtc.remarks import collect_remarks
     from xtc.runtime.library import build_kernel_object
 
-    seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    module = parse_module(text)
-    seconds["parse"] = time.perf_counter() - started
-    started = time.perf_counter()
-    with collect_remarks() as remarks:
-        apply_pipeline(module, LOWERING, verify=True)
-    seconds[LOWERING] = time.perf_counter() - started
     timer = Timer()
+    steps: list[str] = []
+    with timer.scope("parse"):
+        module = parse_module(text)
+    with collect_remarks() as remarks:
+        if plan.schedule:
+            with timer.scope("schedule-kernels"):
+                steps = schedule_kernels(module, "", verify_each=plan.verify_each)
+        for name in plan.tir_passes:
+            with timer.scope(name):
+                apply_pipeline(module, name, verify=plan.verify_each)
+        if not plan.verify_each:
+            with timer.scope("verify tir"):
+                module.verify()
+        with timer.scope(LOWERING):
+            apply_pipeline(module, LOWERING, verify=plan.verify_each)
     with timer.scope("llvm"):
         built = build_kernel_object(module, opt_level, timer)
-    seconds["llvm"] = timer.seconds("llvm")
-    return UnitResult(built.data, built.parallel, [_remark_json(r) for r in remarks], seconds)
+    seconds = {name: timer.seconds(name) for name in timer.names()}
+    return UnitResult(
+        built.data, built.parallel, [_remark_json(r) for r in remarks], steps, seconds
+    )
 
 
 def _remark_json(remark: Remark) -> dict[str, str]:
@@ -173,7 +205,7 @@ def _warm_up() -> None:
     """A worker's first task, started with it: a unit of nothing compiled,
     so that what every unit needs (the dialects, the lowering, LLVM) is
     loaded while the parent still imports and schedules the model."""
-    compile_unit(_WARM_UP_UNIT, 0)
+    compile_unit(_WARM_UP_UNIT, 0, UnitPlan())
 
 
 @contextmanager
@@ -206,15 +238,19 @@ class PendingUnits:
 
     units: Sequence[KernelUnit]
     opt_level: int
+    plan: UnitPlan
     cache: CompileCache | None
     keys: list[str]
     results: list[UnitResult | Future[UnitResult] | None]
     hits: int
 
-    def objects(self, timer: Timer, remarks: list[Remark]) -> list[KernelObject]:
+    def objects(
+        self, timer: Timer, remarks: list[Remark], steps: dict[str, list[str]]
+    ) -> list[KernelObject]:
         """The objects, in the units' order, once all are built (misses
-        stored in the cache); their remarks appended to `remarks`; `timer`
-        gets the summed seconds of the workers' steps."""
+        stored in the cache); their remarks appended to `remarks`, their
+        schedule steps in `steps` by function; `timer` gets the summed
+        seconds of the workers' steps."""
         from xtc.runtime.library import KernelObject
 
         objects: list[KernelObject] = []
@@ -226,6 +262,7 @@ class PendingUnits:
             for name, seconds in result.seconds.items():
                 summed[name] = summed.get(name, 0.0) + seconds
             remarks += [_remark(r) for r in result.remarks]
+            steps[unit.function] = list(result.steps)
             objects.append(KernelObject(result.object_data, result.parallel))
         for name, seconds in summed.items():
             timer.add(f"{name} (kernels, summed)", seconds, len(self.units) - self.hits)
@@ -241,17 +278,22 @@ class PendingUnits:
                 return pending.result()
             except Exception:  # noqa: BLE001 - compiled again here, where the error is raised as is
                 pass
-        return compile_unit(unit.text, self.opt_level)
+        return compile_unit(unit.text, self.opt_level, self.plan)
 
 
 def start_units(
     units: Sequence[KernelUnit],
     opt_level: int,
+    plan: UnitPlan,
     workers: ProcessPoolExecutor | None,
     cache: CompileCache | None,
 ) -> PendingUnits:
     """Looks each unit up in `cache` and hands the misses to `workers`."""
-    keys = [unit_cache_key(u, opt_level) for u in units] if cache is not None else [""] * len(units)
+    keys = (
+        [unit_cache_key(u, opt_level, plan) for u in units]
+        if cache is not None
+        else [""] * len(units)
+    )
     results: list[UnitResult | Future[UnitResult] | None] = []
     hits = 0
     for unit, key in zip(units, keys, strict=True):
@@ -260,15 +302,16 @@ def start_units(
             hits += 1
             results.append(found)
         elif workers is not None:
-            results.append(workers.submit(compile_unit, unit.text, opt_level))
+            results.append(workers.submit(compile_unit, unit.text, opt_level, plan))
         else:
             results.append(None)
-    return PendingUnits(units, opt_level, cache, keys, results, hits)
+    return PendingUnits(units, opt_level, plan, cache, keys, results, hits)
 
 
-def unit_cache_key(unit: KernelUnit, opt_level: int) -> str:
-    """The unit's text (computation, shapes, schedule, name), the opt level,
-    this CPU, xtc's version and sources."""
+def unit_cache_key(unit: KernelUnit, opt_level: int, plan: UnitPlan) -> str:
+    """The unit's text (computation, shapes, name), its plan, the opt level,
+    this CPU, xtc's version and sources (the default schedules among
+    them)."""
     import llvmlite.binding as llvm_binding
 
     from xtc.runtime.compile_cache import xtc_source_digest
@@ -277,6 +320,7 @@ def unit_cache_key(unit: KernelUnit, opt_level: int) -> str:
     return json.dumps(
         {
             "unit": unit.text,
+            "plan": [list(plan.tir_passes), plan.schedule],
             "opt_level": opt_level,
             "target": [llvm_binding.get_process_triple(), host_cpu(), host_features()],
             "xtc": __version__,
@@ -288,7 +332,9 @@ def unit_cache_key(unit: KernelUnit, opt_level: int) -> str:
 
 def _entry_payload(result: UnitResult) -> bytes:
     """A cache entry: a JSON line (libgomp or not, remarks), then the object."""
-    head = json.dumps({"parallel": result.parallel, "remarks": result.remarks})
+    head = json.dumps(
+        {"parallel": result.parallel, "remarks": result.remarks, "steps": result.steps}
+    )
     return head.encode() + b"\n" + result.object_data
 
 
@@ -299,7 +345,12 @@ def _cached_result(cache: CompileCache, key: str) -> UnitResult | None:
     end = payload.find(b"\n")
     try:
         head = json.loads(payload[:end])
-        return UnitResult(payload[end + 1 :], bool(head["parallel"]), list(head["remarks"]))
+        return UnitResult(
+            payload[end + 1 :],
+            bool(head["parallel"]),
+            list(head["remarks"]),
+            [str(step) for step in head["steps"]],
+        )
     except (ValueError, KeyError, TypeError):
         return None
 

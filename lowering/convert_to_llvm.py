@@ -1019,14 +1019,21 @@ class FoldBridge(RewritePattern):
 
 
 def _check_lowered(module: ModuleOp) -> None:
+    """A lowering error for an op left unlowered, or a value (a result or a
+    block argument: every operand is one of those) of a tir-level type."""
     for op in module.walk():
         if op is module:
             continue
         if not op.name.startswith(LOWERED_PREFIXES):
             raise fail(op, "has no lowering to the llvm dialect")
-        for value in (*op.operands, *op.results):
+        for value in op.results:
             if not is_lowered_type(value.type):
                 raise fail(op, f"still has a value of type {value.type} after lowering")
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    if not is_lowered_type(arg.type):
+                        raise fail(op, f"still has an argument of type {arg.type} after lowering")
 
 
 def _operation_patterns(externals: Externals) -> list[RewritePattern]:

@@ -67,10 +67,26 @@ def fail(op: Operation, message: str) -> LoweringError:
 # ----------------------------------------------------------------- types
 
 
+_KEPT_CLASSES: set[type[Attribute]] = set()
+"""Type classes whose every type is its own llvm-level type (f32, vectors,
+the llvm dialect's types...): llvm_type's fast path, learnt as it goes (a
+lowering asks for some hundred thousand types)."""
+
+
 def llvm_type(t: Attribute) -> Attribute:
     """The llvm-level type of a tir-level type: index is i64, integers are
     signless, memrefs are pointers, bf16 and the float8 and float4 types are
     their bits (lowering/narrow_floats.py); other floats stay."""
+    kind = type(t)
+    if kind in _KEPT_CLASSES:
+        return t
+    lowered = _llvm_type(t)
+    if lowered is t and not isinstance(t, IntegerType):  # signed integers are not kept
+        _KEPT_CLASSES.add(kind)
+    return lowered
+
+
+def _llvm_type(t: Attribute) -> Attribute:
     if isinstance(t, AnyFloat) and not isinstance(t, Float16Type | Float32Type | Float64Type):
         try:  # a narrow float: an integer of its storage's width
             return IntegerType(8 * analysis_types.element_bytes(t))
@@ -88,7 +104,8 @@ def llvm_type(t: Attribute) -> Attribute:
 
 
 def is_lowered_type(t: Attribute) -> bool:
-    return llvm_type(t) == t
+    lowered = llvm_type(t)
+    return lowered is t or lowered == t
 
 
 def int_width(t: Attribute) -> int:

@@ -72,6 +72,10 @@ class Timer:
             node = node.children.get(name) if node is not None else None
         return node.seconds if node is not None else 0.0
 
+    def names(self) -> list[str]:
+        """The top-level scopes' names, in the order they were first opened."""
+        return list(self._root.children)
+
     def report(self) -> str:
         """The tree of scopes with their wall times and shares of the total."""
         total = self.total()

@@ -6,6 +6,7 @@ manifest's counts and `xtc compile --remarks`."""
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -86,7 +87,10 @@ class FallingBackSchedule:
 
 @pytest.fixture
 def falling_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels get FallingBackSchedule, in this process: one compile job, so
+    that the kernel units are scheduled here and not in worker processes."""
     monkeypatch.setattr(xtc.ops.schedules, "kernel_schedule", FallingBackSchedule)
+    monkeypatch.setenv("XTC_COMPILE_JOBS", "1")
 
 
 @pytest.mark.usefixtures("falling_back")
@@ -104,6 +108,9 @@ def test_compile_says_which_step_was_refused_and_which_loop_stayed_scalar() -> N
     assert missed.category == VECTORIZE_MISSED and missed.loop == "r0"
     assert missed.message.startswith("loop 'r0' in @matmul_0 not vectorized: ")
     assert "may hit the same element" in missed.message
+    # the kernel is the one the steps before the refused one left (taken again)
+    a, b = np.random.default_rng(3).standard_normal((2, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(compiled.run([a, b])[0], a @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_a_compile_without_fallbacks_counts_none() -> None:

@@ -393,7 +393,9 @@ def test_xtc_verify_each_in_the_environment_verifies_every_step(
 ) -> None:
     seen = _breaking_after(monkeypatch, "no pass")
     monkeypatch.setenv("XTC_VERIFY_EACH", "1")
-    compile_model(resnet_like(widths=(4, 8), image=16))
+    # jobs=1: the kernel units are scheduled and lowered in this process, where
+    # apply_pipeline is watched
+    compile_model(resnet_like(widths=(4, 8), image=16), jobs=1)
     assert seen and all(verified for _, verified in seen)
     assert any(spec.startswith("tir-split{") for spec, _ in seen)
     seen.clear()
@@ -404,7 +406,10 @@ def test_xtc_verify_each_in_the_environment_verifies_every_step(
 
 def test_the_timer_sees_every_pass_schedule_step_and_llvm_step() -> None:
     timer = Timer()
-    compile_model(resnet_like(widths=(4, 8), image=16), timer=timer, verify_each=False)
+    # One module (no cache, one job): every step is timed in this process.
+    compile_model(
+        resnet_like(widths=(4, 8), image=16), timer=timer, verify_each=False, cache=False, jobs=1
+    )
     for name in ("import", *pipeline(3).split(","), "schedule-kernels", "llvm", "load"):
         assert timer.seconds(name) > 0, name
     for stage in ("graph", "te", "tir", "llvm"):

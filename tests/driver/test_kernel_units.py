@@ -12,6 +12,7 @@ import pytest
 from xtc.driver.compiler import CompileError, compile_model
 from xtc.driver.kernel_units import JOBS_VARIABLE, KERNELS, compile_jobs
 from xtc.runtime.compile_cache import HEADER_BYTES, CompileCache
+from xtc.runtime.timing import Timer
 from xtc.tools.model_builders import resnet_like
 
 
@@ -76,3 +77,25 @@ def test_compile_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
         compile_model(small_model())
     with pytest.raises(CompileError, match="positive integer, got 0"):
         compile_model(small_model(), jobs=0)
+
+
+def test_units_are_scheduled_apart_as_the_one_module_compile_schedules_them() -> None:
+    whole = compile_model(small_model(), cache=False, jobs=1)
+    timer = Timer()
+    apart = compile_model(small_model(), cache=False, jobs=2, timer=timer)
+    # The same schedule steps, in the same place of the replayable pipeline,
+    # and the same remarks (the refused steps and the vectorizer's among them).
+    assert apart.manifest["pipeline"] == whole.manifest["pipeline"]
+    assert apart.manifest["remarks"] == whole.manifest["remarks"]
+    # The workers scheduled and lowered the kernels; this process did not.
+    summed = ("llvm", "kernel objects")
+    assert timer.seconds(*summed, "schedule-kernels (kernels, summed)") > 0
+    assert timer.seconds(*summed, "convert-tir-to-llvm (kernels, summed)") > 0
+    assert timer.seconds("schedule-kernels", "tir-split") == 0
+
+
+def test_a_hit_gives_the_steps_its_compile_applied() -> None:
+    first = compile_model(small_model(seed=0), jobs=1)
+    hit = compile_model(small_model(seed=4), jobs=1)  # other weights: every kernel hits
+    assert hit.manifest["kernel_units"]["from_cache"] == hit.manifest["kernel_units"]["units"]
+    assert hit.manifest["pipeline"] == first.manifest["pipeline"]
