@@ -75,3 +75,31 @@ func.func @sum(%x: memref<8xf32>, %acc: memref<1xf32>) {
   }
   func.return
 }
+
+// -----
+
+// A saturating float-to-integer cast of vectors (a quantize epilogue's f32
+// to u8 through i64) is NaN lanes zeroed, a clamp to the integer's range,
+// a plain fptosi and the lanes at or above 2^63 set to the largest i64,
+// not the `.sat` intrinsic (which x86 does lane by lane).
+// CHECK-LABEL: func.func @quantize(
+// CHECK:         %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[ORD:.*]] = llvm_ext.vector_fcmp "ord" %[[X]], %[[X]] : vector<16xf32> -> vector<16xi1>
+// CHECK:         %[[NUM:.*]] = llvm_ext.vector_select %[[ORD]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:         %[[LOW:.*]] = llvm.call_intrinsic "llvm.maxnum.v16f32"(%[[NUM]], %{{.*}})
+// CHECK:         %[[IN:.*]] = llvm.call_intrinsic "llvm.minnum.v16f32"(%[[LOW]], %{{.*}})
+// CHECK-NEXT:    %[[INT:.*]] = llvm_ext.fptosi %[[IN]] : vector<16xf32> to vector<16xi64>
+// CHECK:         %[[OVER:.*]] = llvm_ext.vector_fcmp "oge" %[[X]], %{{.*}} : vector<16xf32> -> vector<16xi1>
+// CHECK:         %[[MAX:.*]] = llvm.mlir.constant(dense<9223372036854775807> : vector<16xi64>) : vector<16xi64>
+// CHECK-NEXT:    %{{.*}} = llvm_ext.vector_select %[[OVER]], %[[MAX]], %[[INT]] : vector<16xi1>, vector<16xi64>
+// CHECK-NOT:     .sat.
+// CHECK:         func.return
+func.func @quantize(%x: memref<16xf32>, %y: memref<16xi8>) {
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %w = arith.fptosi %v : f32 to i64
+    %b = arith.trunci %w : i64 to i8
+    memref.store %b, %y[%i] : memref<16xi8>
+  }
+  func.return
+}
