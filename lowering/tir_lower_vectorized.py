@@ -914,7 +914,9 @@ def _widen_cast(code: _VectorCode, op: Operation) -> SSAValue | None:
         case arith.UIToFPOp():
             if _width(source.type) >= 64:
                 return None  # per lane, as the scalar lowering's halving
-            wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(i64))
+            # a byte or a half word is a non-negative i32 (one vcvtdq2ps), a word an i64
+            signed = i32 if _width(source.type) < 32 else i64
+            wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(signed))
             return code.emit.create(llvm.SIToFPOp, [wide], code.result_type(op))
         case arith.TruncFOp() if isinstance(source.type, Float64Type) and isinstance(
             op.results[0].type, Float16Type
@@ -954,6 +956,15 @@ def _saturating_float_to_int(code: _VectorCode, op: Operation) -> SSAValue:
     ordered = code.emit.op(VectorFCmpOp("ord", x, x))
     zeros = code.constant_vector([0.0] * lanes, source.type)
     value = code.emit.op(VectorSelectOp(ordered, x, zeros))
+    if _clamped_within(source, -(1 << 31), 1 << 31) and _clamped_within(source, low, top):
+        # A clip before the cast (a quantize's [0, 255]) leaves only NaN to
+        # saturate: converted in i32, one instruction, then widened.
+        narrow = code.vector_type(i32)
+        converted = code.emit.op(VectorFPToSIOp(value, narrow))
+        if width == 32:
+            return converted
+        resize = llvm.SExtOp if width > 32 else llvm.TruncOp
+        return code.emit.create(resize, [converted], t)
     for name, bound in (("maxnum", float(low)), ("minnum", below_top)):
         limit = code.constant_vector([bound] * lanes, source.type)
         intrinsic = f"llvm.{name}.{_vector_suffix(source_type)}"
@@ -963,6 +974,34 @@ def _saturating_float_to_int(code: _VectorCode, op: Operation) -> SSAValue:
     over = code.emit.op(VectorFCmpOp("oge", x, code.constant_vector([float(top)] * lanes, source.type)))
     largest = code.constant_vector([_as_signed(top - 1, width)] * lanes, op.results[0].type)
     return code.emit.op(VectorSelectOp(over, largest, converted))
+
+
+def _clamped_within(value: SSAValue, low: int, top: int) -> bool:
+    """Whether `value` is `maximumf` / `minimumf` of constants (a clip,
+    either way round) that keep it, NaN aside, within [low, top)."""
+    lowest, highest = -np.inf, np.inf
+    for _ in range(2):
+        clamp = value.owner
+        if not isinstance(clamp, arith.MaximumfOp | arith.MinimumfOp):
+            break
+        bound = next(
+            (
+                (operand, other)
+                for operand, other in ((clamp.lhs, clamp.rhs), (clamp.rhs, clamp.lhs))
+                if isinstance(operand.owner, arith.ConstantOp)
+                and isinstance(operand.owner.value, FloatAttr)
+            ),
+            None,
+        )
+        if bound is None:
+            break
+        constant = float(cast(FloatAttr, cast(arith.ConstantOp, bound[0].owner).value).value.data)
+        if isinstance(clamp, arith.MaximumfOp):
+            lowest = max(lowest, constant)
+        else:
+            highest = min(highest, constant)
+        value = bound[1]
+    return low <= lowest and highest < top
 
 
 def _as_signed(value: int, width: int) -> int:

@@ -427,30 +427,51 @@ def test_saturating_float_to_int_vectors(lanes: int, source: str) -> None:
             f"      memref.store %c{k}, %o{k}[%i] : memref<{lanes}x{target}>"
         )
         outputs.append((f"o{k}", f"memref<{lanes}x{target}>"))
+    # a quantize: clipped to [0, 255] (NaN stays), cast through i64 to a
+    # byte, and that byte back to a float
+    quantize = (
+        f"      %zero = arith.constant 0.0 : {source}\n"
+        f"      %top = arith.constant 255.0 : {source}\n"
+        f"      %low = arith.maximumf %x, %zero : {source}\n"
+        f"      %clipped = arith.minimumf %low, %top : {source}\n"
+        f"      %wide = arith.fptosi %clipped : {source} to i64\n"
+        "      %byte = arith.trunci %wide : i64 to i8\n"
+        f"      memref.store %byte, %q[%i] : memref<{lanes}xi8>\n"
+        f"      %back = arith.uitofp %byte : i8 to {source}\n"
+        f"      memref.store %back, %f[%i] : memref<{lanes}x{source}>"
+    )
+    outputs += [("q", f"memref<{lanes}xi8>"), ("f", f"memref<{lanes}x{source}>")]
     body = (
         f'    tir.for %i = 0 to {lanes} step 1 {{name = "i", kind = "vectorized"}} {{\n'
         f"      %x = memref.load %a[%i] : memref<{lanes}x{source}>\n"
-        + "\n".join(stores)
+        + "\n".join([*stores, quantize])
         + "\n    }"
     )
     text = function("k", [("a", f"memref<{lanes}x{source}>")], outputs, body)
+    targets = [t for _, t in SATURATING_CASTS] + ["i8", source]
     special = [np.nan, np.inf, -np.inf, -0.0, -0.75, 127.9, 128.0, -129.0, 255.5, 256.0,
                2.0**31, -(2.0**31) - 4096, 2.0**63, 2.0**64]
     x = RNG.uniform(-3e2, 3e2, lanes).astype(NUMPY[source])
     x[: len(special)] = np.array(special[:lanes], NUMPY[source])
     module = lower(text)
     assert not any(".sat." in name for name in intrinsic_calls(module)), intrinsic_calls(module)
-    outputs_got = [aligned_copy(np.zeros(lanes, NUMPY[t])) for _, t in SATURATING_CASTS]
+    outputs_got = [aligned_copy(np.zeros(lanes, NUMPY[t])) for t in targets]
     compile_module(module).call("k", [aligned_copy(x), *outputs_got])
     serial = lower(text.replace('kind = "vectorized"', 'kind = "serial"'))
-    outputs_serial = [aligned_copy(np.zeros(lanes, NUMPY[t])) for _, t in SATURATING_CASTS]
+    outputs_serial = [aligned_copy(np.zeros(lanes, NUMPY[t])) for t in targets]
     compile_module(serial).call("k", [aligned_copy(x), *outputs_serial])
     for (kind, target), got, scalar in zip(
-        SATURATING_CASTS, outputs_got, outputs_serial, strict=True
+        SATURATING_CASTS, outputs_got, outputs_serial, strict=False
     ):
         message = f"{kind} {source} to {target}"
         np.testing.assert_array_equal(got, saturated(x, kind, target), err_msg=message)
         np.testing.assert_array_equal(got, scalar, err_msg=message)
+    clipped = np.clip(x, 0, 255)  # NaN stays NaN, then saturates to 0
+    byte = saturated(clipped, "fptosi", "i64").astype(np.uint8).view(np.int8)
+    np.testing.assert_array_equal(outputs_got[-2], byte, err_msg="quantize")
+    np.testing.assert_array_equal(outputs_got[-1], byte.view(np.uint8).astype(NUMPY[source]))
+    np.testing.assert_array_equal(outputs_got[-2], outputs_serial[-2])
+    np.testing.assert_array_equal(outputs_got[-1], outputs_serial[-1])
 
 
 def test_iota_from_the_induction_variable() -> None:
