@@ -971,7 +971,8 @@ def _saturating_float_to_int(code: _VectorCode, op: Operation) -> SSAValue:
         value = code.emit.value_intrinsic(intrinsic, [value, limit], source_type)
     conversion = VectorFPToSIOp if signed else VectorFPToUIOp
     converted = code.emit.op(conversion(value, t))
-    over = code.emit.op(VectorFCmpOp("oge", x, code.constant_vector([float(top)] * lanes, source.type)))
+    tops = code.constant_vector([float(top)] * lanes, source.type)
+    over = code.emit.op(VectorFCmpOp("oge", x, tops))
     largest = code.constant_vector([_as_signed(top - 1, width)] * lanes, op.results[0].type)
     return code.emit.op(VectorSelectOp(over, largest, converted))
 

@@ -407,7 +407,9 @@ def saturated(x: np.ndarray, kind: str, target: str) -> np.ndarray:
     bits = int(target[1:])
     low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if kind == "fptosi" else (0, 2**bits - 1)
     wide = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
-    exact = [min(max(int(v), low), high) if np.isfinite(v) else (high if v > 0 else low) for v in wide]
+    exact = [
+        min(max(int(v), low), high) if np.isfinite(v) else (high if v > 0 else low) for v in wide
+    ]
     stored = [v - 2**bits if v >= 2 ** (bits - 1) else v for v in exact]  # the bits, signless
     return np.array(stored, NUMPY[target])
 
@@ -449,8 +451,10 @@ def test_saturating_float_to_int_vectors(lanes: int, source: str) -> None:
     )
     text = function("k", [("a", f"memref<{lanes}x{source}>")], outputs, body)
     targets = [t for _, t in SATURATING_CASTS] + ["i8", source]
-    special = [np.nan, np.inf, -np.inf, -0.0, -0.75, 127.9, 128.0, -129.0, 255.5, 256.0,
-               2.0**31, -(2.0**31) - 4096, 2.0**63, 2.0**64]
+    special = [
+        *(np.nan, np.inf, -np.inf, -0.0, -0.75, 127.9, 128.0, -129.0, 255.5, 256.0),
+        *(2.0**31, -(2.0**31) - 4096, 2.0**63, 2.0**64),
+    ]
     x = RNG.uniform(-3e2, 3e2, lanes).astype(NUMPY[source])
     x[: len(special)] = np.array(special[:lanes], NUMPY[source])
     module = lower(text)
