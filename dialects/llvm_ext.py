@@ -1,7 +1,8 @@
 """The `llvm_ext` dialect: the LLVM vector instructions that xDSL's `llvm`
 dialect cannot write and the vectorized code needs (tir-lower-vectorized):
-a lane-wise float comparison, a lane-wise select and the extraction of one
-lane; and the pointer cast between address spaces the GPU's shared memory
+a lane-wise float comparison, a lane-wise select, the extraction of one
+lane and the plain (not saturating) float-to-integer conversions of
+vectors; and the pointer cast between address spaces the GPU's shared memory
 needs (lowering/convert_gpu_to_nvvm.py). Each is the LLVM instruction of
 the same name; runtime/llvm_ir.py translates them.
 """
@@ -139,6 +140,47 @@ class ExtractElementOp(IRDLOperation):
             )
 
 
+class _VectorFloatToInt(IRDLOperation):
+    """A float vector converted lane by lane to an integer vector of as
+    many lanes, truncated toward zero; a lane out of the integer's range
+    (or NaN) gives poison, so the caller clamps first (xDSL's llvm dialect
+    has no `fptosi` / `fptoui`; the saturating intrinsics it can call are
+    done lane by lane on x86)."""
+
+    arg = operand_def(VectorType)
+    res = result_def(VectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$arg attr-dict `:` type($arg) `to` type($res)"
+
+    def __init__(self, arg: SSAValue, target: VectorType[Attribute]) -> None:
+        super().__init__(operands=[arg], result_types=[target])
+
+    def verify_(self) -> None:
+        source, target = _vector(self.arg.type), _vector(self.res.type)
+        if not isinstance(source.get_element_type(), AnyFloat):
+            raise VerifyException(f"'{self.name}' converts a float vector, got {source}")
+        if not isinstance(target.get_element_type(), IntegerType):
+            raise VerifyException(f"'{self.name}' gives an integer vector, got {target}")
+        if source.get_shape() != target.get_shape():
+            raise VerifyException(f"'{self.name}' of {source} cannot give {target}: lanes differ")
+
+
+@irdl_op_definition
+class VectorFPToSIOp(_VectorFloatToInt):
+    """`fptosi` of a vector (signed result)."""
+
+    name = "llvm_ext.fptosi"
+
+
+@irdl_op_definition
+class VectorFPToUIOp(_VectorFloatToInt):
+    """`fptoui` of a vector (unsigned result)."""
+
+    name = "llvm_ext.fptoui"
+
+
 @irdl_op_definition
 class AddrSpaceCastOp(IRDLOperation):
     """`addrspacecast`: a pointer of one address space as a pointer of
@@ -158,4 +200,15 @@ class AddrSpaceCastOp(IRDLOperation):
         super().__init__(operands=[arg], result_types=[target])
 
 
-LLVMExt = Dialect("llvm_ext", [VectorFCmpOp, VectorSelectOp, ExtractElementOp, AddrSpaceCastOp], [])
+LLVMExt = Dialect(
+    "llvm_ext",
+    [
+        VectorFCmpOp,
+        VectorSelectOp,
+        ExtractElementOp,
+        VectorFPToSIOp,
+        VectorFPToUIOp,
+        AddrSpaceCastOp,
+    ],
+    [],
+)

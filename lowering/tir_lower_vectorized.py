@@ -18,7 +18,9 @@ variable (`iv * c + uniform`). Then:
   scalars (the scalar lowering then applies) and the lanes are put back into
   a vector; a uniform operand of a vector op is splatted; `a * b + c`, the
   product used only there, is `llvm.fmuladd` (one FMA where the CPU has it,
-  as C compilers contract such an expression);
+  as C compilers contract such an expression); a float-to-integer cast of
+  f32 or f64 lanes, which saturates, is NaN lanes zeroed, a clamp and a plain
+  `fptosi` / `fptoui` (x86 does the `.sat` intrinsic one lane at a time);
 - a load whose indices are uniform is one scalar load; one whose address has
   stride 1 is one vector load; one whose stride is a constant s from 2 to 4
   (a stride-2 convolution along its output row), of a float or a
@@ -98,7 +100,13 @@ from xtc.analysis.loops import constant_int, linear_index
 from xtc.analysis.vectorizable import loop_kept_serial
 from xtc.dialects import tir
 from xtc.dialects.graph.constant import numpy_dtype
-from xtc.dialects.llvm_ext import ExtractElementOp, VectorFCmpOp, VectorSelectOp
+from xtc.dialects.llvm_ext import (
+    ExtractElementOp,
+    VectorFCmpOp,
+    VectorFPToSIOp,
+    VectorFPToUIOp,
+    VectorSelectOp,
+)
 from xtc.lowering.llvm_emit import (
     MATH_INTRINSICS,
     SAME_BINARY,
@@ -906,23 +914,100 @@ def _widen_cast(code: _VectorCode, op: Operation) -> SSAValue | None:
         case arith.UIToFPOp():
             if _width(source.type) >= 64:
                 return None  # per lane, as the scalar lowering's halving
-            wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(i64))
+            # a byte or a half word is a non-negative i32 (one vcvtdq2ps), a word an i64
+            signed = i32 if _width(source.type) < 32 else i64
+            wide = code.emit.create(llvm.ZExtOp, [code.vector(source)], code.vector_type(signed))
             return code.emit.create(llvm.SIToFPOp, [wide], code.result_type(op))
         case arith.TruncFOp() if isinstance(source.type, Float64Type) and isinstance(
             op.results[0].type, Float16Type
         ):
             return None  # per lane, through f32 rounded to odd as the scalar lowering
         case arith.FPToSIOp() | arith.FPToUIOp():
-            kind = "fptosi" if isinstance(op, arith.FPToSIOp) else "fptoui"
-            source_type = code.vector_type(source.type)
-            t = code.result_type(op)
-            name = f"llvm.{kind}.sat.{_vector_suffix(t)}.{_vector_suffix(source_type)}"
-            return code.emit.value_intrinsic(name, [code.vector(source)], t)
+            return _saturating_float_to_int(code, op)
         case _:
             twin = _CASTS.get(type(op))
             if twin is None:
                 return None
             return code.emit.create(twin, [code.vector(source)], code.result_type(op))
+
+
+def _saturating_float_to_int(code: _VectorCode, op: Operation) -> SSAValue:
+    """fptosi / fptoui that saturate (NaN gives 0) as the scalar lowering's
+    `llvm.fpto[su]i.sat`, written out for f32 and f64 lanes: NaN lanes
+    zeroed, the lanes clamped to [min, the largest float below max + 1],
+    converted plainly, and the lanes at or above max + 1 set to max. x86
+    lowers the intrinsic on vectors one lane at a time, compares and
+    branches (a quantize epilogue's float-to-u8 cast: ~10 instructions a
+    lane); this is a few vector instructions in all."""
+    source = op.operands[0]
+    t = code.result_type(op)
+    source_type = code.vector_type(source.type)
+    signed = isinstance(op, arith.FPToSIOp)
+    if not isinstance(source.type, Float32Type | Float64Type):
+        kind = "fptosi" if signed else "fptoui"
+        name = f"llvm.{kind}.sat.{_vector_suffix(t)}.{_vector_suffix(source_type)}"
+        return code.emit.value_intrinsic(name, [code.vector(source)], t)
+    width = _width(op.results[0].type)
+    low, top = (-(1 << (width - 1)), 1 << (width - 1)) if signed else (0, 1 << width)
+    dtype = np.float32 if isinstance(source.type, Float32Type) else np.float64
+    below_top = float(np.nextafter(dtype(top), dtype(0)))
+    lanes = code.lanes
+    x = code.vector(source)
+    ordered = code.emit.op(VectorFCmpOp("ord", x, x))
+    zeros = code.constant_vector([0.0] * lanes, source.type)
+    value = code.emit.op(VectorSelectOp(ordered, x, zeros))
+    if _clamped_within(source, -(1 << 31), 1 << 31) and _clamped_within(source, low, top):
+        # A clip before the cast (a quantize's [0, 255]) leaves only NaN to
+        # saturate: converted in i32, one instruction, then widened.
+        narrow = code.vector_type(i32)
+        converted = code.emit.op(VectorFPToSIOp(value, narrow))
+        if width == 32:
+            return converted
+        resize = llvm.SExtOp if width > 32 else llvm.TruncOp
+        return code.emit.create(resize, [converted], t)
+    for name, bound in (("maxnum", float(low)), ("minnum", below_top)):
+        limit = code.constant_vector([bound] * lanes, source.type)
+        intrinsic = f"llvm.{name}.{_vector_suffix(source_type)}"
+        value = code.emit.value_intrinsic(intrinsic, [value, limit], source_type)
+    conversion = VectorFPToSIOp if signed else VectorFPToUIOp
+    converted = code.emit.op(conversion(value, t))
+    tops = code.constant_vector([float(top)] * lanes, source.type)
+    over = code.emit.op(VectorFCmpOp("oge", x, tops))
+    largest = code.constant_vector([_as_signed(top - 1, width)] * lanes, op.results[0].type)
+    return code.emit.op(VectorSelectOp(over, largest, converted))
+
+
+def _clamped_within(value: SSAValue, low: int, top: int) -> bool:
+    """Whether `value` is `maximumf` / `minimumf` of constants (a clip,
+    either way round) that keep it, NaN aside, within [low, top)."""
+    lowest, highest = -np.inf, np.inf
+    for _ in range(2):
+        clamp = value.owner
+        if not isinstance(clamp, arith.MaximumfOp | arith.MinimumfOp):
+            break
+        bound = next(
+            (
+                (operand, other)
+                for operand, other in ((clamp.lhs, clamp.rhs), (clamp.rhs, clamp.lhs))
+                if isinstance(operand.owner, arith.ConstantOp)
+                and isinstance(operand.owner.value, FloatAttr)
+            ),
+            None,
+        )
+        if bound is None:
+            break
+        constant = float(cast(FloatAttr, cast(arith.ConstantOp, bound[0].owner).value).value.data)
+        if isinstance(clamp, arith.MaximumfOp):
+            lowest = max(lowest, constant)
+        else:
+            highest = min(highest, constant)
+        value = bound[1]
+    return low <= lowest and highest < top
+
+
+def _as_signed(value: int, width: int) -> int:
+    """The `width`-bit pattern of a non-negative `value` read as signed."""
+    return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
 def _width(t: Attribute) -> int:

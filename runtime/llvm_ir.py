@@ -10,8 +10,8 @@
 - linkage and alignment: `llvm.func`s with internal linkage stay internal in
   LLVM (so O3 may inline them and drop them); globals keep their alignment;
 - vector instructions the llvm dialect cannot write (tir-lower-vectorized):
-  the ops of `llvm_ext` (dialects/llvm_ext.py) become the `fcmp`, `select`
-  and `extractelement` instructions they are;
+  the ops of `llvm_ext` (dialects/llvm_ext.py) become the `fcmp`, `select`,
+  `extractelement`, `fptosi` and `fptoui` instructions they are;
 - run-time faults: a module whose `tir.assert`s call `@xtc_check` gets its
   definition, and the fault record's, appended (runtime/faults.py).
 
@@ -146,6 +146,19 @@ def _translate_extractelement(
     values[extract.res] = builder.extract_element(values[extract.vector], values[extract.index])
 
 
+def _translate_vector_fptosi(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    convert = cast(llvm_ext.VectorFPToSIOp, op)
+    values[convert.res] = builder.fptosi(values[convert.arg], convert_type(convert.res.type))
+
+
+def _translate_vector_fptoui(
+    op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
+) -> None:
+    convert = cast(llvm_ext.VectorFPToUIOp, op)
+    values[convert.res] = builder.fptoui(values[convert.arg], convert_type(convert.res.type))
+
 def _translate_addrspacecast(
     op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]
 ) -> None:
@@ -183,6 +196,8 @@ EXTENSION_TRANSLATIONS: dict[type[Operation], ExtensionTranslation] = {
     llvm_ext.VectorFCmpOp: _translate_vector_fcmp,
     llvm_ext.VectorSelectOp: _translate_vector_select,
     llvm_ext.ExtractElementOp: _translate_extractelement,
+    llvm_ext.VectorFPToSIOp: _translate_vector_fptosi,
+    llvm_ext.VectorFPToUIOp: _translate_vector_fptoui,
 }
 """The LLVM instruction of each `llvm_ext` op (dialects/llvm_ext.py), and of
 the llvm ops whose xDSL translation needs help."""

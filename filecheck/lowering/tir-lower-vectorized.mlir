@@ -75,3 +75,62 @@ func.func @sum(%x: memref<8xf32>, %acc: memref<1xf32>) {
   }
   func.return
 }
+
+// -----
+
+// A saturating float-to-integer cast of vectors (a quantize epilogue's f32
+// to u8 through i64) is NaN lanes zeroed, a clamp to the integer's range,
+// a plain fptosi and the lanes at or above 2^63 set to the largest i64,
+// not the `.sat` intrinsic (which x86 does lane by lane).
+// CHECK-LABEL: func.func @quantize(
+// CHECK:         %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[ORD:.*]] = llvm_ext.vector_fcmp "ord" %[[X]], %[[X]] : vector<16xf32> -> vector<16xi1>
+// CHECK:         %[[NUM:.*]] = llvm_ext.vector_select %[[ORD]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:         %[[LOW:.*]] = llvm.call_intrinsic "llvm.maxnum.v16f32"(%[[NUM]], %{{.*}})
+// CHECK:         %[[IN:.*]] = llvm.call_intrinsic "llvm.minnum.v16f32"(%[[LOW]], %{{.*}})
+// CHECK-NEXT:    %[[INT:.*]] = llvm_ext.fptosi %[[IN]] : vector<16xf32> to vector<16xi64>
+// CHECK:         %[[OVER:.*]] = llvm_ext.vector_fcmp "oge" %[[X]], %{{.*}} : vector<16xf32> -> vector<16xi1>
+// CHECK:         %[[MAX:.*]] = llvm.mlir.constant(dense<9223372036854775807> : vector<16xi64>) : vector<16xi64>
+// CHECK-NEXT:    %{{.*}} = llvm_ext.vector_select %[[OVER]], %[[MAX]], %[[INT]] : vector<16xi1>, vector<16xi64>
+// CHECK-NOT:     .sat.
+// CHECK:         func.return
+func.func @quantize(%x: memref<16xf32>, %y: memref<16xi8>) {
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %w = arith.fptosi %v : f32 to i64
+    %b = arith.trunci %w : i64 to i8
+    memref.store %b, %y[%i] : memref<16xi8>
+  }
+  func.return
+}
+
+// -----
+
+// After a clip to [0, 255] only NaN is left to saturate: the cast is the
+// NaN select and one fptosi in i32, sign-extended (LLVM folds it into the
+// truncation to a byte); the byte back to f32 goes through i32 too.
+// CHECK-LABEL: func.func @clipped_quantize(
+// CHECK:         %[[CLIP:.*]] = llvm.call_intrinsic "llvm.minimum.v16f32"
+// CHECK:         %[[ORD:.*]] = llvm_ext.vector_fcmp "ord" %[[CLIP]], %[[CLIP]] : vector<16xf32> -> vector<16xi1>
+// CHECK:         %[[NUM:.*]] = llvm_ext.vector_select %[[ORD]], %[[CLIP]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:    %[[INT:.*]] = llvm_ext.fptosi %[[NUM]] : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT:    %{{.*}} = llvm.sext %[[INT]] : vector<16xi32> to vector<16xi64>
+// CHECK-NOT:     maxnum
+// CHECK:         %[[WIDE:.*]] = llvm.zext %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK-NEXT:    %{{.*}} = llvm.sitofp %[[WIDE]] : vector<16xi32> to vector<16xf32>
+// CHECK:         func.return
+func.func @clipped_quantize(%x: memref<16xf32>, %y: memref<16xi8>, %z: memref<16xf32>) {
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %zero = arith.constant 0.0 : f32
+    %top = arith.constant 255.0 : f32
+    %low = arith.maximumf %v, %zero : f32
+    %clip = arith.minimumf %low, %top : f32
+    %w = arith.fptosi %clip : f32 to i64
+    %b = arith.trunci %w : i64 to i8
+    memref.store %b, %y[%i] : memref<16xi8>
+    %f = arith.uitofp %b : i8 to f32
+    memref.store %f, %z[%i] : memref<16xf32>
+  }
+  func.return
+}

@@ -396,6 +396,88 @@ def test_selects_and_casts() -> None:
         check(text, [np.array([flag]), x, ints, ints.astype(np.int8), bools, wide, in_range])
 
 
+SATURATING_CASTS = [
+    (kind, target) for kind in ("fptosi", "fptoui") for target in ("i8", "i32", "i64")
+]
+
+
+def saturated(x: np.ndarray, kind: str, target: str) -> np.ndarray:
+    """LLVM's fpto[su]i.sat: truncated toward zero, clamped to the target's
+    range, NaN 0."""
+    bits = int(target[1:])
+    low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if kind == "fptosi" else (0, 2**bits - 1)
+    wide = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
+    exact = [
+        min(max(int(v), low), high) if np.isfinite(v) else (high if v > 0 else low) for v in wide
+    ]
+    stored = [v - 2**bits if v >= 2 ** (bits - 1) else v for v in exact]  # the bits, signless
+    return np.array(stored, NUMPY[target])
+
+
+@pytest.mark.parametrize("lanes", [14, 16])
+@pytest.mark.parametrize("source", ["f32", "f64"])
+def test_saturating_float_to_int_vectors(lanes: int, source: str) -> None:
+    """fptosi / fptoui of f32 and f64 lanes to i8, i32 and i64 saturate as
+    the scalar lowering's intrinsic (NaN 0, out of range the bound), written
+    as vector clamps and a plain conversion, not the `.sat` intrinsic that
+    x86 does lane by lane; 14 lanes as a conv's NCHW write-back row."""
+    stores = []
+    outputs = []
+    for k, (kind, target) in enumerate(SATURATING_CASTS):
+        stores.append(
+            f"      %c{k} = arith.{kind} %x : {source} to {target}\n"
+            f"      memref.store %c{k}, %o{k}[%i] : memref<{lanes}x{target}>"
+        )
+        outputs.append((f"o{k}", f"memref<{lanes}x{target}>"))
+    # a quantize: clipped to [0, 255] (NaN stays), cast through i64 to a
+    # byte, and that byte back to a float
+    quantize = (
+        f"      %zero = arith.constant 0.0 : {source}\n"
+        f"      %top = arith.constant 255.0 : {source}\n"
+        f"      %low = arith.maximumf %x, %zero : {source}\n"
+        f"      %clipped = arith.minimumf %low, %top : {source}\n"
+        f"      %wide = arith.fptosi %clipped : {source} to i64\n"
+        "      %byte = arith.trunci %wide : i64 to i8\n"
+        f"      memref.store %byte, %q[%i] : memref<{lanes}xi8>\n"
+        f"      %back = arith.uitofp %byte : i8 to {source}\n"
+        f"      memref.store %back, %f[%i] : memref<{lanes}x{source}>"
+    )
+    outputs += [("q", f"memref<{lanes}xi8>"), ("f", f"memref<{lanes}x{source}>")]
+    body = (
+        f'    tir.for %i = 0 to {lanes} step 1 {{name = "i", kind = "vectorized"}} {{\n'
+        f"      %x = memref.load %a[%i] : memref<{lanes}x{source}>\n"
+        + "\n".join([*stores, quantize])
+        + "\n    }"
+    )
+    text = function("k", [("a", f"memref<{lanes}x{source}>")], outputs, body)
+    targets = [t for _, t in SATURATING_CASTS] + ["i8", source]
+    special = [
+        *(np.nan, np.inf, -np.inf, -0.0, -0.75, 127.9, 128.0, -129.0, 255.5, 256.0),
+        *(2.0**31, -(2.0**31) - 4096, 2.0**63, 2.0**64),
+    ]
+    x = RNG.uniform(-3e2, 3e2, lanes).astype(NUMPY[source])
+    x[: len(special)] = np.array(special[:lanes], NUMPY[source])
+    module = lower(text)
+    assert not any(".sat." in name for name in intrinsic_calls(module)), intrinsic_calls(module)
+    outputs_got = [aligned_copy(np.zeros(lanes, NUMPY[t])) for t in targets]
+    compile_module(module).call("k", [aligned_copy(x), *outputs_got])
+    serial = lower(text.replace('kind = "vectorized"', 'kind = "serial"'))
+    outputs_serial = [aligned_copy(np.zeros(lanes, NUMPY[t])) for t in targets]
+    compile_module(serial).call("k", [aligned_copy(x), *outputs_serial])
+    for (kind, target), got, scalar in zip(
+        SATURATING_CASTS, outputs_got, outputs_serial, strict=False
+    ):
+        message = f"{kind} {source} to {target}"
+        np.testing.assert_array_equal(got, saturated(x, kind, target), err_msg=message)
+        np.testing.assert_array_equal(got, scalar, err_msg=message)
+    clipped = np.clip(x, 0, 255)  # NaN stays NaN, then saturates to 0
+    byte = saturated(clipped, "fptosi", "i64").astype(np.uint8).view(np.int8)
+    np.testing.assert_array_equal(outputs_got[-2], byte, err_msg="quantize")
+    np.testing.assert_array_equal(outputs_got[-1], byte.view(np.uint8).astype(NUMPY[source]))
+    np.testing.assert_array_equal(outputs_got[-2], outputs_serial[-2])
+    np.testing.assert_array_equal(outputs_got[-1], outputs_serial[-1])
+
+
 def test_iota_from_the_induction_variable() -> None:
     body = """
     tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {

@@ -37,3 +37,27 @@ llvm.func @wrong_element(%a: vector<4xf32>, %i: i32) {
   %r = llvm_ext.extractelement %a[%i : i32] : vector<4xf32> -> f64
   llvm.return
 }
+
+// -----
+
+llvm.func @conversion_lanes(%a: vector<4xf32>) {
+  // expected-error @+1 {{'llvm_ext.fptosi' of vector<4xf32> cannot give vector<8xi32>: lanes differ}}
+  %r = llvm_ext.fptosi %a : vector<4xf32> to vector<8xi32>
+  llvm.return
+}
+
+// -----
+
+llvm.func @conversion_of_integers(%a: vector<4xi32>) {
+  // expected-error @+1 {{'llvm_ext.fptoui' converts a float vector, got vector<4xi32>}}
+  %r = llvm_ext.fptoui %a : vector<4xi32> to vector<4xi32>
+  llvm.return
+}
+
+// -----
+
+llvm.func @conversion_to_floats(%a: vector<4xf32>) {
+  // expected-error @+1 {{'llvm_ext.fptosi' gives an integer vector, got vector<4xf64>}}
+  %r = llvm_ext.fptosi %a : vector<4xf32> to vector<4xf64>
+  llvm.return
+}

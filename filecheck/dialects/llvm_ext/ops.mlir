@@ -29,3 +29,12 @@ llvm.func @generic_address() -> !llvm.ptr {
   %generic = llvm_ext.addrspacecast %shared : !llvm.ptr<3> to !llvm.ptr
   llvm.return %generic : !llvm.ptr
 }
+
+// CHECK-LABEL: llvm.func @conversions(
+// CHECK:         %signed = llvm_ext.fptosi %floats : vector<8xf32> to vector<8xi64>
+// CHECK-NEXT:    %unsigned = llvm_ext.fptoui %floats : vector<8xf32> to vector<8xi8>
+llvm.func @conversions(%floats: vector<8xf32>) -> vector<8xi8> {
+  %signed = llvm_ext.fptosi %floats : vector<8xf32> to vector<8xi64>
+  %unsigned = llvm_ext.fptoui %floats : vector<8xf32> to vector<8xi8>
+  llvm.return %unsigned : vector<8xi8>
+}
