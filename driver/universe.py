@@ -193,6 +193,12 @@ def get_tir_compute_at() -> type[ModulePass]:
     return TirComputeAt
 
 
+def get_tir_reuse_term() -> type[ModulePass]:
+    from xtc.passes.tir_reuse_term import TirReuseTerm
+
+    return TirReuseTerm
+
+
 def get_tir_compute_inline() -> type[ModulePass]:
     from xtc.passes.tir_compute_inline import TirComputeInline
 
@@ -308,6 +314,7 @@ XTC_PASSES = {
     "tir-rfactor": get_tir_rfactor,
     "tir-compute-at": get_tir_compute_at,
     "tir-compute-inline": get_tir_compute_inline,
+    "tir-reuse-term": get_tir_reuse_term,
     "tir-parallel": get_tir_parallel,
     "tir-bind": get_tir_bind,
     "cuda-default-schedule": get_cuda_default_schedule,

@@ -522,7 +522,11 @@ def test_row_sums_and_maxima_run_along_the_row() -> None:
     ]
     assert variance[-1] == "tir-parallel{func=layer_norm_0 loop=i0_1}"
     assert "tir-rfactor{func=layer_norm_0 loop=r0_1_i}" in variance
-    maximum, exponentials, _ = _model_recipes(_row_model("Softmax", [2, 16, 32], []))["softmax_0"]
+    reuse, maximum, exponentials, _ = _model_recipes(_row_model("Softmax", [2, 16, 32], []))[
+        "softmax_0"
+    ]
+    # the sum stores each exponential into the output, which the last nest scales
+    assert reuse == ["tir-reuse-term{func=softmax_0 loop=r0_1 consumer=i0_2}"]
     assert maximum[:2] == [
         "tir-split{func=softmax_0 loop=r0 factor=16}",
         "tir-rfactor{func=softmax_0 loop=r0_i}",
@@ -531,7 +535,7 @@ def test_row_sums_and_maxima_run_along_the_row() -> None:
     assert "tir-rfactor{func=softmax_0 loop=r0_1_i}" in exponentials
     assert not any(step.startswith("tir-cache-write") for step in exponentials)
     # 7-wide rows: one vector of 7 partials, combined in order
-    maximum, _, _ = _model_recipes(_row_model("Softmax", [3, 5, 7], []))["softmax_0"]
+    _, maximum, _, _ = _model_recipes(_row_model("Softmax", [3, 5, 7], []))["softmax_0"]
     assert maximum[:3] == [
         "tir-rfactor{func=softmax_0 loop=r0}",
         "tir-vectorize{func=softmax_0 loop=r0}",

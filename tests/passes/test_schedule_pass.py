@@ -26,7 +26,8 @@ from xtc.tools.xtc_opt import main as xtc_opt
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULE_PASSES = (
     "tir-split tir-reorder tir-tile tir-fuse tir-unroll tir-vectorize tir-parallel "
-    "tir-cache-read tir-cache-write tir-compute-at tir-compute-inline tir-prefetch tir-bind"
+    "tir-cache-read tir-cache-write tir-compute-at tir-compute-inline tir-prefetch tir-bind "
+    "tir-reuse-term"
 ).split()
 SHARED_MODULES = {
     "tir_loops",
