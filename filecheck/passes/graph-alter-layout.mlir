@@ -46,18 +46,25 @@ func.func @conv_grouped(%x: tensor<1x2x4x4xf32>) -> tensor<1x16x4x4xf32> {
 }
 
 // A block under 8 output channels is taken by a grouped conv only when its
-// window moves more than one column at a time (here stride 2 along W); with
-// stride 1 along W (even if 2 along H) it keeps OIHW.
+// window moves more than one column at a time (here stride 2 along W) or is
+// an unpadded 1x1 window (its schedule then vectorizes the output row, the
+// rows within one block); a padded 3x3 window at stride 1 along W (even if 2
+// along H), or a padded 1x1 one, keeps OIHW.
 // CHECK-LABEL: func.func @conv_grouped_small_block
-// CHECK:         graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>)
-// CHECK:         graph.conv2d %x, %{{.*}} {groups = 2 : i64, strides = array<i64: 2, 2>, kernel_layout = "OIHW4o"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1x4xf32>)
-// CHECK:         graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>)
-func.func @conv_grouped_small_block(%x: tensor<1x2x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>) {
-  %w = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
-  %a = graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x4x4xf32>
-  %b = graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x2x2xf32>
-  %c = graph.conv2d %x, %w {groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x2x4xf32>
-  func.return %a, %b, %c : tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>
+// CHECK:         graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x3x3xf32>)
+// CHECK:         graph.conv2d %x, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64, strides = array<i64: 2, 2>, kernel_layout = "OIHW4o"} : (tensor<1x2x4x4xf32>, tensor<2x1x3x3x4xf32>)
+// CHECK:         graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x3x3xf32>)
+// CHECK:         graph.conv2d %x, %{{.*}} {groups = 2 : i64, kernel_layout = "OIHW4o"} : (tensor<1x2x4x4xf32>, tensor<2x1x1x1x4xf32>)
+// CHECK:         graph.conv2d %x, %p {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>)
+func.func @conv_grouped_small_block(%x: tensor<1x2x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x6x6xf32>) {
+  %w = graph.constant dense<1.0> : tensor<8x1x3x3xf32>
+  %a = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %b = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x2x2xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64, strides = array<i64: 2, 1>} : (tensor<1x2x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x2x4xf32>
+  %p = graph.constant dense<1.0> : tensor<8x1x1x1xf32>
+  %d = graph.conv2d %x, %p {groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %e = graph.conv2d %x, %p {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x6x6xf32>
+  func.return %a, %b, %c, %d, %e : tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>, tensor<1x8x2x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x6x6xf32>
 }
 
 // A grouped conv with one output channel per group (depthwise: no block

@@ -71,6 +71,7 @@ def conv_text(
     c_group = c_in // groups
     blocks = {
         "OIHW8o": (c_out // 8, c_group, kernel, kernel, 8),
+        "OIHW4o": (c_out // 4, c_group, kernel, kernel, 4),
         "OIHW": (c_out, c_group, kernel, kernel),
     }
     w = "x".join(map(str, blocks[layout]))
@@ -133,6 +134,8 @@ NATIVE_KERNELS = {
     "conv-blocked": conv_text(16, 32, 14, "OIHW8o"),
     "conv-1x1": conv_text(32, 16, 12, "OIHW", kernel=1),
     "conv-grouped": conv_text(16, 32, 10, "OIHW8o", groups=2),
+    "conv-1x1-few-channels": conv_text(16, 32, 28, "OIHW8o", kernel=1),
+    "conv-1x1-grouped-4": conv_text(24, 24, 14, "OIHW4o", kernel=1, groups=3),
     "matmul": matmul_text(24, 32, 64),
     "matrix-vector": matmul_text(1, 32, 64),
     "depthwise": depthwise_text(8, 14),
@@ -142,6 +145,7 @@ NATIVE_KERNELS = {
 TINY_KERNELS = {
     "conv": conv_text(4, 16, 4, "OIHW8o"),
     "conv-grouped": conv_text(4, 16, 4, "OIHW8o", groups=2),
+    "conv-1x1-grouped-4": conv_text(8, 8, 10, "OIHW4o", kernel=1, groups=2),
     "matmul": matmul_text(4, 8, 32),
     "depthwise": depthwise_text(4, 6),
     "softmax": softmax_text(3, 40),
@@ -247,6 +251,42 @@ def test_each_kind_of_nest_gets_its_template() -> None:
     assert global_pool(7) == [RowReductionTemplate]
     # 3-wide rows are too short for a vector: the parallel loop only
     assert global_pool(3) == [NestTemplate]
+
+
+@pytest.mark.parametrize(
+    ("kernel", "tile"),
+    [
+        # 16 input channels: 28-wide rows as two vectors of 14, 8 rows (a block)
+        ("conv-1x1-few-channels", ["i1_i", "i3_i_o", "i3_i_i"]),
+        # a grouped 1x1 conv in blocks of 4: 4 rows, one vector of the 14-wide row
+        ("conv-1x1-grouped-4", ["i1_i", "i3_i"]),
+    ],
+)
+def test_pointwise_conv_vectors_run_along_the_output_row(kernel: str, tile: list[str]) -> None:
+    """A 1x1 conv with a short reduction or narrow weight blocks gets its
+    register tile turned over: vectors along the NCHW output row (read in
+    place from the input), rows over the output channels of one weight
+    block; the default config keeps the numbers natively."""
+    module, function, inputs, expected = the_kernel(NATIVE_KERNELS[kernel])
+    schedule = kernel_schedule(function)
+    (template,) = schedule.templates
+    assert isinstance(template, MicroKernelTemplate)
+    steps = schedule.steps(schedule.default())
+    func = function.sym_name.data
+    rows = 8 if kernel == "conv-1x1-few-channels" else 4
+    assert f"tir-split{{func={func} loop=i1 factor={rows}}}" in steps
+    order = next(s for s in steps if s.startswith("tir-reorder"))
+    assert order.endswith(f"order=i0,i2,i3_o,i1,{','.join(tile[1:])}}}")
+    assert not any("_wb," in s for s in steps)  # the write-back stores rows: no transpose
+    copy = module.clone()
+    for step in steps:
+        apply_pipeline(copy, step)
+    main = copy.body.block.first_op
+    assert isinstance(main, FuncOp)
+    main.sym_name = type(main.sym_name)("main")
+    main.sym_visibility = None
+    for got, want in zip(run_native(copy, inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_default_configs_are_points_of_their_spaces() -> None:
