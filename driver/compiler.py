@@ -28,17 +28,19 @@ from xdsl.dialects.func import FuncOp
 
 from xtc import __version__
 from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
+from xtc.driver.scheduling import (  # noqa: F401 - schedule_kernels re-exported
+    record_for,
+    schedule_kernels,
+    schedule_kernels_by_function,
+)
 from xtc.runtime.model import CompiledModel, TensorSpec
 from xtc.runtime.timing import NO_TIMER, Timer
 
 if TYPE_CHECKING:
-    from xdsl.utils.exceptions import DiagnosticException
-
     from xtc.dialects.resource_blobs import BlobScope
-    from xtc.driver.records import Record, TuningRecords
+    from xtc.driver.records import TuningRecords
     from xtc.driver.specializing import CompilingSpecializedModel
     from xtc.frontend.converters import NeedsConstantError
-    from xtc.ops.schedules import KernelSchedule
     from xtc.remarks import Remark
     from xtc.runtime.compile_cache import CompileCache
 
@@ -552,7 +554,7 @@ def _compile_graph(
                 if name_of_pass == "convert-te-to-tir" and split:
                     with timer.scope("split kernels"):
                         units = split_kernel_units(
-                            module, entry, keep=lambda k: _record_for(k, records) is not None
+                            module, entry, keep=lambda k: record_for(k, records) is not None
                         )
                         plan = UnitPlan(
                             tuple(passes[done : passes.index(STAGE_NAMES[0])]),
@@ -773,126 +775,6 @@ def _check_request(
         )
 
 
-def schedule_kernels(
-    module: ModuleOp,
-    entry: str,
-    records: TuningRecords | None = None,
-    tuned: list[dict[str, Any]] | None = None,
-    *,
-    verify_each: bool = True,
-    timer: Timer = NO_TIMER,
-) -> list[str]:
-    """schedule_kernels_by_function's steps in one list, in order: the
-    schedule part of the pipeline."""
-    applied = schedule_kernels_by_function(
-        module, entry, records, tuned, verify_each=verify_each, timer=timer
-    )
-    return [step for steps in applied.values() for step in steps]
-
-
-def schedule_kernels_by_function(
-    module: ModuleOp,
-    entry: str,
-    records: TuningRecords | None = None,
-    tuned: list[dict[str, Any]] | None = None,
-    *,
-    verify_each: bool = True,
-    timer: Timer = NO_TIMER,
-) -> dict[str, list[str]]:
-    """Schedules each kernel on a module of its own (small to verify): the
-    best record of its workload when `records` has one (each tuned kernel
-    noted in `tuned`), else its default schedule (ops/schedules.py), where
-    a step a primitive refuses ends that nest's recipe and leaves the
-    kernel as the steps before left it. Returns the steps applied to each
-    kernel, by name, in the module's order. Each kernel is verified after
-    each step (`verify_each`) or once, scheduled; `timer` gets each kind of
-    step's time. A record that does not fit
-    its kernel any more is a CompileError, never dropped."""
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from xtc.driver.pipelines import apply_pipeline
-    from xtc.ops.schedules import kernel_schedule
-
-    applied: dict[str, list[str]] = {}
-    for kernel in list(module.ops):
-        if not isinstance(kernel, FuncOp) or kernel.sym_name.data == entry:
-            continue
-        if not kernel.body.blocks:  # a declaration (a kernel compiled apart)
-            continue
-        schedule = kernel_schedule(kernel)
-        steps = applied.setdefault(kernel.sym_name.data, [])
-        record = _record_for(kernel, records)
-        if record is not None:
-            scratch = _tuned_kernel(kernel, schedule, record, records, verify_each, timer)
-            steps += schedule.steps(record.config)
-            if tuned is not None:
-                tuned.append(
-                    {
-                        "function": kernel.sym_name.data,
-                        "key": record.key,
-                        "config": record.config,
-                        "cost_ms": round(record.cost * 1000, 6),
-                    }
-                )
-        else:
-            recipes = [r for r in schedule.recipes(schedule.default()) if r]
-            if not recipes:
-                continue
-            scratch = ModuleOp([kernel.clone()])
-            for recipe in recipes:
-                for step in recipe:
-                    try:
-                        with timer.scope(_pass_name(step)):
-                            apply_pipeline(scratch, step, verify=verify_each)
-                    except DiagnosticException as e:
-                        _report_refused_step(kernel.sym_name.data, step, e)
-                        # the refused step may have left it half done: the
-                        # steps taken, again (refusals are rare; a copy per
-                        # step, to fall back on, cost half of the scheduling)
-                        scratch = _replayed(kernel, steps)
-                        break
-                    steps.append(step)
-        if not verify_each:
-            with timer.scope("verify"):
-                scratch.verify()
-        scheduled = scratch.body.block.first_op
-        assert isinstance(scheduled, FuncOp)
-        scheduled.detach()
-        module.body.block.insert_op_before(scheduled, kernel)
-        module.body.block.erase_op(kernel)
-    if records is not None and tuned is not None and not tuned:
-        raise CompileError(
-            f"tuning records {records.source}: no kernel of this model has a record "
-            "(records of another model?)"
-        )
-    return applied
-
-
-def _replayed(kernel: FuncOp, steps: Sequence[str]) -> ModuleOp:
-    """The kernel alone in a module with `steps` (each taken before) applied."""
-    from xtc.driver.pipelines import apply_pipeline
-
-    scratch = ModuleOp([kernel.clone()])
-    for step in steps:
-        apply_pipeline(scratch, step, verify=False)
-    return scratch
-
-
-def _report_refused_step(function: str, step: str, error: DiagnosticException) -> None:
-    from xtc import remarks
-
-    reason = " ".join(str(error).split("\n", 1)[0].split())
-    remarks.report(
-        remarks.Remark(
-            "missed",
-            remarks.SCHEDULE_REFUSED,
-            _pass_name(step),
-            f"step {step} refused: {reason}",
-            function,
-        )
-    )
-
-
 def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None:
     from xtc.driver.records import RecordsError, TuningRecords
 
@@ -902,50 +784,3 @@ def _tuning_records(path: str | os.PathLike[str] | None) -> TuningRecords | None
         return TuningRecords.load(path)
     except RecordsError as e:
         raise CompileError(str(e)) from None
-
-
-def _record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
-    from xtc.driver.records import RecordsError
-    from xtc.driver.workload import workload_key
-
-    if records is None or not kernel.body.blocks:
-        return None
-    try:
-        return records.best(workload_key(kernel), kernel.sym_name.data)
-    except RecordsError as e:
-        raise CompileError(str(e)) from None
-
-
-def _pass_name(step: str) -> str:
-    """`tir-split{func=f loop=i factor=4}` -> `tir-split`."""
-    return step.split("{", 1)[0]
-
-
-def _tuned_kernel(
-    kernel: FuncOp,
-    schedule: KernelSchedule,
-    record: Record,
-    records: TuningRecords | None,
-    verify_each: bool,
-    timer: Timer,
-) -> ModuleOp:
-    """The kernel alone in a module with the record's schedule applied."""
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from xtc.driver.pipelines import apply_pipeline
-    from xtc.ops.space import ConfigError
-
-    source = records.source if records is not None else "tuning records"
-    name = kernel.sym_name.data
-    try:
-        schedule.space().check(record.config)
-        scratch = ModuleOp([kernel.clone()])
-        for step in schedule.steps(record.config):
-            with timer.scope(_pass_name(step)):
-                apply_pipeline(scratch, step, verify=verify_each)
-    except (ConfigError, DiagnosticException) as e:
-        raise CompileError(
-            f"tuning records {source}: the record of kernel {name} ({record.key}) no longer "
-            f"applies ({' '.join(str(e).split())[:300]}): tune the model again"
-        ) from None
-    return scratch

@@ -152,7 +152,7 @@ class UnitResult:
 def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
     """Schedules a unit's text, lowers it to LLVM and compiles it to an
     object (in a worker process, or in this one), as `plan` says."""
-    from xtc.driver.compiler import schedule_kernels
+    from xtc.driver.scheduling import schedule_kernels
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import parse_module
     from xtc.remarks import collect_remarks
