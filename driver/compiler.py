@@ -50,6 +50,8 @@ GRAPH_PASSES = (
     "graph-fold-constants",
     "graph-simplify-inference",
     "graph-fold-scale-axis",
+    "graph-pad-conv-channels",
+    "graph-sink-slice",
     "graph-alter-layout",
     "graph-fold-constants",
     "dce",

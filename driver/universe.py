@@ -67,6 +67,18 @@ def get_te_inline() -> type[ModulePass]:
     return TeInline
 
 
+def get_graph_pad_conv_channels() -> type[ModulePass]:
+    from xtc.passes.graph_pad_conv_channels import GraphPadConvChannels
+
+    return GraphPadConvChannels
+
+
+def get_graph_sink_slice() -> type[ModulePass]:
+    from xtc.passes.graph_sink_slice import GraphSinkSlice
+
+    return GraphSinkSlice
+
+
 def get_graph_alter_layout() -> type[ModulePass]:
     from xtc.passes.graph_alter_layout import GraphAlterLayout
 
@@ -287,6 +299,8 @@ XTC_PASSES = {
     "graph-simplify-inference": get_graph_simplify_inference,
     "graph-fold-scale-axis": get_graph_fold_scale_axis,
     "graph-qdq-to-integer": get_graph_qdq_to_integer,
+    "graph-pad-conv-channels": get_graph_pad_conv_channels,
+    "graph-sink-slice": get_graph_sink_slice,
     "graph-alter-layout": get_graph_alter_layout,
     "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,

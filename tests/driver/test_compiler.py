@@ -210,7 +210,8 @@ def test_pipeline_strings() -> None:
     assert pipeline(0) == lowerings
     graph = (
         "graph-qdq-to-integer,graph-fold-constants,"
-        "graph-simplify-inference,graph-fold-scale-axis,graph-alter-layout,"
+        "graph-simplify-inference,graph-fold-scale-axis,graph-pad-conv-channels,"
+        "graph-sink-slice,graph-alter-layout,"
         "graph-fold-constants,dce,graph-fuse-ops"
     )
     fused = (
