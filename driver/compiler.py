@@ -59,11 +59,17 @@ GRAPH_PASSES = (
 )
 FUSED_LOWERINGS = ("convert-graph-to-te", "te-inline")
 """From -O1 on: fused groups become one kernel, their epilogues inlined."""
+PARTITION = ("tir-partition",)
+"""From -O1 on, right after convert-te-to-tir: a Concat's select chain as
+one nest per input (each element reads only its own input)."""
 FAST_MATH = ("tir-expand-math",)
 """From -O1 on: f32 exp and erf as polynomials that vectorize (error ~1e-7)."""
 SCHEDULE_LEVEL = 2
 """From -O2 on, each kernel gets its default schedule (ops/schedules.py)
-right after convert-te-to-tir; the manifest's pipeline lists its steps."""
+right after SCHEDULED_AFTER; the manifest's pipeline lists its steps."""
+SCHEDULED_AFTER = PARTITION[-1]
+"""The pass after which kernels are scheduled (from -O2 on): the last that
+changes which loop nests a kernel has."""
 LOWERINGS = ("convert-graph-to-te", "convert-te-to-tir", "tir-plan-memory", "convert-tir-to-llvm")
 
 
@@ -120,13 +126,15 @@ class CompileOptions:
 def pipeline(opt_level: int = 3) -> str:
     """The passes `xtc.compile` runs at `opt_level`, as an `xtc-opt -p`
     string, less the kernels' schedules (from -O2 on, after
-    convert-te-to-tir: the compiled model's manifest has the whole)."""
+    SCHEDULED_AFTER: the compiled model's manifest has the whole)."""
     from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
 
     if opt_level == 0:
         passes = LOWERINGS
     else:
-        passes = GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:2] + FAST_MATH + LOWERINGS[2:]
+        passes = (
+            GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:2] + PARTITION + FAST_MATH + LOWERINGS[2:]
+        )
     # convert-tir-to-llvm as its stages, so that each is timed and replayable
     return ",".join(
         stage
@@ -535,6 +543,8 @@ def _compile_graph(
     pending: PendingUnits | None = None
     schedules: dict[str, list[str]] = {}  # schedule steps by kernel, in the module's order
     schedule_at = 0  # where they go in the replayed pipeline
+    # kernels are scheduled (from -O2 on) and split off into units after this pass
+    split_after = SCHEDULED_AFTER if SCHEDULED_AFTER in passes else "convert-te-to-tir"
 
     def kernels() -> list[KernelObject]:
         assert pending is not None
@@ -550,10 +560,10 @@ def _compile_graph(
                     apply_pipeline(module, name_of_pass, verify=verify_each)
                 blobs.release_unreferenced(module)
                 replay.append(name_of_pass)
-                if name_of_pass == "convert-te-to-tir":
+                if name_of_pass == split_after:
                     schedule_at = len(replay)
                     schedules = {name: [] for name in _kernel_names(module, entry)}
-                if name_of_pass == "convert-te-to-tir" and split:
+                if name_of_pass == split_after and split:
                     with timer.scope("split kernels"):
                         units = split_kernel_units(
                             module, entry, keep=lambda k: record_for(k, records) is not None
@@ -564,7 +574,7 @@ def _compile_graph(
                             verify_each=verify_each,
                         )
                         pending = start_units(units, opt_level, plan, workers, store)
-                if name_of_pass == "convert-te-to-tir" and opt_level >= SCHEDULE_LEVEL:
+                if name_of_pass == split_after and opt_level >= SCHEDULE_LEVEL:
                     with timer.scope("schedule-kernels"):
                         schedules |= schedule_kernels_by_function(
                             module, entry, records, tuned, verify_each=verify_each, timer=timer

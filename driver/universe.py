@@ -115,6 +115,12 @@ def get_tir_plan_memory() -> type[ModulePass]:
     return TirPlanMemory
 
 
+def get_tir_partition() -> type[ModulePass]:
+    from xtc.passes.tir_partition import TirPartition
+
+    return TirPartition
+
+
 def get_tir_expand_math() -> type[ModulePass]:
     from xtc.passes.tir_expand_math import TirExpandMath
 
@@ -316,6 +322,7 @@ XTC_PASSES = {
     "convert-tir-to-gpu": get_convert_tir_to_gpu,
     "tir-plan-memory": get_tir_plan_memory,
     "tir-expand-math": get_tir_expand_math,
+    "tir-partition": get_tir_partition,
     "tir-split": get_tir_split,
     "tir-reorder": get_tir_reorder,
     "tir-tile": get_tir_tile,

@@ -50,7 +50,9 @@ Every top-level loop nest of the kernel gets one recipe:
   by the widest vector width dividing it and vectorized (with
   tir-expand-math in the pipeline, exp and erf vectorize too); a loop longer
   than 16 that no width divides (the padded copy before a strided depthwise
-  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled;
+  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled; a
+  shorter one that no width divides is one vector of its largest divisor
+  from 5 to 16 lanes (a 14-wide row, 14 lanes);
 - every nest runs its first loop of more than one iteration in parallel
   (before the prefetch step, which only adds hints).
 
@@ -200,7 +202,9 @@ class ElementwiseTemplate(NestTemplate):
         """The vector widths dividing the innermost loop, when the nest is
         elementwise and stores along it; () otherwise. A loop longer than
         the widest width that no width divides (a padded copy's 113- or
-        114-wide rows) takes the widest, its remainder a peeled scalar tail."""
+        114-wide rows) takes the widest, its remainder a peeled scalar tail;
+        a shorter one, one vector of its largest divisor from
+        MIN_WHOLE_VECTOR lanes (DenseNet's 14- and 7-wide BN-ReLU rows)."""
         innermost = nest.spatial[-1]
         assert nest.store is not None
         if any(isinstance(op, ForOp) for op in innermost.body.walk()):
@@ -208,8 +212,11 @@ class ElementwiseTemplate(NestTemplate):
         if not nest.store.indices or nest.store.indices[-1] is not innermost.induction_variable:
             return ()
         dividing = tuple(w for w in VECTOR_WIDTHS if innermost.extent % w == 0)
-        if dividing or innermost.extent <= VECTOR_WIDTHS[0]:
+        if dividing:
             return dividing
+        if innermost.extent <= VECTOR_WIDTHS[0]:
+            lanes = _whole_vector(innermost.extent)
+            return () if lanes is None else (lanes,)
         return (VECTOR_WIDTHS[0],)
 
     def knobs(self) -> tuple[Knob, ...]:

@@ -163,9 +163,9 @@ def tir_model(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[ModuleOp, str]:
     """A model at the tir level, before scheduling (the compile's passes up
-    to convert-te-to-tir at -O3), and its entry function's name."""
+    to SCHEDULED_AFTER at -O3), and its entry function's name."""
     from xtc import interp
-    from xtc.driver.compiler import pipeline
+    from xtc.driver.compiler import SCHEDULED_AFTER, pipeline
     from xtc.driver.pipelines import apply_pipeline
     from xtc.frontend.onnx import import_model
 
@@ -173,7 +173,7 @@ def tir_model(
     entry = interp.entry_function(module).sym_name.data
     for name in pipeline(3).split(","):
         apply_pipeline(module, name)
-        if name == "convert-te-to-tir":
+        if name == SCHEDULED_AFTER:
             break
     return module, entry
 

@@ -191,12 +191,12 @@ def test_every_opt_level_gives_the_same_answer(
     if opt_level < 2:
         assert replay == pipeline_steps(pipeline(opt_level))
     else:
-        # The kernels' schedules come right after convert-te-to-tir.
+        # The kernels' schedules come right after tir-partition.
         schedule = [step for step in replay if "{func=" in step]
         assert [step for step in replay if step not in schedule] == pipeline_steps(
             pipeline(opt_level)
         )
-        assert replay.index(schedule[0]) == replay.index("convert-te-to-tir") + 1
+        assert replay.index(schedule[0]) == replay.index("tir-partition") + 1
         assert any(step.startswith("tir-cache-write{func=fused_conv2d") for step in schedule)
         assert any(step.startswith("tir-parallel{func=") for step in schedule)
 
@@ -215,7 +215,7 @@ def test_pipeline_strings() -> None:
         "graph-fold-constants,dce,graph-fuse-ops"
     )
     fused = (
-        f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-expand-math,tir-plan-memory,{to_llvm}"
+        f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-partition,tir-expand-math,tir-plan-memory,{to_llvm}"
     )
     assert pipeline(3) == f"{graph},{fused}"
     assert pipeline_steps("a,b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]

@@ -239,7 +239,8 @@ def test_conv_over_a_large_input_loops_over_its_rows_and_packs_them() -> None:
 def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
     """An elementwise kernel stored along its last axis (3072 = 192 × 16):
     that axis split by 16 and vectorized, the rows in parallel; a last axis
-    no width divides (7) stays scalar."""
+    no width divides is one vector of its own length from 5 lanes (7:
+    DenseNet's 7-wide BN-ReLU rows), and shorter stays scalar (3)."""
     (gelu,) = recipes(unary_text("graph.erf", 128, 3072))["erf_0"]
     assert gelu == [
         "tir-split{func=erf_0 loop=i1 factor=16}",
@@ -247,7 +248,9 @@ def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
         "tir-parallel{func=erf_0 loop=i0}",
     ]
     (odd,) = recipes(unary_text("graph.erf", 128, 7))["erf_0"]
-    assert odd == ["tir-parallel{func=erf_0 loop=i0}"]
+    assert odd == ["tir-vectorize{func=erf_0 loop=i1}", "tir-parallel{func=erf_0 loop=i0}"]
+    (short,) = recipes(unary_text("graph.erf", 128, 3))["erf_0"]
+    assert short == ["tir-parallel{func=erf_0 loop=i0}"]
 
 
 def pool_text(op: str, size: int, attributes: str, out: int) -> str:
@@ -353,6 +356,8 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         conv1x1_text(160, 48, 64),
         unary_text("graph.erf", 16, 48),
         unary_text("graph.exp", 16, 48),
+        unary_text("graph.erf", 16, 14),
+        unary_text("graph.relu", 16, 7),
         DEPTHWISE,
         DEPTHWISE_14,
         GROUPED_BLOCKED,
