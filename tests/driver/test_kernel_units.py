@@ -99,3 +99,25 @@ def test_a_hit_gives_the_steps_its_compile_applied() -> None:
     hit = compile_model(small_model(seed=4), jobs=1)  # other weights: every kernel hits
     assert hit.manifest["kernel_units"]["from_cache"] == hit.manifest["kernel_units"]["units"]
     assert hit.manifest["pipeline"] == first.manifest["pipeline"]
+
+
+def test_a_script_without_a_main_guard_compiles_once(tmp_path: Path) -> None:
+    """The workers (forked by the fork server) do not run the caller's
+    script again: a script that compiles at top level, with no
+    `if __name__ == "__main__"`, compiles once and ends."""
+    import subprocess
+    import sys
+
+    onnx.save(small_model(), tmp_path / "m.onnx")
+    script = tmp_path / "compile_it.py"
+    script.write_text(
+        "from xtc.driver.compiler import compile_model\n"
+        "print('compiling', flush=True)\n"
+        f"model = compile_model({str(tmp_path / 'm.onnx')!r}, jobs=2, cache=False)\n"
+        "print(model.manifest['kernel_units']['jobs'], flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["compiling", "2"]
