@@ -338,5 +338,5 @@ def test_compile_pipeline_runs_the_pass_before_alter_layout() -> None:
     steps = pipeline_steps(pipeline(1))
     position = steps.index("graph-fold-scale-axis")
     assert steps[position - 1] == "graph-simplify-inference"
-    assert steps[position + 1] == "graph-alter-layout"
+    assert position < steps.index("graph-alter-layout")
     assert "graph-fold-scale-axis" not in pipeline_steps(pipeline(0))
