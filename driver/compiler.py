@@ -50,6 +50,7 @@ GRAPH_PASSES = (
     "graph-fold-scale-axis",
     "graph-alter-layout",
     "graph-fold-constants",
+    "graph-sink-transpose",  # after the folding: it permutes the constants it meets
     "dce",
     "graph-fuse-ops",
 )

@@ -91,6 +91,12 @@ def get_graph_qdq_to_integer() -> type[ModulePass]:
     return GraphQdqToInteger
 
 
+def get_graph_sink_transpose() -> type[ModulePass]:
+    from xtc.passes.graph_sink_transpose import GraphSinkTranspose
+
+    return GraphSinkTranspose
+
+
 def get_graph_fold_scale_axis() -> type[ModulePass]:
     from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
 
@@ -288,6 +294,7 @@ XTC_PASSES = {
     "graph-fold-scale-axis": get_graph_fold_scale_axis,
     "graph-qdq-to-integer": get_graph_qdq_to_integer,
     "graph-alter-layout": get_graph_alter_layout,
+    "graph-sink-transpose": get_graph_sink_transpose,
     "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,
     "te-inline": get_te_inline,
