@@ -54,6 +54,7 @@ GRAPH_PASSES = (
     "graph-sink-slice",
     "graph-alter-layout",
     "graph-fold-constants",
+    "graph-sink-transpose",  # after the folding: it permutes the constants it meets
     "dce",
     "graph-fuse-ops",
 )

@@ -103,6 +103,12 @@ def get_graph_qdq_to_integer() -> type[ModulePass]:
     return GraphQdqToInteger
 
 
+def get_graph_sink_transpose() -> type[ModulePass]:
+    from xtc.passes.graph_sink_transpose import GraphSinkTranspose
+
+    return GraphSinkTranspose
+
+
 def get_graph_fold_scale_axis() -> type[ModulePass]:
     from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
 
@@ -308,6 +314,7 @@ XTC_PASSES = {
     "graph-pad-conv-channels": get_graph_pad_conv_channels,
     "graph-sink-slice": get_graph_sink_slice,
     "graph-alter-layout": get_graph_alter_layout,
+    "graph-sink-transpose": get_graph_sink_transpose,
     "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,
     "te-inline": get_te_inline,

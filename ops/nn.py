@@ -243,17 +243,17 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 
 @compute_rule(nn.Conv2dU8S8Op)
 def conv2d_u8s8(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    """out[n, o, y, x] = Σ_{c4, i, j} Σ_{t < 4} in[n, y·sh + i·dh, x·sw + j·dw,
-    4·c4 + t] · w[o / 16, c4, i, j, o mod 16, t] in i32: the four products of
-    one weight lane written out, the shape tir-lower-vectorized turns into
-    one `vpdpbusd` where the CPU has VNNI."""
+    """out[n, y, x, o] = Σ_{c4, i, j} Σ_{t < 4} in[n, y·sh + i·dh, x·sw + j·dw,
+    4·c4 + t] · w[o / 16, c4, i, j, o mod 16, t] in i32 (NHWC): the four
+    products of one weight lane written out, the shape tir-lower-vectorized
+    turns into one `vpdpbusd` where the CPU has VNNI."""
     x, w = inputs
     shape, element_type = _result(op)
     props = op_props(op)
     (sh, sw), (dh, dw) = get_ints(props, "strides"), get_ints(props, "dilation")
     _, c4, kh, kw, lanes, depth = w.shape
 
-    def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
+    def element(b: Expr, y: Expr, xx: Expr, oc: Expr) -> Expr:
         def term(c: Expr, i: Expr, j: Expr) -> Expr:
             row, col = affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))
             products = [

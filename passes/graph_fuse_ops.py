@@ -23,7 +23,10 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from xtc.analysis.functions import PRIMITIVE_ATTR, is_primitive
 from xtc.dialects.graph.base import GraphOp, OpPattern, missing_fusion_kind, name_stem
+from xtc.dialects.graph.base import shape_of
 from xtc.dialects.graph.control import IfOp, LoopOp
+from xtc.dialects.graph.nn import Conv2dU8S8Op
+from xtc.dialects.graph.tensor import TransposeOp
 
 MASTERS = (OpPattern.ANCHOR, OpPattern.REDUCTION)
 """The patterns that start a group and take an elementwise epilogue."""
@@ -79,6 +82,8 @@ class GroupPlanner:
     def _place(self, op: Operation, pattern: OpPattern) -> None:
         candidates = list(self._producer_groups(op))
         joined: list[Group] = []
+        if pattern is OpPattern.INJECTIVE and restores_u8_conv_layout(op, candidates):
+            pattern = OpPattern.ELEMENTWISE
         if pattern is OpPattern.ELEMENTWISE:
             epilogue_of = [g for g in candidates if g.takes_epilogue()]
             if epilogue_of:
@@ -117,6 +122,22 @@ class GroupPlanner:
         self.groups.append(group)
         for member in group.ops:
             self.group_of[member] = group
+
+
+def restores_u8_conv_layout(op: Operation, producers: list[Group]) -> bool:
+    """Whether `op` is the NHWC-to-NCHW transpose of a u8 conv's output that
+    graph-sink-transpose left in place (a pool reads it): it joins the
+    conv's epilogue as an elementwise op would, the conv's kernel storing
+    its output transposed (NCHW, as today's convs), not a copy of its own."""
+    if not isinstance(op, TransposeOp) or len(producers) != 1:
+        return False
+    (group,) = producers
+    rank = len(shape_of(op.operands[0].type))
+    return (
+        group.takes_epilogue()
+        and any(isinstance(member, Conv2dU8S8Op) for member in group.ops)
+        and TransposeOp.permutation(rank, op.properties) == (0, 3, 1, 2)
+    )
 
 
 def group_name(group: Group) -> str:

@@ -264,7 +264,7 @@ def u8s8_matmul(
     conv2d_u8s8: the rows of x flattened into the width of one NHWC image
     [1, 1, rows, K] (K padded with zeros to a multiple of 4), w a 1×1 OIHW
     weight with N padded to a multiple of 16 by zero output channels; the
-    output [1, N', 1, rows] transposed back to rows×N (the padded channels
+    output [1, 1, rows, N'] read as rows×N (the padded channels
     dropped) minus the constant zx · Σ_k w[k, n], then reshaped to [..., M, N]."""
     shape = shape_of(x.type)
     depth, columns = weight.shape
@@ -279,8 +279,7 @@ def u8s8_matmul(
     oihw[:columns, :, 0, 0] = weight.T
     packed = add(ops, ConstantOp.from_array(packed_u8s8_weight(oihw), "weight_u8s8"))
     product = add(ops, Conv2dU8S8Op.build_inferred([image, packed]))
-    by_column = reshaped(ops, product, (lanes, rows))
-    by_row = add(ops, TransposeOp.build_inferred([by_column], {"perm": ints_attr((1, 0))}))
+    by_row = reshaped(ops, product, (rows, lanes))
     if lanes != columns:
         kept = {"starts": ints_attr((0,)), "ends": ints_attr((columns,)), "axes": ints_attr((1,))}
         by_row = add(ops, SliceOp.build_inferred([by_row], kept))
@@ -345,7 +344,9 @@ def u8s8_product(
 ) -> Operation:
     """conv2d(x - zx, w) in i32 as conv2d_u8s8 on x padded with zx (so that
     the padding still counts 0), laid out NHWC with its channels padded to a
-    multiple of 4, minus the constant zx · Σ w of each output channel."""
+    multiple of 4, minus the constant zx · Σ w of each output channel, its
+    NHWC output transposed back to NCHW (graph-sink-transpose moves that
+    transpose down to the next conv's, where the two cancel)."""
     channels = shape_of(x.source.type)[1]
     top, left, bottom, right = get_ints(op_props(op), "padding")
     extra = -channels % DOT_DEPTH
@@ -358,9 +359,13 @@ def u8s8_product(
     props = {name: op.properties[name] for name in ("strides", "dilation") if name in op.properties}
     product = add(ops, Conv2dU8S8Op.build_inferred([nhwc, packed], props))
     sums = weight.astype(np.int64).sum(axis=(1, 2, 3))
-    correction = (zero_point * sums).astype(np.int32).reshape(-1, 1, 1)
+    correction = (zero_point * sums).astype(np.int32)
     offset = add(ops, ConstantOp.from_array(correction, "zero_point_correction"))
-    return SubOp.build_inferred([product, offset])
+    corrected = add(ops, SubOp.build_inferred([product, offset]))
+    return TransposeOp.build_inferred([corrected], {"perm": ints_attr(NHWC_TO_NCHW)})
+
+
+NHWC_TO_NCHW = (0, 3, 1, 2)
 
 
 UI8 = IntegerType(8, Signedness.UNSIGNED)
@@ -416,12 +421,13 @@ class GraphQdqToInteger(ModulePass):
     untouched; the old dequantize ops become dead (run `dce`). With
     `packed` (the default), a conv of u8 data by a constant symmetric i8
     weight is a `graph.conv2d_u8s8` of the data padded and made NHWC and
-    the weight packed by 4 input channels, minus its zero-point correction;
+    the weight packed by 4 input channels, minus its zero-point correction,
+    transposed back to NCHW;
     a matmul of u8 data x[..., M, K] (one constant zero point) by a
     constant K×N weight (less its zero points, within i8) is the same op
-    as a 1×1 conv over the M' = prod(...)·M rows, transposed back to
-    [..., M, N] — for a dequantized matmul, and for an i32 matmul of such
-    operands (MatMulInteger, QLinearMatMul) too.
+    as a 1×1 conv over the M' = prod(...)·M rows, read as [..., M, N] —
+    for a dequantized matmul, and for an i32 matmul of such operands
+    (MatMulInteger, QLinearMatMul) too.
     """
 
     name = "graph-qdq-to-integer"

@@ -4,6 +4,7 @@ as few loop nests as possible."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -108,7 +109,9 @@ def is_zero(value: SSAValue) -> bool:
 def is_epilogue_read(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool:
     """One read, directly in the body of a consumer of the same shape, at
     exactly the consumer's own index (index 0 counts as the own index on an
-    axis of size 1): the consumer is the producer's epilogue."""
+    axis of size 1), or of the shape permuted, at the own indices permuted
+    alike (a u8 conv's NHWC output stored NCHW): the consumer is the
+    producer's epilogue."""
     if len(reads) != 1:
         return False
     (read,) = reads
@@ -116,12 +119,34 @@ def is_epilogue_read(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool
     if not isinstance(consumer, ComputeOp):
         return False
     shape = consumer.result.type.get_shape()
-    if shape != producer.result.type.get_shape():
-        return False
     own = consumer.body.block.args
-    return all(
+    read_shape = producer.result.type.get_shape()
+    if shape == read_shape and all(
         index is arg or (extent == 1 and is_zero(index))
         for index, arg, extent in zip(read.indices, own, shape, strict=True)
+    ):
+        return True
+    return is_permuted_read(read, own, shape, read_shape)
+
+
+def is_permuted_read(
+    read: tensor.ExtractOp,
+    own: Sequence[SSAValue],
+    shape: Sequence[int],
+    read_shape: Sequence[int],
+) -> bool:
+    """Whether `read` takes each of the consumer's own indices of an
+    extent above 1 once, in some order, along an axis of the same extent,
+    and 0 along the axes of extent 1 (a transpose)."""
+    indices = [index for index in read.indices if not is_zero(index)]
+    if len(read.indices) != len(own) or len(set(indices)) != len(indices):
+        return False
+    extents = dict(zip(own, shape, strict=True))
+    if any(extent > 1 and arg not in indices for arg, extent in extents.items()):
+        return False
+    return all(
+        (index in extents and extents[index] == extent) or (extent == 1 and is_zero(index))
+        for index, extent in zip(read.indices, read_shape, strict=True)
     )
 
 

@@ -396,8 +396,9 @@ class Conv2dU8S8Op(GraphOp):
     C a multiple of 4; weight (O/16)×(C/4)×KH×KW×16×4 i8, output channel o
     and input channel c at [o / 16, c / 4, i, j, o mod 16, c mod 4], so that
     one 32-bit lane holds four consecutive input channels of one output
-    channel -> N×O×OH×OW i32 (NCHW): out[n, o, y, x] = Σ_{c, i, j}
-    in[n, y·sh + i·dh, x·sw + j·dw, c] · w[o, c, i, j]."""
+    channel -> N×OH×OW×O i32 (NHWC, so that a vector of 16 output channels
+    stores whole and the next conv reads it without a transpose):
+    out[n, y, x, o] = Σ_{c, i, j} in[n, y·sh + i·dh, x·sw + j·dw, c] · w[o, c, i, j]."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -434,7 +435,7 @@ class Conv2dU8S8Op(GraphOp):
             )
         window = _window_props(cls.name, {**props, "padding": ints_attr((0, 0, 0, 0))}, (kh, kw))
         oh, ow = window.output_hw(cls.name, tensor((n, c, h, wd), elem(x)))
-        return [tensor((n, blocks * DOT_LANES, oh, ow), i32)]
+        return [tensor((n, oh, ow, blocks * DOT_LANES), i32)]
 
 
 def conv2d_u8s8_weight_oihw(weight: Sequence[int]) -> tuple[int, int, int, int]:

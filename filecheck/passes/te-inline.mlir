@@ -109,15 +109,15 @@ func.func private @padded_and_transposed(%x: tensor<4xf32>, %w: tensor<3x2xf32>)
   func.return %conv : tensor<4xf32>
 }
 
-// Kept: a reduction read at another index than the reader's (%sum), a
-// compute that is returned (%neg). An elementwise compute read twice (%exp) is
-// copied to both reads.
+// Kept: a reduction read at an index that is not the reader's, permuted
+// or not (%sum, its diagonal), a compute that is returned (%neg). An
+// elementwise compute read twice (%exp) is copied to both reads.
 // CHECK-LABEL: func.func private @kept(
 // CHECK-NEXT:    %[[SUM:.*]] = te.compute : tensor<4x4xf32> {
 // CHECK:           te.reduce
 // CHECK:         %[[TR:.*]] = te.compute : tensor<4x4xf32> {
 // CHECK-NEXT:    ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
-// CHECK-NEXT:      tensor.extract %[[SUM]][%[[J]], %[[I]]]
+// CHECK-NEXT:      tensor.extract %[[SUM]][%[[I]], %[[I]]]
 // CHECK:         %[[TWICE:.*]] = te.compute : tensor<4x4xf32> {
 // CHECK-NEXT:    ^bb0(%[[I2:.*]]: index, %[[J2:.*]]: index):
 // CHECK-NEXT:      %[[A:.*]] = tensor.extract %x[%[[I2]], %[[J2]]]
@@ -143,7 +143,7 @@ func.func private @kept(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32
   }
   %transposed = te.compute : tensor<4x4xf32> {
   ^bb0(%i: index, %j: index):
-    %v = tensor.extract %sum[%j, %i] : tensor<4x4xf32>
+    %v = tensor.extract %sum[%i, %i] : tensor<4x4xf32>
     te.yield %v : f32
   }
   %exp = te.compute : tensor<4x4xf32> {
@@ -172,6 +172,38 @@ func.func private @kept(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32
     te.yield %s : f32
   }
   func.return %transposed, %twice, %neg, %square : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// A reduction read at the reader's indices permuted (a u8 conv's NHWC
+// output stored NCHW, index 0 along an axis of 1) is computed there: one
+// compute over the reader's shape, the reduction inside.
+// CHECK-LABEL: func.func private @transposed_reduction(
+// CHECK-NEXT:    %[[T:.*]] = te.compute : tensor<1x3x2xf32> {
+// CHECK-NEXT:    ^bb0(%[[N:.*]]: index, %[[C:.*]]: index, %[[X:.*]]: index):
+// CHECK:           %[[S:.*]] = te.reduce {kind = "sum", extents = array<i64: 4>} : f32 {
+// CHECK:             tensor.extract %x[%[[X]], %[[C]], %{{.*}}] : tensor<2x3x4xf32>
+// CHECK:           %[[R:.*]] = arith.negf %[[S]] : f32
+// CHECK-NEXT:      te.yield %[[R]] : f32
+// CHECK-NOT:     te.compute
+// CHECK:         func.return %[[T]]
+func.func private @transposed_reduction(%x: tensor<2x3x4xf32>) -> tensor<1x3x2xf32> {
+  %sum = te.compute : tensor<1x2x3xf32> {
+  ^bb0(%n: index, %i: index, %j: index):
+    %s = te.reduce {kind = "sum", extents = array<i64: 4>} : f32 {
+    ^bb0(%k: index):
+      %v = tensor.extract %x[%i, %j, %k] : tensor<2x3x4xf32>
+      te.yield %v : f32
+    }
+    te.yield %s : f32
+  }
+  %t = te.compute : tensor<1x3x2xf32> {
+  ^bb0(%n: index, %c: index, %p: index):
+    %zero = arith.constant 0 : index
+    %v = tensor.extract %sum[%zero, %p, %c] : tensor<1x2x3xf32>
+    %r = arith.negf %v : f32
+    te.yield %r : f32
+  }
+  func.return %t : tensor<1x3x2xf32>
 }
 
 // A compute passed to a call stays.

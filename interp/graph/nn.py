@@ -557,8 +557,9 @@ class NnFunctions(InterpreterFunctions):
         window = nn.Window2d(
             (kh, kw), get_ints(props, "strides"), get_ints(props, "dilation"), (0, 0, 0, 0)
         )
-        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
-        return (_cast(op, conv2d(x.transpose(0, 3, 1, 2), oihw, window, 1, out_hw)),)
+        out_hw = cast(tuple[int, int], shape_of(op.output.type)[1:3])
+        nchw = conv2d(x.transpose(0, 3, 1, 2), oihw, window, 1, out_hw)
+        return (_cast(op, nchw.transpose(0, 2, 3, 1)),)
 
     @impl(nn.Conv2dTransposeOp)
     def run_conv2d_transpose(

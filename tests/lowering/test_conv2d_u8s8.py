@@ -21,7 +21,7 @@ def conv_text(n: int, h: int, w: int, c4: int, blocks: int, k: int, stride: int)
     oh, ow = (h - k) // stride + 1, (w - k) // stride + 1
     x = f"tensor<{n}x{h}x{w}x{4 * c4}xui8>"
     weight = f"tensor<{blocks}x{c4}x{k}x{k}x16x4xi8>"
-    y = f"tensor<{n}x{16 * blocks}x{oh}x{ow}xi32>"
+    y = f"tensor<{n}x{oh}x{ow}x{16 * blocks}xi32>"
     return f"""
 func.func @main(%x: {x}, %w: {weight}) -> {y} {{
   %y = graph.conv2d_u8s8 %x, %w {{strides = array<i64: {stride}, {stride}>}}

@@ -45,6 +45,7 @@ from xtc.passes.graph_fuse_ops import (
     op_pattern,
 )
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like, squeezenet
+from xtc.driver.compiler import compile_graph
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module
 
@@ -413,3 +414,38 @@ def test_an_elementwise_chain_after_an_anchor_is_one_group(anchor: str, chain: l
     assert kernel.attributes["te.ops"] == ArrayAttr([StringAttr(name) for name in ops])
     scale = max(1.0, float(np.abs(expected).max()))
     np.testing.assert_allclose(interp.run(te, inputs)[0], expected, rtol=1e-5, atol=1e-5 * scale)
+
+
+def u8_conv_then_transpose(perm: str) -> str:
+    x, w, y = "tensor<1x6x7x8xui8>", "tensor<1x2x3x3x16x4xi8>", "tensor<1x4x5x16xi32>"
+    t = "tensor<1x16x4x5xi32>" if perm == "0, 3, 1, 2" else "tensor<1x4x16x5xi32>"
+    f = t.replace("i32", "f32")
+    return f"""
+func.func @main(%x: {x}, %w: {w}) -> {f} {{
+  %y = graph.conv2d_u8s8 %x, %w : ({x}, {w}) -> {y}
+  %t = graph.transpose %y {{perm = array<i64: {perm}>}} : ({y}) -> {t}
+  %f = graph.cast %t {{to = f32}} : ({t}) -> {f}
+  %r = graph.relu %f : ({f}) -> {f}
+  func.return %r : {f}
+}}
+"""
+
+
+def test_a_u8_conv_stores_its_output_transposed_back_to_nchw() -> None:
+    """The NHWC-to-NCHW transpose graph-sink-transpose leaves after a u8
+    conv joins the conv's epilogue (one kernel, storing NCHW: te-inline
+    computes the conv at the transposed read); another permutation is a
+    kernel of its own. Both compute what they did, natively too."""
+    for perm, fused_name in (
+        ("0, 3, 1, 2", "fused_conv2d_u8s8_transpose_cast_relu_0"),
+        ("0, 1, 3, 2", "fused_transpose_cast_relu_0"),
+    ):
+        before = parse_module(u8_conv_then_transpose(perm))
+        after = apply_pipeline(before.clone(), "graph-fuse-ops")
+        assert [f.sym_name.data for f in primitives(after)] == [fused_name]
+        inputs = random_inputs(before, 0)
+        (expected,) = interp.run(before, inputs)
+        (got,) = interp.run(after, inputs)
+        np.testing.assert_array_equal(got, expected)
+        (native,) = compile_graph(before, opt_level=3).run(inputs)
+        np.testing.assert_array_equal(native, expected)

@@ -472,8 +472,8 @@ func.func @grid_sample_result(%x: tensor<1x2x4x4xf32>, %grid: tensor<1x5x5x2xf32
 
 // -----
 
-func.func @conv2d_u8s8_channel_blocks(%x: tensor<1x6x7x8xui8>, %w: tensor<1x3x3x3x16x4xi8>) -> tensor<1x16x4x5xi32> {
+func.func @conv2d_u8s8_channel_blocks(%x: tensor<1x6x7x8xui8>, %w: tensor<1x3x3x3x16x4xi8>) -> tensor<1x4x5x16xi32> {
   // expected-error-re @+1 {{'graph.conv2d_u8s8' op weight tensor<1x3x3x3x16x4xi8> must end in 16×4 and hold the {{[0-9]+}} channels of input tensor<1x6x7x8xui8> in blocks of 4}}
-  %0 = graph.conv2d_u8s8 %x, %w : (tensor<1x6x7x8xui8>, tensor<1x3x3x3x16x4xi8>) -> tensor<1x16x4x5xi32>
-  func.return %0 : tensor<1x16x4x5xi32>
+  %0 = graph.conv2d_u8s8 %x, %w : (tensor<1x6x7x8xui8>, tensor<1x3x3x3x16x4xi8>) -> tensor<1x4x5x16xi32>
+  func.return %0 : tensor<1x4x5x16xi32>
 }

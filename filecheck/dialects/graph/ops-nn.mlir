@@ -118,8 +118,8 @@ func.func @conv2d_ihwo(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x16xf32>) -> ten
 // An integer convolution in the packed VNNI layouts: u8 NHWC data (8
 // channels), an i8 weight of 16 output channels packed by 4 input channels.
 // CHECK-LABEL: func.func @integer_convolution
-func.func @integer_convolution(%x: tensor<1x6x7x8xui8>, %w: tensor<1x2x3x3x16x4xi8>) -> tensor<1x16x2x5xi32> {
-  // CHECK: graph.conv2d_u8s8 %{{.*}}, %{{.*}} {strides = array<i64: 2, 1>} : (tensor<1x6x7x8xui8>, tensor<1x2x3x3x16x4xi8>) -> tensor<1x16x2x5xi32>
-  %0 = graph.conv2d_u8s8 %x, %w {strides = array<i64: 2, 1>} : (tensor<1x6x7x8xui8>, tensor<1x2x3x3x16x4xi8>) -> tensor<1x16x2x5xi32>
-  func.return %0 : tensor<1x16x2x5xi32>
+func.func @integer_convolution(%x: tensor<1x6x7x8xui8>, %w: tensor<1x2x3x3x16x4xi8>) -> tensor<1x2x5x16xi32> {
+  // CHECK: graph.conv2d_u8s8 %{{.*}}, %{{.*}} {strides = array<i64: 2, 1>} : (tensor<1x6x7x8xui8>, tensor<1x2x3x3x16x4xi8>) -> tensor<1x2x5x16xi32>
+  %0 = graph.conv2d_u8s8 %x, %w {strides = array<i64: 2, 1>} : (tensor<1x6x7x8xui8>, tensor<1x2x3x3x16x4xi8>) -> tensor<1x2x5x16xi32>
+  func.return %0 : tensor<1x2x5x16xi32>
 }
