@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import (
@@ -41,6 +42,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -79,6 +81,9 @@ class ComputeOp(IRDLOperation):
 
     result = result_def(TensorType)
     body = region_def("single_block")
+    materialize = opt_prop_def(UnitAttr)
+    """Set: the tensor is a stage of its own, never computed where it is
+    read (te-inline keeps it; its compute rule measured that it pays)."""
 
     traits = traits_def(Pure(), RecursiveMemoryEffect())
     irdl_options = (ParsePropInAttrDict(),)

@@ -555,8 +555,10 @@ class _VectorCode:
 
     def lane(self, value: SSAValue, lane: int) -> SSAValue:
         """`value` in one lane, as a scalar of its own type. Integer values
-        (index arithmetic) are recomputed on scalars; others are extracted
-        from their vector."""
+        of integers (index arithmetic) are recomputed on scalars; others are
+        extracted from their vector (a float converted to an index, as
+        Resize's source columns, is one vector conversion, not a saturating
+        one per lane, which x86 does with compares and branches)."""
         if not self.analysis.varies(value):
             return value
         key = (value, lane)
@@ -572,6 +574,7 @@ class _VectorCode:
                 isinstance(owner, Operation)
                 and owner.name.startswith("arith.")
                 and all(_is_integer(result.type) for result in owner.results)
+                and all(_is_integer(operand.type) for operand in owner.operands)
             ):
                 self.scalar_copy(owner, lane)
             else:

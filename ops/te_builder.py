@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    UnitAttr,
     UnrealizedConversionCastOp,
     f32,
     i1,
@@ -390,9 +391,12 @@ class KernelBuilder:
         shape: Sequence[int],
         element_type: Attribute,
         body: Callable[..., ExprLike],
+        materialize: bool = False,
     ) -> Tensor:
-        """The tensor whose element at (i0, i1, ...) is `body(i0, i1, ...)`."""
+        """The tensor whose element at (i0, i1, ...) is `body(i0, i1, ...)`;
+        `materialize`: a stage of its own, never inlined where it is read."""
         op = ComputeOp.create(
+            properties={"materialize": UnitAttr()} if materialize else {},
             result_types=[TensorType(element_type, list(shape))],
             regions=[Region(Block(arg_types=[IndexType()] * len(shape)))],
         )

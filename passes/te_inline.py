@@ -157,6 +157,8 @@ def has_check(compute: ComputeOp) -> bool:
 
 def may_inline(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool:
     """The rules of TeInline."""
+    if producer.materialize is not None:
+        return False
     if has_reduce(producer) or has_check(producer):
         return is_epilogue_read(producer, reads)
     if any(inside_reduce(r) for r in reads) and not is_reindexing(producer):
@@ -219,7 +221,9 @@ class TeInline(ModulePass):
           tensor): as (b), so that every element is still computed, and
           checked, exactly once (a consumer reading some elements, or some
           several times, would skip or repeat checks).
-    Other functions (the model's, of calls and constants) are left as they are.
+    A compute marked `materialize` (its compute rule made it a stage of its
+    own: a separable resize's first axis) is never inlined. Other functions
+    (the model's, of calls and constants) are left as they are.
     """
 
     name = "te-inline"

@@ -134,3 +134,31 @@ func.func @clipped_quantize(%x: memref<16xf32>, %y: memref<16xi8>, %z: memref<16
   }
   func.return
 }
+
+// -----
+
+// A gather at a float converted to an index (Resize's source columns) takes
+// each lane's index from the vector conversion, not from a scalar saturating
+// fptosi per lane (which x86 does with compares and branches).
+// CHECK-LABEL: func.func @gather_at_float_index(
+// CHECK:         %[[INT:.*]] = llvm_ext.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT:    %[[W:.*]] = llvm.sext %[[INT]] : vector<16xi32> to vector<16xi64>
+// CHECK:         %[[LANE:.*]] = llvm_ext.extractelement %[[W]][%{{.*}} : i32] : vector<16xi64> -> i64
+// CHECK-NEXT:    %[[K:.*]] = arith.index_cast %[[LANE]] : i64 to index
+// CHECK-NEXT:    memref.load %a[%[[K]]] : memref<8xf32>
+// CHECK-NOT:     arith.fptosi
+// CHECK:         func.return
+func.func @gather_at_float_index(%x: memref<16xf32>, %a: memref<8xf32>, %y: memref<16xf32>) {
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %zero = arith.constant 0.0 : f32
+    %top = arith.constant 7.0 : f32
+    %low = arith.maximumf %v, %zero : f32
+    %clip = arith.minimumf %low, %top : f32
+    %w = arith.fptosi %clip : f32 to i64
+    %k = arith.index_cast %w : i64 to index
+    %g = memref.load %a[%k] : memref<8xf32>
+    memref.store %g, %y[%i] : memref<16xf32>
+  }
+  func.return
+}

@@ -306,6 +306,57 @@ func.func private @checked(%x: tensor<4x3xf32>, %idx: tensor<2xi64>) -> (tensor<
   func.return %rows, %same : tensor<2x3xf32>, tensor<2xi64>
 }
 
+// A compute marked `materialize` stays a stage of its own though it is
+// small and read at two places (a separable resize's rows along the last
+// axis); the unmarked copy of it is inlined at both reads.
+// CHECK-LABEL: func.func private @materialized(
+// CHECK-NEXT:    %[[ROWS:.*]] = te.compute {materialize} : tensor<2x4xf32> {
+// CHECK:         te.compute : tensor<4x4xf32> {
+// CHECK:           tensor.extract %[[ROWS]]
+// CHECK:           tensor.extract %[[ROWS]]
+// CHECK:         te.compute : tensor<4x4xf32> {
+// CHECK-NOT:       tensor.extract %{{.*}} : tensor<2x4xf32>
+// CHECK:         func.return
+func.func private @materialized(%x: tensor<2x2xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %rows = te.compute {materialize} : tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %two = arith.constant 2 : index
+    %c = arith.divui %j, %two : index
+    %v = tensor.extract %x[%i, %c] : tensor<2x2xf32>
+    te.yield %v : f32
+  }
+  %copy = te.compute : tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %two = arith.constant 2 : index
+    %c = arith.divui %j, %two : index
+    %v = tensor.extract %x[%i, %c] : tensor<2x2xf32>
+    te.yield %v : f32
+  }
+  %out = te.compute : tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %two = arith.constant 2 : index
+    %one = arith.constant 1 : index
+    %r = arith.divui %i, %two : index
+    %s = arith.remui %i, %one : index
+    %a = tensor.extract %rows[%r, %j] : tensor<2x4xf32>
+    %b = tensor.extract %rows[%s, %j] : tensor<2x4xf32>
+    %m = arith.addf %a, %b : f32
+    te.yield %m : f32
+  }
+  %out2 = te.compute : tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %two = arith.constant 2 : index
+    %one = arith.constant 1 : index
+    %r = arith.divui %i, %two : index
+    %s = arith.remui %i, %one : index
+    %a = tensor.extract %copy[%r, %j] : tensor<2x4xf32>
+    %b = tensor.extract %copy[%s, %j] : tensor<2x4xf32>
+    %m = arith.addf %a, %b : f32
+    te.yield %m : f32
+  }
+  func.return %out, %out2 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
 // The model's function is left as it is.
 // CHECK-LABEL: func.func @main(
 // CHECK-NEXT:    func.call @epilogue(%a, %b, %bias)

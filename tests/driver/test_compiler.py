@@ -8,6 +8,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
@@ -150,6 +152,67 @@ def test_resize_x2_of_a_14_wide_image_splits_its_loops(mode: str) -> None:
         (scales,),
     )
     x = np.random.default_rng(4).standard_normal((1, 16, 14, 14)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    assert_close_to_scale(got, expected, rtol=1e-5)
+
+
+RESIZE_TRANSFORMATIONS = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 9), st.integers(1, 9)),
+    scales=st.tuples(*[st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])] * 2),
+    mode=st.sampled_from(["linear", "linear", "nearest", "cubic"]),
+    transformation=st.sampled_from(RESIZE_TRANSFORMATIONS),
+    nearest_mode=st.sampled_from(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]),
+)
+def test_resize_matches_onnxruntime(
+    shape: tuple[int, int, int],
+    scales: tuple[float, float],
+    mode: str,
+    transformation: str,
+    nearest_mode: str,
+) -> None:
+    """Resize of H and W, compiled and run natively, against onnxruntime:
+    linear resizes W into a stage of its own, then H from whole rows; the
+    other modes and every coordinate transformation stay right."""
+    helper, tp = onnx.helper, onnx.TensorProto
+    channels, height, width = shape
+    # A fractional scaled size: align_corners and tf_crop_and_resize divide
+    # by it (as ONNX's reference), onnxruntime by the floored output size.
+    assume((height * scales[0]).is_integer() and (width * scales[1]).is_integer())
+    assume(scales != (1.0, 1.0))  # onnxruntime returns its input, roi or not
+    out = [1, channels, int(height * scales[0]), int(width * scales[1])]
+    # The crop of an axis of scale 1 onnxruntime skips (the reference does not).
+    starts, ends = [0.1, -0.2], [0.8, 1.2]
+    for axis, scale in enumerate(scales):
+        if scale == 1.0:
+            starts[axis], ends[axis] = 0.0, 1.0
+    roi = np.array([0, 0, *starts, 1, 1, *ends], np.float32)
+    attributes = {"mode": mode, "coordinate_transformation_mode": transformation}
+    if mode == "nearest":
+        attributes["nearest_mode"] = nearest_mode
+    if transformation == "tf_crop_and_resize":
+        attributes["extrapolation_value"] = -3.0
+    model = _one_graph(
+        [helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attributes)],
+        [helper.make_tensor_value_info("x", tp.FLOAT, [1, channels, height, width])],
+        [helper.make_tensor_value_info("y", tp.FLOAT, out)],
+        (
+            onnx.numpy_helper.from_array(roi, "roi"),
+            onnx.numpy_helper.from_array(np.array([1, 1, *scales], np.float32), "scales"),
+        ),
+    )
+    x = np.random.default_rng(height * 10 + width).standard_normal((1, *shape), np.float32)
     (expected,) = onnxruntime_outputs(model, {"x": x})
     (got,) = xtc.compile(model).run([x])
     assert_close_to_scale(got, expected, rtol=1e-5)

@@ -694,6 +694,29 @@ def test_a_non_affine_index_is_still_a_gather() -> None:
     assert vector_ops(module).count("llvm.insertelement") == 16
 
 
+@pytest.mark.parametrize("source", ["f32", "f64"])
+def test_a_gather_at_a_float_index_converts_the_lanes_as_one_vector(source: str) -> None:
+    """a[int(clip(x, 0, 7))] (Resize's source columns): the lanes' indices
+    are extracted from the vector conversion, not converted one lane at a
+    time by the saturating intrinsic."""
+    body = f"""
+    tir.for %i = 0 to 16 step 1 {{name = "i", kind = "vectorized"}} {{
+      %v = memref.load %x[%i] : memref<16x{source}>
+      %zero = arith.constant 0.0 : {source}
+      %top = arith.constant 7.0 : {source}
+      %low = arith.maximumf %v, %zero : {source}
+      %clip = arith.minimumf %low, %top : {source}
+      %w = arith.fptosi %clip : {source} to i64
+      %k = arith.index_cast %w : i64 to index
+      %g = memref.load %a[%k] : memref<8xf32>
+      memref.store %g, %o[%i] : memref<16xf32>
+    }}"""
+    inputs = [("x", f"memref<16x{source}>"), ("a", "memref<8xf32>")]
+    text = function("k", inputs, [("o", "memref<16xf32>")], body)
+    module = check(text, [floats(16, source, -3, 11), floats(8)])
+    assert not [name for name in intrinsic_calls(module) if ".sat." in name]
+
+
 PAGE = mmap.PAGESIZE
 PROT_NONE = 0  # <sys/mman.h>; Python's mmap module only names it from 3.13
 

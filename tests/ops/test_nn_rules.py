@@ -401,6 +401,26 @@ def test_resize_nearest_rounds_ties_as_asked() -> None:
         check(nn.ResizeOp, [x], props, rtol=0, atol=0)
 
 
+def test_linear_resize_of_the_last_axis_and_others_is_two_stages() -> None:
+    """Float linear resize of H and W: W first, into a stage te-inline keeps
+    (NCH x W_out, f32), then H reading it at two rows; the interpreter's
+    numbers. Nearest, one resized axis and integers stay one compute."""
+
+    def computes(x: np.ndarray, size: list[int], mode: str) -> list[ComputeOp]:
+        props = {"size": ints_attr(size), "mode": str_attr(mode)}
+        kernel = check(nn.ResizeOp, [x], props, rtol=1e-6, atol=1e-6)
+        return [o for o in kernel.walk() if isinstance(o, ComputeOp)]
+
+    x = randn(np.random.default_rng(3), 1, 2, 5, 7)
+    rows, out = computes(x, [1, 2, 10, 14], "linear")
+    assert rows.materialize is not None and out.materialize is None
+    assert rows.result.type.get_shape() == (1, 2, 5, 14)
+    assert len(computes(x, [1, 2, 10, 14], "nearest")) == 1
+    assert len(computes(x, [1, 2, 5, 14], "linear")) == 1
+    assert len(computes(x, [1, 2, 10, 7], "linear")) == 1
+    assert len(computes(x.astype(np.int32), [1, 2, 10, 14], "linear")) == 1
+
+
 def test_antialias_widens_the_filter_when_downsampling() -> None:
     # A quarter of the size: 8 linear or 16 cubic taps per axis (a te.reduce
     # over them, not an unrolled sum); each output averages a wide window,

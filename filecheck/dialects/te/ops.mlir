@@ -46,3 +46,17 @@ func.func private @max_over_rows(%A: tensor<4x3xi32>) -> tensor<3xi32> {
   }
   func.return %c : tensor<3xi32>
 }
+
+// A stage kept of its own (te-inline leaves it) prints its unit property.
+// CHECK-LABEL: func.func private @materialized
+// CHECK:         te.compute {materialize} : tensor<2x4xf32> {
+func.func private @materialized(%A: tensor<2x2xf32>) -> tensor<2x4xf32> {
+  %c = te.compute {materialize} : tensor<2x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %two = arith.constant 2 : index
+    %k = arith.divui %j, %two : index
+    %a = tensor.extract %A[%i, %k] : tensor<2x2xf32>
+    te.yield %a : f32
+  }
+  func.return %c : tensor<2x4xf32>
+}
