@@ -121,6 +121,16 @@ def minnumf(a: Lanes, b: Lanes) -> Lanes:
     return np.where(np.isnan(a), b, np.where(np.isnan(b) | (b >= a), a, b))
 
 
+def powf(a: Lanes, b: Lanes) -> Lanes:
+    """C's pow lane by lane, as interp/scalar.powf: numpy's power with one
+    exponent for all (a scalar, or a broadcast one) takes a path that is
+    sqrt for 0.5 (pow(-inf, 0.5) would be nan, not inf), so both operands
+    go to its loop as whole arrays."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    base, exponent = (np.array(x) for x in np.broadcast_arrays(np.atleast_1d(a), np.atleast_1d(b)))
+    return np.power(base, exponent).reshape(shape)
+
+
 BINARY: dict[type[Operation], Callable[[Lanes, Lanes], Lanes]] = {
     arith.AddiOp: np.add,
     arith.SubiOp: np.subtract,
@@ -148,7 +158,7 @@ BINARY: dict[type[Operation], Callable[[Lanes, Lanes], Lanes]] = {
     arith.MinimumfOp: minimumf,
     arith.MaxnumfOp: maxnumf,
     arith.MinnumfOp: minnumf,
-    math.PowFOp: np.power,
+    math.PowFOp: powf,
     math.CopySignOp: np.copysign,
     math.Atan2Op: np.arctan2,
 }

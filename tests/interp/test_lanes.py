@@ -255,3 +255,12 @@ def test_a_cast_between_signless_and_unsigned_keeps_the_bits() -> None:
     assert lanes.evaluate(to_unsigned, [signless]).tolist() == raw.tolist()
     wider = UnrealizedConversionCastOp.get([create_ssa_value(ui8)], [i32])
     assert not lanes.is_lane_wise(wider)
+
+
+def test_pow_of_minus_infinity_to_one_half_is_infinity_with_one_exponent_for_all() -> None:
+    """C (and llvm.pow) give +inf; numpy's power with a scalar or broadcast
+    exponent takes its sqrt path and gives nan (hypothesis found it)."""
+    base = np.array([-np.inf, 4.0, 0.0, -np.inf], np.float32)
+    for exponent in (np.float32(0.5), np.full(4, 0.5, np.float32)):
+        np.testing.assert_array_equal(lanes.powf(base, exponent), [np.inf, 2.0, 0.0, np.inf])
+    assert lanes.powf(np.float32(-np.inf), np.float32(0.5)) == np.inf
