@@ -308,6 +308,8 @@ def _cases() -> list[OpCase]:
         conv_case("AlexNet conv4", 384, 384, 13, 3, pad=1, groups=2),
         conv_case("SqueezeNet 1.0 conv10", 512, 1000, 13, 1),
         conv_case("SqueezeNet fire2 expand", 16, 64, 55, 1),
+        conv_case("SqueezeNet fire2 expand3x3", 16, 64, 55, 3, pad=1),
+        conv_case("SqueezeNet 1.1 conv1", 3, 64, 224, 3, stride=2),
         conv_case("ResNet stem", 3, 64, 224, 7, stride=2, pad=3),
         conv_case("VGG conv1_2", 64, 64, 224, 3, pad=1),
         conv_case("ResNet-18 layer1", 64, 64, 56, 3, pad=1),

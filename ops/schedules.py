@@ -22,10 +22,11 @@ Every top-level loop nest of the kernel gets one recipe:
   max pool four vectors of 14, not seven of 8); the next spatial
   loop is register-blocked by up to 12 rows for two vectors, 14 for one
   (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
-  block's second vector an outer loop; a tail is peeled when nothing
-  divides). The accumulators become a rows × vectors register tile
-  (`tir-cache-write`) with the reduction loops outside it, the rows and
-  vectors unrolled, the lanes vectorized; the epilogue runs once per tile,
+  block's second vector an outer loop; 8 rows of two vectors when fewer
+  than 4 divide, a 111-wide row; the rows no tile height divides peeled
+  and tiled on their own). The accumulators become a rows × vectors
+  register tile (`tir-cache-write`) with the reduction loops outside it,
+  the rows and vectors unrolled, the lanes vectorized; the epilogue runs once per tile,
   its stores along the output row when that is contiguous (NCHW). With one
   output row (a matrix-vector product) the tile is several vectors of the
   columns instead. Operand panels are packed (`tir-cache-read`): matmul's
@@ -91,6 +92,14 @@ BLOCK_FACTORS = (14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 """Register-block sizes tried for the blocked loop, largest dividing first
 (AVX-512 has 32 vector registers: 14 accumulators leave room for the
 weight vector and the broadcasts)."""
+MIN_DIVIDING_ROWS = 4
+"""The fewest rows dividing the blocked loop a two-vector tile takes; fewer
+(SqueezeNet 1.1's 111-wide conv1: 3 rows) and the tile is TAILED_ROWS high,
+the remainder rows a tile of their own."""
+TAILED_ROWS = 8
+"""Rows of a two-vector tile over a loop that no good row count divides
+(the 111-wide conv1: 8 rows and a 7-row tail, 0.30 ms against 0.40 with
+3 rows; 11 or 12 rows of two vectors measured 2-3x slower there, spilling)."""
 MIN_WHOLE_VECTOR = 5
 """The fewest lanes of a vector for a loop no vector width divides
 (MobileNet's 7- and 14-wide depthwise rows, one vector of their own length:
@@ -396,8 +405,8 @@ class MicroKernelTemplate(PrefetchingTemplate):
         self.unrollable = _innermost_reduction(nest)
 
     def knobs(self) -> tuple[Knob, ...]:
-        # Rows dividing the blocked loop (a peeled tail makes most parallel
-        # loops unprovable), and the default's when none does.
+        # Rows dividing the blocked loop (a tail costs a second, smaller
+        # tile), and the default's when none does or too few do.
         extent = self.block.extent
         split, width = self.default_split
         default_rows = _tile_shape(extent, split // width, self.rows_within)[0]
@@ -464,11 +473,10 @@ class MicroKernelTemplate(PrefetchingTemplate):
         outer, position = self.outer_loops(split, width, vectors)
         steps = [f"tir-split{{func={func} loop={v} factor={split}}}"]
         if split == width:
-            lanes, tile = f"{v}_i", [b, f"{v}_i"]
+            tile = [b, f"{v}_i"]
         else:
             steps.append(f"tir-split{{func={func} loop={v}_i factor={width}}}")
-            lanes = f"{v}_i_i"
-            tile = [b, f"{v}_i_o", lanes] if vectors > 1 else [b, lanes]
+            tile = [b, f"{v}_i_o", f"{v}_i_i"] if vectors > 1 else [b, f"{v}_i_i"]
         packed_rows = None
         if config.get("pack_rows") and self.rows_argument and position + 1 < len(outer):
             outer.insert(position, outer.pop(position + 1))
@@ -477,18 +485,16 @@ class MicroKernelTemplate(PrefetchingTemplate):
         steps += [
             f"tir-reorder{{func={func} order={','.join(chain)}}}",
             f"tir-split{{func={func} loop={b} factor={rows}}}",
-            f"tir-cache-write{{func={func} loop={b}_o}}",
-            f"tir-unroll{{func={func} loop={b}_i}}",
+            *self.tile(config, b, tile[1:], ""),
         ]
-        if vectors > 1:
-            steps.append(f"tir-unroll{{func={func} loop={v}_i_o}}")
-        if config.get("unroll_reduction") and self.unrollable is not None:
-            steps.append(f"tir-unroll{{func={func} loop={_name(self.unrollable)}}}")
-        steps += [
-            f"tir-vectorize{{func={func} loop={lanes}}}",
-            f"tir-vectorize{{func={func} loop={lanes}_init}}",
-            *_write_back(func, self.nest, self.block, [f"{n}_wb" for n in tile[1:]], f"{b}_i_wb"),
-        ]
+        remainder = self.block.extent % rows
+        if remainder:
+            # The peeled rows (tir-split's `b_tail`, its loops suffixed) get
+            # a register tile of their own, `remainder` rows high.
+            steps += [
+                f"tir-split{{func={func} loop={b}_tail factor={remainder}}}",
+                *self.tile(config, f"{b}_tail", tile[1:], f"_{b}_tail"),
+            ]
         panel = _panel_argument(self.nest, self.vector, split)
         if config.get("pack_panel") and panel is not None and self.block.extent >= 2 * rows:
             # Pack the operand's column panel once per v_o: every row tile
@@ -498,8 +504,34 @@ class MicroKernelTemplate(PrefetchingTemplate):
             steps.append(
                 f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={packed_rows}}}"
             )
-        outer.append((f"{b}_o", self.block.extent // rows))
+        if not remainder:  # a loop holding a peeled tail cannot run in parallel
+            outer.append((f"{b}_o", self.block.extent // rows))
         return steps + self.parallel(outer, config) + self.hints(steps, config)
+
+    def tile(
+        self, config: Mapping[str, KnobValue], rows: str, columns: list[str], suffix: str
+    ) -> list[str]:
+        """The register tile under `rows`_o (rows of `rows`_i, the vectors
+        and lanes `columns`, each named with `suffix` in a peeled tail):
+        the accumulators cached, rows and vectors unrolled, lanes vectorized,
+        the write-back."""
+        func = self.func
+        columns = [f"{name}{suffix}" for name in columns]
+        steps = [
+            f"tir-cache-write{{func={func} loop={rows}_o}}",
+            f"tir-unroll{{func={func} loop={rows}_i}}",
+        ]
+        if len(columns) > 1:
+            steps.append(f"tir-unroll{{func={func} loop={columns[0]}}}")
+        if config.get("unroll_reduction") and self.unrollable is not None:
+            steps.append(f"tir-unroll{{func={func} loop={_name(self.unrollable)}{suffix}}}")
+        lanes = columns[-1]
+        return [
+            *steps,
+            f"tir-vectorize{{func={func} loop={lanes}}}",
+            f"tir-vectorize{{func={func} loop={lanes}_init}}",
+            *_write_back(func, self.nest, self.block, [f"{n}_wb" for n in columns], f"{rows}_i_wb"),
+        ]
 
 
 class VectorBlocksTemplate(PrefetchingTemplate):
@@ -857,6 +889,8 @@ def _tile_shape(extent: int, vectors: int, within: int | None = None) -> tuple[i
             return rows, vectors
     if vectors > 1:
         rows = _block_factor(extent, vectors)
+        if rows < MIN_DIVIDING_ROWS and extent >= 2 * TAILED_ROWS:
+            return TAILED_ROWS, vectors
         if extent % rows == 0 or _block_factor(extent, 1) == rows:
             return rows, vectors
     return _block_factor(extent, 1), 1

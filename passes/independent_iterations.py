@@ -15,12 +15,14 @@ The rule (checked per loop, with the loop variable `i`, step s):
   than |c| * s: x is made of constants, values defined outside the loop
   (one value per run of the loop) and the variables of loops inside it
   (each spanning its own range). Stores into one buffer must have the same
-  c and the same x up to a constant, and those constants too must fit in
-  the |c| * s elements one iteration owns. The iterations then write
+  c and the same values defined outside the loop in x; the rest of x (its
+  constant and inner loop variables, which may differ from store to store:
+  a peeled tail's copy of a loop) ranges over less than the |c| * s elements
+  one iteration owns, all stores together. The iterations then write
   disjoint slices of d: `io * 16 + ii` after a split (ii in [0, 16)) is
   fine, `i + j` with an inner j is not;
 - a buffer the loop writes is read (`memref.load`) only through the same
-  value and inside the slice of d the iteration writes, so no iteration
+  value and inside the range of d the iteration writes, so no iteration
   reads what another writes.
 
 Buffers are told apart by their SSA value: distinct buffers are assumed not
@@ -46,28 +48,28 @@ from xtc.passes.tir_loops import describe_buffer, loop_name
 # ------------------------------------------------------- spans of an index
 
 
-def _atom_span(atom: SSAValue, loop: ForOp) -> int | None:
-    """How far the atom's value moves during one iteration of `loop`: 0 for
-    a value defined outside the loop, (extent - 1) * step for the variable of
-    a loop inside it; None when unknown (anything computed inside)."""
+def _inner_range(atom: SSAValue, loop: ForOp) -> tuple[int, int] | None:
+    """(lowest, highest) value of the variable of a loop inside `loop`; None
+    for any other atom."""
+    if not isinstance(atom, BlockArgument):
+        return None
+    owner = atom.block.parent_op()
+    if not isinstance(owner, ForOp) or owner is loop or not loop.is_ancestor(owner):
+        return None
+    first = owner.lower.value.data
+    last = first + max(0, owner.extent - 1) * owner.step.value.data
+    return min(first, last), max(first, last)
+
+
+def _fixed_in_iteration(atom: SSAValue, loop: ForOp) -> bool:
+    """Whether the atom keeps one value during a run of `loop` (a value
+    defined outside it, the variable of a loop around it)."""
     if isinstance(atom, BlockArgument):
         owner = atom.block.parent_op()
-        if atom is loop.induction_variable:
-            return None
-        if isinstance(owner, ForOp) and loop.is_ancestor(owner):
-            return max(0, owner.extent - 1) * owner.step.value.data
-        return None if owner is not None and loop.is_ancestor(owner) else 0
-    return None if loop.is_ancestor(atom.owner) else 0
-
-
-def _terms_span(terms: dict[SSAValue, int], loop: ForOp) -> int | None:
-    total = 0
-    for atom, coefficient in terms.items():
-        span = _atom_span(atom, loop)
-        if span is None:
-            return None
-        total += abs(coefficient) * span
-    return total
+        return atom is not loop.induction_variable and not (
+            owner is not None and loop.is_ancestor(owner)
+        )
+    return not loop.is_ancestor(atom.owner)
 
 
 # ------------------------------------------------------- the legality rule
@@ -96,18 +98,37 @@ def _ops_inside(loop: ForOp) -> Iterator[Operation]:
     yield from loop.body.walk()
 
 
-def _slice_fits(
-    indices: Sequence[SSAValue], dim: int, loop: ForOp
-) -> tuple[int, dict[SSAValue, int], int] | None:
-    """(c, x's terms, x's constant) when index `dim` is `i * c + x` with x
-    free of `i` and of known span; else None."""
+@dataclass(frozen=True)
+class _Slice:
+    """An index `i * scale + fixed + y`: `fixed` the terms that keep one
+    value during a run of the loop, y (the constant and the variables of the
+    loops inside) within [low, high]."""
+
+    scale: int
+    fixed: dict[SSAValue, int]
+    low: int
+    high: int
+
+
+def _slice_fits(indices: Sequence[SSAValue], dim: int, loop: ForOp) -> _Slice | None:
+    """Index `dim` as a _Slice when it is `i * c + x` with c != 0 and x free
+    of `i` and of known range; else None."""
     form = linear_index(indices[dim])
-    iv = loop.induction_variable
-    c = form.terms.get(iv, 0)
-    rest = form.without(iv)
-    if c == 0 or _terms_span(rest, loop) is None:
+    scale = form.terms.get(loop.induction_variable, 0)
+    if scale == 0:
         return None
-    return c, rest, form.constant
+    fixed: dict[SSAValue, int] = {}
+    low = high = form.constant
+    for atom, coefficient in form.without(loop.induction_variable).items():
+        inner = _inner_range(atom, loop)
+        if inner is not None:
+            ends = (coefficient * inner[0], coefficient * inner[1])
+            low, high = low + min(ends), high + max(ends)
+        elif _fixed_in_iteration(atom, loop):
+            fixed[atom] = coefficient
+        else:
+            return None
+    return _Slice(scale, fixed, low, high)
 
 
 def _disjoint_dimension(accesses: _Accesses, loop: ForOp) -> int | None:
@@ -116,35 +137,29 @@ def _disjoint_dimension(accesses: _Accesses, loop: ForOp) -> int | None:
     rank = len(accesses.stores[0].indices)
     step = loop.step.value.data
     for dim in range(rank):
-        stores = [_slice_fits(s.indices, dim, loop) for s in accesses.stores]
-        if any(s is None for s in stores):
+        fitted = [_slice_fits(s.indices, dim, loop) for s in accesses.stores]
+        stores = [f for f in fitted if f is not None]
+        if len(stores) < len(fitted):
             continue
-        fitted = [s for s in stores if s is not None]
-        c, terms, _ = fitted[0]
-        if any(f[0] != c or f[1] != terms for f in fitted):
+        first = stores[0]
+        if any(f.scale != first.scale or f.fixed != first.fixed for f in stores):
             continue
-        constants = [f[2] for f in fitted]
-        span = _terms_span(terms, loop)
-        assert span is not None
-        if span + max(constants) - min(constants) >= abs(c) * step:
+        low, high = min(f.low for f in stores), max(f.high for f in stores)
+        if high - low >= abs(first.scale) * step:
             continue
-        if all(_load_inside(load, dim, c, terms, constants, loop) for load in accesses.loads):
+        if all(_load_inside(load, dim, first, low, high, loop) for load in accesses.loads):
             return dim
     return None
 
 
 def _load_inside(
-    load: memref.LoadOp,
-    dim: int,
-    c: int,
-    terms: dict[SSAValue, int],
-    constants: list[int],
-    loop: ForOp,
+    load: memref.LoadOp, dim: int, store: _Slice, low: int, high: int, loop: ForOp
 ) -> bool:
     fitted = _slice_fits(load.indices, dim, loop)
     if fitted is None:
         return False
-    return fitted[0] == c and fitted[1] == terms and min(constants) <= fitted[2] <= max(constants)
+    same = fitted.scale == store.scale and fitted.fixed == store.fixed
+    return same and low <= fitted.low and fitted.high <= high
 
 
 @dataclass

@@ -132,6 +132,58 @@ func.func @again(%x: memref<4xf32>) {
 
 // -----
 
+// A peeled tail: i0 * 8 + ii (ii in [0, 6)) and i0 * 8 + 6 + it (it in
+// [0, 2), another loop's variable): together [0, 8), one slice per iteration.
+// CHECK-LABEL: func.func @tail(
+// CHECK-NEXT:    {name = "i0", kind = "parallel"}
+func.func @tail(%x: memref<4x8xf32>, %y: memref<32xf32>) {
+  tir.for %i = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+    %eight = arith.constant 8 : index
+    %base = arith.muli %i, %eight : index
+    tir.for %ii = 0 to 6 step 1 {name = "ii", kind = "serial"} {
+      %k = arith.addi %base, %ii : index
+      %v = memref.load %x[%i, %ii] : memref<4x8xf32>
+      memref.store %v, %y[%k] : memref<32xf32>
+    }
+    tir.for %it = 0 to 2 step 1 {name = "it", kind = "serial"} {
+      %six = arith.constant 6 : index
+      %j = arith.addi %it, %six : index
+      %k = arith.addi %base, %j : index
+      %v = memref.load %x[%i, %j] : memref<4x8xf32>
+      memref.store %v, %y[%k] : memref<32xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
+// A tail past the slice: i0 * 8 + 6 + it with it in [0, 3) reaches the next
+// iteration's first element.
+func.func @long_tail(%x: memref<4x8xf32>, %y: memref<33xf32>) {
+  tir.for %i = 0 to 4 step 1 {name = "i0", kind = "serial"} {
+    %eight = arith.constant 8 : index
+    %base = arith.muli %i, %eight : index
+    tir.for %ii = 0 to 6 step 1 {name = "ii", kind = "serial"} {
+      %k = arith.addi %base, %ii : index
+      %v = memref.load %x[%i, %ii] : memref<4x8xf32>
+      // CHECK: error: tir-parallel: loop 'i0' in @long_tail may let two iterations touch one element of %y
+      memref.store %v, %y[%k] : memref<33xf32>
+    }
+    tir.for %it = 0 to 3 step 1 {name = "it", kind = "serial"} {
+      %six = arith.constant 6 : index
+      %j = arith.addi %it, %six : index
+      %k = arith.addi %base, %j : index
+      %zero = arith.constant 0 : index
+      %v = memref.load %x[%i, %zero] : memref<4x8xf32>
+      memref.store %v, %y[%k] : memref<33xf32>
+    }
+  }
+  func.return
+}
+
+// -----
+
 // A reduction: every iteration adds into the one accumulator.
 func.func @sum(%x: memref<8xf32>, %out: memref<f32>) {
   %acc = memref.alloca() : memref<f32>

@@ -158,6 +158,23 @@ def test_conv_row_without_a_two_vector_divisor_gets_one_vector_of_13_rows() -> N
     assert not any("unroll{func=conv2d_0 loop=i1_1_i_o}" in step for step in conv)
 
 
+def test_conv_row_with_poor_divisors_gets_8_rows_and_a_tiled_tail() -> None:
+    """A 34-wide output row (34 = 2 x 17: two rows would divide it): tiles
+    of 8 rows x two vectors, and the 2 rows left a tile of their own, the
+    loop around both still parallel."""
+    _, conv = recipes(conv_blocked_text(34, 32))["conv2d_0"]
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=8}" in conv
+    assert "tir-unroll{func=conv2d_0 loop=i1_1_i_o}" in conv
+    assert conv[conv.index("tir-split{func=conv2d_0 loop=i3_1_tail factor=2}") :][:5] == [
+        "tir-split{func=conv2d_0 loop=i3_1_tail factor=2}",
+        "tir-cache-write{func=conv2d_0 loop=i3_1_tail_o}",
+        "tir-unroll{func=conv2d_0 loop=i3_1_tail_i}",
+        "tir-unroll{func=conv2d_0 loop=i1_1_i_o_i3_1_tail}",
+        "tir-vectorize{func=conv2d_0 loop=i1_1_i_i_i3_1_tail}",
+    ]
+    assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
+
+
 def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> None:
     """OIHW8o: the vector is the block of 8 output channels (not 16), and
     the weights need no packing: each block is already contiguous."""
@@ -353,6 +370,8 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         CONV_IHWO,
         CONV_BLOCKED,
         conv_blocked_text(13, 32),
+        conv_blocked_text(34, 32),
+        conv_blocked_text(17, 32),
         conv1x1_text(160, 48, 64),
         unary_text("graph.erf", 16, 48),
         unary_text("graph.exp", 16, 48),
@@ -429,6 +448,26 @@ def test_scheduled_convolutions_match_onnxruntime(
         c_out = c_in
     model = _conv_model(c_in, c_out, k, stride, k // 2, groups, hw)
     x = np.random.default_rng(hw).standard_normal((1, c_in, hw, hw)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    c_out=st.sampled_from([32, 64]),
+    stride=st.integers(1, 2),
+    hw=st.sampled_from([19, 23, 34, 37, 47, 69]),
+)
+def test_convolutions_with_tiled_row_tails_match_onnxruntime(
+    c_out: int, stride: int, hw: int
+) -> None:
+    """Output rows with poor divisors (34, 69 wide: 8-row tiles of two
+    vectors and a tiled tail) or none (17, 19, 23, 37, 47: 14 rows of one
+    vector and a tiled tail), weights blocked, at -O3 against onnxruntime."""
+    model = _conv_model(8, c_out, 3, stride, 1, 1, hw)
+    x = np.random.default_rng(hw).standard_normal((1, 8, hw, hw)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = session.run(None, {"x": x})
     (got,) = xtc.compile(model).run([x])
