@@ -544,8 +544,11 @@ def _compile_graph(
     pending: PendingUnits | None = None
     schedules: dict[str, list[str]] = {}  # schedule steps by kernel, in the module's order
     schedule_at = 0  # where they go in the replayed pipeline
-    # kernels are scheduled (from -O2 on) and split off into units after this pass
-    split_after = SCHEDULED_AFTER if SCHEDULED_AFTER in passes else "convert-te-to-tir"
+    # kernels are scheduled (from -O2 on) after this pass; they are split off
+    # into units right after convert-te-to-tir, the units taking the passes
+    # up to it (per kernel: tir-partition) with them
+    scheduled_after = SCHEDULED_AFTER if SCHEDULED_AFTER in passes else "convert-te-to-tir"
+    lowered_from = passes.index(STAGE_NAMES[0])
 
     def kernels() -> list[KernelObject]:
         assert pending is not None
@@ -561,21 +564,24 @@ def _compile_graph(
                     apply_pipeline(module, name_of_pass, verify=verify_each)
                 blobs.release_unreferenced(module)
                 replay.append(name_of_pass)
-                if name_of_pass == split_after:
-                    schedule_at = len(replay)
+                if name_of_pass == "convert-te-to-tir":
                     schedules = {name: [] for name in _kernel_names(module, entry)}
-                if name_of_pass == split_after and split:
+                if name_of_pass == "convert-te-to-tir" and split:
                     with timer.scope("split kernels"):
                         units = split_kernel_units(
                             module, entry, keep=lambda k: record_for(k, records) is not None
                         )
+                        scheduled_from = passes.index(scheduled_after) + 1
                         plan = UnitPlan(
-                            tuple(passes[done : passes.index(STAGE_NAMES[0])]),
+                            tuple(passes[scheduled_from:lowered_from]),
                             schedule=opt_level >= SCHEDULE_LEVEL,
                             verify_each=verify_each,
+                            before_schedule=tuple(passes[done:scheduled_from]),
                         )
                         pending = start_units(units, opt_level, plan, workers, store)
-                if name_of_pass == split_after and opt_level >= SCHEDULE_LEVEL:
+                if name_of_pass == scheduled_after:
+                    schedule_at = len(replay)
+                if name_of_pass == scheduled_after and opt_level >= SCHEDULE_LEVEL:
                     with timer.scope("schedule-kernels"):
                         schedules |= schedule_kernels_by_function(
                             module, entry, records, tuned, verify_each=verify_each, timer=timer

@@ -125,15 +125,17 @@ def _self_contained(op: Any, entry: str) -> bool:
 
 @dataclass(frozen=True)
 class UnitPlan:
-    """What is done to each unit before its lowering: the default schedule
-    (`schedule`, from -O2 on), then the compile's `tir_passes` in order;
-    `verify_each` verifies after every step, else the unit is verified once,
-    at the end of the tir stage (its LLVM IR is checked by LLVM's
-    verifier)."""
+    """What is done to each unit before its lowering: the compile's passes
+    that come before the schedules (`before_schedule`: tir-partition), the
+    default schedule (`schedule`, from -O2 on), then the compile's
+    `tir_passes` in order; `verify_each` verifies after every step, else
+    the unit is verified once, at the end of the tir stage (its LLVM IR is
+    checked by LLVM's verifier)."""
 
     tir_passes: tuple[str, ...] = ()
     schedule: bool = False
     verify_each: bool = False
+    before_schedule: tuple[str, ...] = ()
 
 
 @dataclass
@@ -163,6 +165,9 @@ def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
     with timer.scope("parse"):
         module = parse_module(text)
     with collect_remarks() as remarks:
+        for name in plan.before_schedule:
+            with timer.scope(name):
+                apply_pipeline(module, name, verify=plan.verify_each)
         if plan.schedule:
             with timer.scope("schedule-kernels"):
                 steps = schedule_kernels(module, "", verify_each=plan.verify_each)
@@ -340,7 +345,7 @@ def unit_cache_key(unit: KernelUnit, opt_level: int, plan: UnitPlan) -> str:
     return json.dumps(
         {
             "unit": unit.text,
-            "plan": [list(plan.tir_passes), plan.schedule],
+            "plan": [list(plan.before_schedule), plan.schedule, list(plan.tir_passes)],
             "opt_level": opt_level,
             "target": [llvm_binding.get_process_triple(), host_cpu(), host_features()],
             "xtc": __version__,
