@@ -17,6 +17,7 @@ from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.tir import ForOp
 from xtc.passes.schedule_pass import Refuser, SchedulePass
+from xtc.passes.tir_compute_at import enclosing_loops
 from xtc.passes.tir_loops import (
     describe_buffer,
     direct_loops,
@@ -126,18 +127,7 @@ def reduction_term(loop: ForOp, refuse: Refuser) -> Term:
     term = terms[0] if len(terms) == 1 else None
     if not isinstance(term, OpResult) or term.op.parent_op() is not loop:
         raise refuse("does not combine its accumulator with a term computed in it", combine)
-    return Term(term, enclosing_loops(loop))
-
-
-def enclosing_loops(loop: ForOp) -> list[ForOp]:
-    """`loop` and the loops around it, outer first."""
-    found: list[ForOp] = []
-    current: Operation | None = loop
-    while current is not None:
-        if isinstance(current, ForOp):
-            found.append(current)
-        current = current.parent_op()
-    return found[::-1]
+    return Term(term, enclosing_loops(loop)[::-1])  # outer first
 
 
 def consumer_nest(root: ForOp, func: FuncOp, refuse: Refuser) -> Consumer:
