@@ -36,6 +36,7 @@ from xtc.passes.tir_loops import (
     describe_buffer,
     direct_loops,
     emit_sum,
+    enclosing_loops,
     function_name,
     is_pure_scalar,
     loop_name,
@@ -180,17 +181,6 @@ def analyse_producer(where: Placement) -> Producer:
 
 
 # ------------------------------------------------------- the consumer
-
-
-def enclosing_loops(loop: ForOp) -> list[ForOp]:
-    """`loop` and the loops around it."""
-    found: list[ForOp] = []
-    current: Operation | None = loop
-    while current is not None:
-        if isinstance(current, ForOp):
-            found.append(current)
-        current = current.parent_op()
-    return found
 
 
 def check_order(where: Placement) -> Operation:

@@ -406,3 +406,14 @@ def emit_sum(terms: dict[SSAValue, int], constant: int) -> tuple[list[Operation]
         ops.append(add)
         total = add.result
     return ops, total
+
+
+def enclosing_loops(loop: ForOp) -> list[ForOp]:
+    """`loop` and the loops around it, innermost first."""
+    found: list[ForOp] = []
+    current: Operation | None = loop
+    while current is not None:
+        if isinstance(current, ForOp):
+            found.append(current)
+        current = current.parent_op()
+    return found

@@ -17,10 +17,10 @@ from xdsl.rewriter import InsertPoint
 
 from xtc.dialects.tir import ForOp
 from xtc.passes.schedule_pass import Refuser, SchedulePass
-from xtc.passes.tir_compute_at import enclosing_loops
 from xtc.passes.tir_loops import (
     describe_buffer,
     direct_loops,
+    enclosing_loops,
     function_name,
     has_inner_loop,
     is_pure_scalar,
