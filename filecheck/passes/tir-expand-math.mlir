@@ -1,23 +1,30 @@
 // RUN: xtc-opt %s -p tir-expand-math | filecheck %s
 
-// exp: clamp, n = floor(x·log2(e) + 1/2), r = x - n·ln2 (two parts), the
-// Taylor polynomial of e^r, times 2^(n - n/2) · 2^(n/2) from exponent bits;
-// n read as an i32 from the bits of n + 1.5·2^23 (no fptosi).
+// exp: clamp, t = x·log2(e) + 1.5·2^23 (n = t - 1.5·2^23, its i32 the bits
+// of t less those of the shift: no floor, no fptosi), r = n·(-ln2) + x (two
+// parts, multiply-adds), a polynomial of degree 6 in r, times
+// 2^(n - n/2) · 2^(n/2) from exponent bits.
 // CHECK-LABEL: func.func @exp
 // CHECK-NOT:     math.exp
 // CHECK:         %[[LO:.*]] = arith.maximumf %x, %{{.*}} : f32
 // CHECK:         %[[X:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
-// CHECK:         arith.constant 1.44269502 : f32
-// CHECK:         %[[N:.*]] = math.floor %{{.*}} : f32
-// CHECK:         arith.constant 0.693359375 : f32
-// CHECK:         arith.constant -0.000212194442 : f32
+// CHECK-NOT:     math.floor
 // CHECK-NOT:     arith.fptosi
-// CHECK:         %[[S:.*]] = arith.addf %[[N]], %{{.*}} : f32
-// CHECK:         %[[B:.*]] = arith.bitcast %[[S]] : f32 to i32
+// CHECK:         %[[SCALED:.*]] = arith.mulf %[[X]], %{{.*}} : f32
+// CHECK:         %[[T:.*]] = arith.addf %[[SCALED]], %{{.*}} : f32
+// CHECK:         %[[N:.*]] = arith.subf %[[T]], %{{.*}} : f32
+// CHECK:         arith.constant -0.693359375 : f32
+// CHECK:         %[[HIGH:.*]] = arith.mulf %[[N]], %{{.*}} : f32
+// CHECK:         %[[R1:.*]] = arith.addf %[[HIGH]], %[[X]] : f32
+// CHECK:         arith.constant 0.000212194442 : f32
+// CHECK:         %[[LOW:.*]] = arith.mulf %[[N]], %{{.*}} : f32
+// CHECK:         %[[R:.*]] = arith.addf %[[LOW]], %[[R1]] : f32
+// CHECK:         %[[B:.*]] = arith.bitcast %[[T]] : f32 to i32
 // CHECK:         %[[W:.*]] = arith.subi %[[B]], %{{.*}} : i32
 // CHECK:         %[[H:.*]] = arith.shrsi %[[W]], %{{.*}} : i32
 // CHECK:         arith.subi %[[W]], %[[H]] : i32
-// CHECK:         arith.constant 0.000198412701 : f32
+// CHECK:         arith.constant 0.00138140877 : f32
+// CHECK-COUNT-6: arith.mulf %{{.*}}, %[[R]] : f32
 // CHECK:         arith.constant 127 : i32
 // CHECK:         arith.constant 23 : i32
 // CHECK:         arith.bitcast %{{.*}} : i32 to f32
@@ -29,13 +36,38 @@ func.func @exp(%x: f32) -> f32 {
   func.return %y : f32
 }
 
+// exp of -|x| (sigmoid) or -x·x (erf) is never above 0: no upper clamp.
+// CHECK-LABEL: func.func @exp_never_positive
+// CHECK:         %[[NEG:.*]] = arith.negf %{{.*}} : f32
+// CHECK-NEXT:    arith.constant -1.040000e+02 : f32
+// CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[NEG]], %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 1.44269502 : f32
+// CHECK-NEXT:    arith.mulf %[[LO]], %{{.*}} : f32
+// CHECK:         %[[SQ:.*]] = arith.negf %{{.*}} : f32
+// CHECK-NEXT:    arith.constant -1.040000e+02 : f32
+// CHECK-NEXT:    %[[LO2:.*]] = arith.maximumf %[[SQ]], %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 1.44269502 : f32
+// CHECK-NEXT:    arith.mulf %[[LO2]], %{{.*}} : f32
+// CHECK-NOT:     arith.minimumf
+// CHECK:         func.return
+func.func @exp_never_positive(%x: f32) -> f32 {
+  %a = math.absf %x : f32
+  %n = arith.negf %a : f32
+  %y = math.exp %n : f32
+  %s = arith.mulf %x, %x : f32
+  %m = arith.negf %s : f32
+  %z = math.exp %m : f32
+  %r = arith.addf %y, %z : f32
+  func.return %r : f32
+}
+
 // erf: x·P(x²) inside (-1, 1), else ±(1 - e^(-a²)·Q(1 / (1 + a/2))).
 // CHECK-LABEL: func.func @erf
 // CHECK-NOT:     math.erf
 // CHECK:         arith.constant 1.12837911 : f32
 // CHECK:         %[[ABS:.*]] = math.absf %x : f32
 // CHECK:         arith.divf
-// CHECK:         math.floor
+// CHECK:         arith.shrsi
 // CHECK:         %[[LARGE:.*]] = math.copysign %{{.*}}, %x : f32
 // CHECK:         %[[IN:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : f32
 // CHECK:         %[[Y:.*]] = arith.select %[[IN]], %{{.*}}, %[[LARGE]] : f32
