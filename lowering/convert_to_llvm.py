@@ -64,6 +64,7 @@ from xtc.lowering.llvm_emit import (
     element_bytes,
     element_pointer,
     fail,
+    fastmath_of,
     float_suffix,
     fused_multiply_add,
     int_width,
@@ -361,7 +362,8 @@ _FLOAT_MIN_MAX: dict[type[Operation], str] = {
 
 class LowerFloatMinMax(LoweringPattern):
     """maximumf/minimumf (NaN-propagating, as numpy) -> llvm.maximum/minimum;
-    maxnumf/minnumf -> llvm.maxnum/minnum (typed: llvm.maxnum.f32)."""
+    maxnumf/minnumf -> llvm.maxnum/minnum (typed: llvm.maxnum.f32); the
+    op's fast-math flags go on the call (nsz: -0 and +0 unordered)."""
 
     op_types = tuple(_FLOAT_MIN_MAX)
 
@@ -370,7 +372,8 @@ class LowerFloatMinMax(LoweringPattern):
         if kind is None:
             return
         emit = self.emitter(rewriter)
-        result = typed_intrinsic(emit, kind, list(op.operands), op.results[0].type)
+        operands = list(op.operands)
+        result = typed_intrinsic(emit, kind, operands, op.results[0].type, fastmath_of(op))
         rewriter.replace(op, [], [result])
 
 

@@ -246,14 +246,26 @@ class Emitter:
         )
 
     def intrinsic(
-        self, name: str, args: Sequence[SSAValue], result: Attribute | None
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        result: Attribute | None,
+        fastmath: llvm.FastMathAttr | None = None,
     ) -> SSAValue | None:
         op = llvm.CallIntrinsicOp(name, args, [llvm_type(result)] if result is not None else [])
+        if fastmath is not None:
+            op.fastmathFlags = fastmath
         self.rewriter.insert(op)
         return op.ress
 
-    def value_intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
-        value = self.intrinsic(name, args, result)
+    def value_intrinsic(
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        result: Attribute,
+        fastmath: llvm.FastMathAttr | None = None,
+    ) -> SSAValue:
+        value = self.intrinsic(name, args, result, fastmath)
         assert value is not None
         return value
 
@@ -303,9 +315,24 @@ SAME_BINARY: dict[type[Operation], type[IRDLOperation]] = {
 }
 
 
-def typed_intrinsic(emit: Emitter, name: str, args: Sequence[SSAValue], t: Attribute) -> SSAValue:
+def typed_intrinsic(
+    emit: Emitter,
+    name: str,
+    args: Sequence[SSAValue],
+    t: Attribute,
+    fastmath: llvm.FastMathAttr | None = None,
+) -> SSAValue:
     """`llvm.<name>.<type>(args)` of result type `t` (a scalar)."""
-    return emit.value_intrinsic(f"llvm.{name}.{suffix(t)}", args, t)
+    return emit.value_intrinsic(f"llvm.{name}.{suffix(t)}", args, t, fastmath)
+
+
+def fastmath_of(op: Operation) -> llvm.FastMathAttr | None:
+    """The llvm fast-math flags of an arith op's own (`arith.maximumf
+    fastmath<nsz>`: llvm.maximum nsz), None where it has none."""
+    flags = getattr(op, "fastmath", None)
+    if not isinstance(flags, arith.FastMathFlagsAttr) or not flags.data:
+        return None
+    return llvm.FastMathAttr([llvm.FastMathFlag(flag.value) for flag in flags.data])
 
 
 def fused_multiply_add(emit: Emitter, operands: Sequence[SSAValue], t: Attribute) -> SSAValue:

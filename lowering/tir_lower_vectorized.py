@@ -114,6 +114,7 @@ from xtc.lowering.llvm_emit import (
     Externals,
     element_bytes,
     element_pointer,
+    fastmath_of,
     fused_multiply_add,
     llvm_type,
 )
@@ -385,6 +386,14 @@ def _report_scalar_fallback(loop: tir.ForOp, reason: str) -> None:
             loop,
         )
     )
+
+
+def _masks_whole_loads(op: memref.LoadOp) -> bool:
+    """Whether a contiguous load of a lane count that is not a power of two
+    is a masked load of the next power of two: of a float or whole-byte
+    integer, not from a stack buffer (LLVM keeps an `alloca` accumulator in
+    registers only while it is read by plain loads)."""
+    return _loads_exactly(op.res.type) and not isinstance(op.memref.owner, memref.AllocaOp)
 
 
 def _loads_exactly(t: Attribute) -> bool:
@@ -662,7 +671,9 @@ class _VectorCode:
         """A varying load: one vector load at stride 1, a masked wide load and
         a shuffle at a small constant stride, else a gather."""
         stride = self.analysis.address_stride(op.memref, op.indices)
-        if stride == 1:
+        if stride == 1 and self.lanes & (self.lanes - 1) and _masks_whole_loads(op):
+            self.record(op.res, self.masked_load(op, 1, 1 << self.lanes.bit_length()))
+        elif stride == 1:
             self.record(op.res, self.contiguous_load(op))
         elif (
             stride is not None
@@ -699,11 +710,19 @@ class _VectorCode:
         0's to the last lane's as one masked load of a `<lanes * stride x T>`
         vector (the lanes past the last one's element disabled, so none is
         read), then a shuffle of every `stride`-th."""
+        return self.masked_load(op, stride, self.lanes * stride)
+
+    def masked_load(self, op: memref.LoadOp, stride: int, width: int) -> SSAValue:
+        """The lanes of a load `stride` elements apart, from one masked load of
+        a `<width x T>` vector (only the elements from lane 0's to the last
+        lane's enabled) and a shuffle. At stride 1, a width of the next power
+        of two: LLVM splits a contiguous `<14 x float>` load into 8 + 4 + 2
+        lanes and two inserts (five instructions), one masked `vmovups` here."""
         element = llvm_type(op.res.type)
-        wide_type = VectorType(element, [self.lanes * stride])
+        wide_type = VectorType(element, [width])
         needed = (self.lanes - 1) * stride + 1
-        mask_type = VectorType(i1, [self.lanes * stride])
-        enabled = [1] * needed + [0] * (self.lanes * stride - needed)
+        mask_type = VectorType(i1, [width])
+        enabled = [1] * needed + [0] * (width - needed)
         mask = self.emit.op(
             llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(mask_type, enabled), mask_type)
         )
@@ -839,7 +858,8 @@ class _VectorCode:
         """`llvm.<name>.<vector type>` over `op`'s operand vectors and `extra`."""
         t = self.result_type(op)
         full_name = f"llvm.{name}.{_vector_suffix(t)}"
-        return self.emit.value_intrinsic(full_name, [*self.operands(op), *extra], t)
+        operands = [*self.operands(op), *extra]
+        return self.emit.value_intrinsic(full_name, operands, t, fastmath_of(op))
 
 
 def _widen_alias(code: _VectorCode, op: Operation) -> SSAValue | None:

@@ -176,14 +176,23 @@ def _translate_call_intrinsic(
     """xDSL declares an intrinsic with the argument types of its first call;
     llvmlite types a global's address by the global ([4 x float]*), so the
     next call with another global (an llvm.memcpy of an [4 x i64]) would
-    be refused. Declared first here with untyped pointers, it takes both."""
+    be refused. Declared first here with untyped pointers, it takes both.
+    xDSL refuses fast-math flags on an intrinsic; they are written here
+    (`call nsz <16 x float> @llvm.maximum.v16f32`)."""
     call = cast(llvm.CallIntrinsicOp, op)
     name = call.intrin.data
     if name not in builder.module.globals:
         arguments = [_untyped(values[a].type) for a in call.args]
         result = ir.VoidType() if call.ress is None else convert_type(call.ress.type)
         ir.Function(builder.module, ir.FunctionType(result, arguments), name=name)
-    xdsl_convert_op(op, builder, values)
+    flags = [f.value for f in call.fastmathFlags.data]
+    if not flags:
+        xdsl_convert_op(op, builder, values)
+        return
+    intrinsic = builder.module.get_global(name)
+    result_value = builder.call(intrinsic, [values[a] for a in call.args], fastmath=flags)
+    if call.ress is not None:
+        values[call.ress] = result_value
 
 
 def _untyped(t: ir.Type) -> ir.Type:

@@ -145,3 +145,23 @@ func.func @fresh_seed(%y: memref<i64>) {
   memref.store %t, %y[] : memref<i64>
   func.return
 }
+
+// -----
+
+// maximumf / minimumf are llvm.maximum / minimum, their fast-math flags on
+// the call (nsz: a max reduction's fold; -0 and +0 unordered, NaN kept).
+// CHECK-LABEL: llvm.func @clip(
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.maximum.f32"(%{{.*}}, %{{.*}}) {fastmathFlags = #llvm.fastmath<nsz>} : (f32, f32) -> f32
+// CHECK:         %{{.*}} = llvm.call_intrinsic "llvm.minimum.f32"(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// IR-LABEL: define void @"clip"(
+// IR:         call nsz float @"llvm.maximum.f32"(float
+// IR:         call float @"llvm.minimum.f32"(float
+func.func @clip(%x: memref<f32>, %y: memref<f32>) {
+  %a = memref.load %x[] : memref<f32>
+  %lo = arith.constant 0.0 : f32
+  %hi = arith.constant 6.0 : f32
+  %b = arith.maximumf %a, %lo fastmath<nsz> : f32
+  %c = arith.minimumf %b, %hi : f32
+  memref.store %c, %y[] : memref<f32>
+  func.return
+}

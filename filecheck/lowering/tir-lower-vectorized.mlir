@@ -162,3 +162,33 @@ func.func @gather_at_float_index(%x: memref<16xf32>, %a: memref<8xf32>, %y: memr
   }
   func.return
 }
+
+// -----
+
+// A load at stride 1 of 14 lanes (a 28-wide row in two halves) is one masked
+// load of 16 with the last two lanes off (LLVM would split a <14 x float>
+// load into 8 + 4 + 2 and two inserts), except from an alloca: a plain load
+// keeps the accumulator in registers. maximumf's own flags go on
+// llvm.maximum (nsz, as a max reduction's fold has: three x86 instructions a
+// vector, not six); without flags it has none.
+// CHECK-LABEL: func.func @max_rows(
+// CHECK:         %[[MASK:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, false, false]> : vector<16xi1>) : vector<16xi1>
+// CHECK:         %[[WIDE:.*]] = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%{{.*}}, %{{.*}}, %[[MASK]], %{{.*}}) : (!llvm.ptr, i32, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NEXT:    %a = llvm.shufflevector %[[WIDE]], %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>
+// CHECK:         %b = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<14xf32>
+// CHECK-NEXT:    %m = llvm.call_intrinsic "llvm.maximum.v14f32"(%b, %a) {fastmathFlags = #llvm.fastmath<nsz>} : (vector<14xf32>, vector<14xf32>) -> vector<14xf32>
+// CHECK-NEXT:    %n = llvm.call_intrinsic "llvm.maximum.v14f32"(%m, %a) : (vector<14xf32>, vector<14xf32>) -> vector<14xf32>
+// CHECK:         llvm.store %n, %{{.*}} {alignment = 4 : i64} : vector<14xf32>, !llvm.ptr
+// CHECK-NOT:     tir.for
+func.func @max_rows(%x: memref<2x16xf32>, %y: memref<14xf32>) {
+  %acc = memref.alloca() {alignment = 64 : i64} : memref<14xf32>
+  tir.for %i = 0 to 14 step 1 {name = "i", kind = "vectorized"} {
+    %c1 = arith.constant 1 : index
+    %a = memref.load %x[%c1, %i] : memref<2x16xf32>
+    %b = memref.load %acc[%i] : memref<14xf32>
+    %m = arith.maximumf %b, %a fastmath<nsz> : f32
+    %n = arith.maximumf %m, %a : f32
+    memref.store %n, %y[%i] : memref<14xf32>
+  }
+  func.return
+}

@@ -742,7 +742,7 @@ def before_a_guard_page(values: np.ndarray) -> np.ndarray:
 @settings(max_examples=30, deadline=None)
 @given(
     lanes=st.integers(2, 33),
-    stride=st.sampled_from([2, 3, 4, 5, -2, -3]),
+    stride=st.sampled_from([1, 2, 3, 4, 5, -2, -3]),
     extra=st.integers(0, 40),
     dtype=st.sampled_from(["f32", "f64", "i32"]),
 )
@@ -762,7 +762,11 @@ def test_strided_loads_at_the_end_of_a_buffer_read_nothing_past_it(
     a, b = random_values(n, dtype), random_values(lanes, dtype)
     expected = interp.run(parse_module(text), [a, b], "k")[0]
     module = lower(text)
-    assert len(masked_loads(module)) == (1 if 2 <= stride <= 4 else 0)
+    # a contiguous load (b's; a's at stride 1) is masked, to the next power
+    # of two, when the lanes are not one
+    uneven = lanes & (lanes - 1) != 0
+    masked = int(2 <= stride <= 4) + int(uneven) + int(stride == 1 and uneven)
+    assert len(masked_loads(module)) == masked
     guarded = before_a_guard_page(a)
     got = aligned_copy(np.zeros_like(expected))
     compile_module(module).call("k", [guarded, aligned_copy(b), got])
@@ -831,6 +835,59 @@ def test_stride_two_models_match_onnxruntime(op: str, channels: int, size: int) 
     np.testing.assert_allclose(compiled.run({"x": x})[0], expected, rtol=1e-5, atol=1e-5)
     if op == "depthwise":  # its input row is read with stride 2
         assert "llvm.masked.load" in dumped["llvm"]
+
+
+def stride_one_model(op: str, channels: int, size: int, kernel: int) -> onnx.ModelProto:
+    """A kernel x kernel stride-1 'same' max pool or depthwise conv."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, size, size])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])
+    pads = [kernel // 2] * 4
+    initializers = []
+    if op == "depthwise":
+        weights = RNG.standard_normal((channels, 1, kernel, kernel)).astype(np.float32)
+        initializers = [numpy_helper.from_array(weights, "w")]
+        node = helper.make_node("Conv", ["x", "w"], ["y"], pads=pads, group=channels)
+    else:
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[kernel] * 2, pads=pads)
+    graph = helper.make_graph([node], op, [x], [y], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def max_pool_same(x: np.ndarray, kernel: int) -> np.ndarray:
+    """numpy's stride-1 'same' max pool: a NaN in a window is the window's max."""
+    half, size = kernel // 2, x.shape[-1]
+    padded = np.pad(x, ((0, 0), (0, 0), (half, half), (half, half)), constant_values=-np.inf)
+    taps = [padded[..., i : i + size, j : j + size] for i in range(kernel) for j in range(kernel)]
+    return np.max(np.stack(taps), axis=0)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    op=st.sampled_from(["maxpool", "depthwise"]),
+    channels=st.integers(1, 5),
+    size=st.integers(3, 30),
+    kernel=st.sampled_from([3, 5]),
+)
+def test_stride_one_windows_match_numpy_and_onnxruntime(
+    op: str, channels: int, size: int, kernel: int
+) -> None:
+    """Rows of any width (vectors of 7, 14, 13 lanes: masked loads) and max
+    as llvm.maximum nsz: a max pool equals numpy's, NaNs included (where
+    onnxruntime drops some); a depthwise conv equals onnxruntime's."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    model = stride_one_model(op, channels, size, kernel)
+    x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
+    if op == "maxpool":
+        x.flat[RNG.integers(0, x.size, max(1, x.size // 50))] = np.nan
+        x.flat[RNG.integers(0, x.size, max(1, x.size // 50))] = np.inf
+        expected = max_pool_same(x, kernel)
+    else:
+        session = onnxruntime.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        expected = session.run(None, {"x": x})[0]
+    got = compile_model(model).run({"x": x})[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 # ----------------------------------------------------- serial fallbacks
