@@ -88,10 +88,16 @@ class UnaryAfterSlice(RewritePattern):
         found = sinkable_cut(op.input)
         if found is None:
             return
-        sliced, cut = found
-        moved = type(op).build_inferred([sliced.input], dict(op.properties))
-        rewriter.replace(op, [moved, slice_to(moved.output, cut)])
-        rewriter.erase(sliced)
+        _apply_before(op, *found, rewriter)
+
+
+def _apply_before(
+    op: UnaryOp | GlobalPool2dOp, sliced: SliceOp, cut: Cut, rewriter: PatternRewriter
+) -> None:
+    """`op` applied to the slice's input instead, the slice after it."""
+    moved = type(op).build_inferred([sliced.input], dict(op.properties))
+    rewriter.replace(op, [moved, slice_to(moved.output, cut)])
+    rewriter.erase(sliced)
 
 
 class BiasAddAfterSlice(RewritePattern):
@@ -126,10 +132,7 @@ class GlobalPoolAfterSlice(RewritePattern):
         found = sinkable_cut(op.input)
         if found is None or not set(found[1]) <= {0, 1}:
             return
-        sliced, cut = found
-        moved = type(op).build_inferred([sliced.input], dict(op.properties))
-        rewriter.replace(op, [moved, slice_to(moved.output, cut)])
-        rewriter.erase(sliced)
+        _apply_before(op, *found, rewriter)
 
 
 class GraphSinkSlice(ModulePass):

@@ -37,7 +37,7 @@ SCHEDULE_SETTINGS = settings(
 # Kernels: one graph op lowered to a tir kernel called from @main.
 
 
-def _function(
+def one_op_function(
     inputs: Sequence[tuple[int, ...]], output: tuple[int, ...], op: str, props: str = ""
 ) -> str:
     """`@main` applying graph op `op` (with properties `props`) to f32 inputs."""
@@ -56,11 +56,11 @@ def _function(
 
 
 def matmul(m: int, k: int, n: int) -> str:
-    return _function([(m, k), (k, n)], (m, n), "graph.matmul")
+    return one_op_function([(m, k), (k, n)], (m, n), "graph.matmul")
 
 
 def dense(n: int, k: int, m: int) -> str:
-    return _function([(n, k), (m, k)], (n, m), "graph.dense")
+    return one_op_function([(n, k), (m, k)], (n, m), "graph.dense")
 
 
 def conv2d(c: int, size: int, o: int, kernel: int, stride: int, pad: int) -> str:
@@ -69,7 +69,7 @@ def conv2d(c: int, size: int, o: int, kernel: int, stride: int, pad: int) -> str
         f"{{strides = array<i64: {stride}, {stride}>, "
         f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>}}"
     )
-    return _function(
+    return one_op_function(
         [(1, c, size, size), (o, c, kernel, kernel)],
         (1, o, out, out),
         "graph.conv2d",
@@ -80,7 +80,7 @@ def conv2d(c: int, size: int, o: int, kernel: int, stride: int, pad: int) -> str
 def conv2d_blocked(c: int, size: int, blocks: int, block: int, kernel: int) -> str:
     """conv2d with its weight in blocks of `block` output channels (OIHW<block>o)."""
     out = size - kernel + 1
-    return _function(
+    return one_op_function(
         [(1, c, size, size), (blocks, c, kernel, kernel, block)],
         (1, blocks * block, out, out),
         "graph.conv2d",
@@ -94,12 +94,12 @@ def pool(kind: str, c: int, size: int, kernel: int, stride: int, pad: int) -> st
         f"{{kernel = array<i64: {kernel}, {kernel}>, strides = array<i64: {stride}, {stride}>, "
         f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>}}"
     )
-    return _function([(1, c, size, size)], (1, c, out, out), f"graph.{kind}", props)
+    return one_op_function([(1, c, size, size)], (1, c, out, out), f"graph.{kind}", props)
 
 
 def add(rows: int, cols: int, depth: int) -> str:
     shape = (rows, cols, depth)
-    return _function([shape, shape], shape, "graph.add")
+    return one_op_function([shape, shape], shape, "graph.add")
 
 
 @dataclass

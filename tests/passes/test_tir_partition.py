@@ -11,31 +11,26 @@ from xdsl.dialects.func import FuncOp
 
 from xtc.dialects.tir import ForOp
 from xtc.driver.pipelines import apply_pipeline
-from xtc.testing.schedules import SCHEDULE_SETTINGS, check_schedule, kernel_function, lower
+from xtc.testing.schedules import (
+    SCHEDULE_SETTINGS,
+    check_schedule,
+    kernel_function,
+    lower,
+    one_op_function,
+)
 
 
 def concat_text(sizes: list[int], axis: int, other: tuple[int, int]) -> str:
     """@main concatenating rank-3 f32 tensors of `sizes` along `axis` (the
-    other two axes `other`), then scaling by a constant per position."""
+    other two axes `other`)."""
 
     def shape(size: int) -> tuple[int, ...]:
         dims = list(other)
         dims.insert(axis, size)
         return tuple(dims)
 
-    def t(s: tuple[int, ...]) -> str:
-        return f"tensor<{'x'.join(map(str, s))}xf32>"
-
     inputs = [shape(size) for size in sizes]
-    out = shape(sum(sizes))
-    args = ", ".join(f"%x{i}: {t(s)}" for i, s in enumerate(inputs))
-    operands = ", ".join(f"%x{i}" for i in range(len(inputs)))
-    types = ", ".join(t(s) for s in inputs)
-    return (
-        f"func.func @main({args}) -> {t(out)} {{\n"
-        f"  %y = graph.concat {operands} {{axis = {axis} : i64}} : ({types}) -> {t(out)}\n"
-        f"  func.return %y : {t(out)}\n}}\n"
-    )
+    return one_op_function(inputs, shape(sum(sizes)), "graph.concat", f"{{axis = {axis} : i64}}")
 
 
 def top_nests(func: FuncOp) -> list[ForOp]:
