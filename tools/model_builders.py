@@ -53,8 +53,11 @@ class GraphBuilder:
     ) -> onnx.ModelProto:
         output_infos = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
         graph = helper.make_graph(self.nodes, name, list(inputs), output_infos, self.initializers)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-        return model
+        opsets = [helper.make_opsetid("", opset)]
+        # The oldest IR version the opset allows, as exporters write, not
+        # onnx's newest: an older onnxruntime refuses IR versions it predates.
+        ir_version = helper.find_min_ir_version_for(opsets)
+        return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
 
 
 def _batch_norm(b: GraphBuilder, x: str, channels: int, tag: str) -> str:

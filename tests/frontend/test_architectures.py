@@ -81,3 +81,13 @@ def test_symbolic_batch_is_fixed_by_input_shapes() -> None:
     (expected,) = onnxruntime_outputs(model, inputs)
     (got,) = interp.run(module, inputs)
     assert_close_to_scale(got, expected)
+
+
+@pytest.mark.parametrize("build", [resnet_like, bert_encoder, lstm_classifier])
+def test_built_models_carry_the_oldest_ir_version_of_their_opset(build) -> None:
+    """As exporters write: onnxruntime builds older than the installed onnx
+    (1.30 refuses IR 14, onnx 1.23's newest) load the bench models."""
+    model = build()
+    assert model.ir_version == onnx.helper.find_min_ir_version_for(list(model.opset_import))
+    assert model.ir_version < onnx.IR_VERSION
+    ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
