@@ -29,7 +29,7 @@ from xdsl.dialects.func import FuncOp
 from xtc import __version__
 from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
 from xtc.driver.scheduling import (  # noqa: F401 - schedule_kernels re-exported
-    record_for,
+    record_when_scheduled,
     schedule_kernels,
     schedule_kernels_by_function,
 )
@@ -568,15 +568,19 @@ def _compile_graph(
                     schedules = {name: [] for name in _kernel_names(module, entry)}
                 if name_of_pass == "convert-te-to-tir" and split:
                     with timer.scope("split kernels"):
-                        units = split_kernel_units(
-                            module, entry, keep=lambda k: record_for(k, records) is not None
-                        )
                         scheduled_from = passes.index(scheduled_after) + 1
+                        before_schedule = passes[done:scheduled_from]
+                        units = split_kernel_units(
+                            module,
+                            entry,
+                            keep=lambda k: record_when_scheduled(k, records, before_schedule)
+                            is not None,
+                        )
                         plan = UnitPlan(
                             tuple(passes[scheduled_from:lowered_from]),
                             schedule=opt_level >= SCHEDULE_LEVEL,
                             verify_each=verify_each,
-                            before_schedule=tuple(passes[done:scheduled_from]),
+                            before_schedule=tuple(before_schedule),
                         )
                         pending = start_units(units, opt_level, plan, workers, store)
                 if name_of_pass == scheduled_after:

@@ -154,6 +154,26 @@ def record_for(kernel: FuncOp, records: TuningRecords | None) -> Record | None:
         raise CompileError(str(e)) from None
 
 
+def record_when_scheduled(
+    kernel: FuncOp, records: TuningRecords | None, passes: Sequence[str]
+) -> Record | None:
+    """record_for `kernel` as it will be when it is scheduled: after
+    `passes` (those that run between the split into kernel units and the
+    schedule, as tir-partition), applied to a copy. Workload keys are taken
+    there (tune/task.py), and those passes may change a kernel's text."""
+    from xtc.driver.pipelines import apply_pipeline
+
+    if records is None or not kernel.body.blocks:
+        return None
+    if not passes:
+        return record_for(kernel, records)
+    scratch = ModuleOp([kernel.clone()])
+    apply_pipeline(scratch, ",".join(passes), verify=False)
+    later = scratch.body.block.first_op
+    assert isinstance(later, FuncOp)
+    return record_for(later, records)
+
+
 def _pass_name(step: str) -> str:
     """`tir-split{func=f loop=i factor=4}` -> `tir-split`."""
     return step.split("{", 1)[0]

@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
-from xtc.driver.compiler import CompileError
+from xtc.driver.compiler import CompileError, compile_model
 from xtc.driver.records import (
     Record,
     RecordsError,
@@ -205,3 +205,42 @@ def test_tuning_records_pick_this_cpu(task: Task) -> None:
     )
     best = records.best(task.key)
     assert best is not None and best.config == task.default()
+
+
+def concat_relu_model() -> onnx.ModelProto:
+    """A kernel that tir-partition rewrites (one nest per concat input)
+    before it is scheduled, where its workload key is taken."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+            helper.make_node("Relu", ["c"], ["z"]),
+        ],
+        "concat",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 16, 8, 8]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 32, 8, 8]),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 48, 8, 8])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_record_applies_to_a_kernel_that_passes_change_before_its_schedule(
+    tmp_path: Path, jobs: int, cache: bool
+) -> None:
+    """Kernels split off into units (worker processes, the compile cache)
+    right after convert-te-to-tir are matched with records as they will be
+    when scheduled: their keys were once taken before tir-partition, and a
+    compile with workers or a cache found no record."""
+    model = concat_relu_model()
+    (task,) = extract_tasks(model)
+    path = write(tmp_path / "r.jsonl", [record(task, task.default(), 1e-5, Target.host())])
+    compiled = compile_model(model, tuning_records=path, jobs=jobs, cache=cache)
+    (tuned,) = compiled.manifest["tuning"]["tuned_kernels"]
+    assert tuned["key"] == task.key
+    a, b = (np.random.default_rng(s).standard_normal(shape).astype(np.float32)
+            for s, shape in ((1, (1, 16, 8, 8)), (2, (1, 32, 8, 8))))  # fmt: skip
+    expected = np.maximum(np.concatenate([a, b], axis=1), 0)
+    np.testing.assert_array_equal(compiled.run([a, b])[0], expected)
