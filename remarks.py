@@ -30,6 +30,8 @@ DOT_PRODUCT_WIDENED = "dot-product-widened"
 """8-bit dot products widened to i32 where the CPU has no VNNI."""
 SCHEDULE_REFUSED = "schedule-refused"
 """A step of a kernel's default schedule that its primitive refused."""
+SERIAL_MODEL = "serial-model"
+"""A model too small for threads: every kernel's loops left serial."""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ from xtc import __version__
 from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
 from xtc.driver.scheduling import (  # noqa: F401 - schedule_kernels re-exported
     record_when_scheduled,
+    runs_serial,
+    serial_model_iterations,
     schedule_kernels,
     schedule_kernels_by_function,
 )
@@ -336,6 +338,7 @@ def model_cache_key(
         "input_shapes": {k: list(v) for k, v in sorted((input_shapes or {}).items())},
         "target": [target, llvm_binding.get_process_triple(), host_cpu(), host_features()],
         "opt_level": opt_level,
+        "serial_below": serial_model_iterations(),
         "tuning_records": records,
         "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc")],
     }
@@ -544,6 +547,7 @@ def _compile_graph(
     pending: PendingUnits | None = None
     schedules: dict[str, list[str]] = {}  # schedule steps by kernel, in the module's order
     schedule_at = 0  # where they go in the replayed pipeline
+    serial = False  # a model too small for threads: no parallel loop
     # kernels are scheduled (from -O2 on) after this pass; they are split off
     # into units right after convert-te-to-tir, the units taking the passes
     # up to it (per kernel: tir-partition) with them
@@ -566,6 +570,7 @@ def _compile_graph(
                 replay.append(name_of_pass)
                 if name_of_pass == "convert-te-to-tir":
                     schedules = {name: [] for name in _kernel_names(module, entry)}
+                    serial = opt_level >= SCHEDULE_LEVEL and runs_serial(module, entry)
                 if name_of_pass == "convert-te-to-tir" and split:
                     with timer.scope("split kernels"):
                         scheduled_from = passes.index(scheduled_after) + 1
@@ -581,6 +586,7 @@ def _compile_graph(
                             schedule=opt_level >= SCHEDULE_LEVEL,
                             verify_each=verify_each,
                             before_schedule=tuple(before_schedule),
+                            serial=serial,
                         )
                         pending = start_units(units, opt_level, plan, workers, store)
                 if name_of_pass == scheduled_after:
@@ -588,7 +594,13 @@ def _compile_graph(
                 if name_of_pass == scheduled_after and opt_level >= SCHEDULE_LEVEL:
                     with timer.scope("schedule-kernels"):
                         schedules |= schedule_kernels_by_function(
-                            module, entry, records, tuned, verify_each=verify_each, timer=timer
+                            module,
+                            entry,
+                            records,
+                            tuned,
+                            verify_each=verify_each,
+                            timer=timer,
+                            serial=serial,
                         )
                 if name_of_pass == "tir-plan-memory":
                     arena = _arena_sizes(module, entry)

@@ -5,7 +5,7 @@ launch plan of the host code and the weights (runtime/cuda_plan.py).
 
 The pipeline is the CPU one up to the tir level (graph passes and fused
 kernels from -O1 on), with tir-expand-math at every level (its polynomials
-for f32 exp and erf inline; other math calls CUDA's libdevice, linked into
+for f32 exp, erf and tanh inline; other math calls CUDA's libdevice, linked into
 the PTX where it is installed: lowering/libdevice.py), then
 cuda-default-schedule (one thread per output element) and
 convert-tir-to-gpu; the kernels become PTX through runtime/ptx.py.

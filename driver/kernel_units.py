@@ -130,12 +130,14 @@ class UnitPlan:
     default schedule (`schedule`, from -O2 on), then the compile's
     `tir_passes` in order; `verify_each` verifies after every step, else
     the unit is verified once, at the end of the tir stage (its LLVM IR is
-    checked by LLVM's verifier)."""
+    checked by LLVM's verifier); `serial`: the model is too small for
+    threads (driver/scheduling.py, runs_serial), no loop is made parallel."""
 
     tir_passes: tuple[str, ...] = ()
     schedule: bool = False
     verify_each: bool = False
     before_schedule: tuple[str, ...] = ()
+    serial: bool = False
 
 
 @dataclass
@@ -170,7 +172,9 @@ def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
                 apply_pipeline(module, name, verify=plan.verify_each)
         if plan.schedule:
             with timer.scope("schedule-kernels"):
-                steps = schedule_kernels(module, "", verify_each=plan.verify_each)
+                steps = schedule_kernels(
+                    module, "", verify_each=plan.verify_each, serial=plan.serial
+                )
         for name in plan.tir_passes:
             with timer.scope(name):
                 apply_pipeline(module, name, verify=plan.verify_each)
@@ -345,7 +349,12 @@ def unit_cache_key(unit: KernelUnit, opt_level: int, plan: UnitPlan) -> str:
     return json.dumps(
         {
             "unit": unit.text,
-            "plan": [list(plan.before_schedule), plan.schedule, list(plan.tir_passes)],
+            "plan": [
+                list(plan.before_schedule),
+                plan.schedule,
+                list(plan.tir_passes),
+                plan.serial,
+            ],
             "opt_level": opt_level,
             "target": [llvm_binding.get_process_triple(), host_cpu(), host_features()],
             "xtc": __version__,

@@ -1,8 +1,9 @@
 """Kernels' schedules: each kernel's default schedule (ops/schedules.py),
 or the best record of its workload, applied step by step on a module of
-its own; a step a primitive refuses is a remark, never an error. Used by
-the compile (driver/compiler.py) and by its kernel units
-(driver/kernel_units.py), in worker processes."""
+its own; a step a primitive refuses is a remark, never an error. A model
+too small for threads (`runs_serial`) is scheduled without its
+`tir-parallel` steps. Used by the compile (driver/compiler.py) and by its
+kernel units (driver/kernel_units.py), in worker processes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from xtc.dialects.tir import ForOp
 from xtc.driver.errors import CompileError
 from xtc.runtime.timing import NO_TIMER, Timer
 
@@ -20,6 +22,87 @@ if TYPE_CHECKING:
 
     from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
+
+SERIAL_MODEL_ITERATIONS = 1 << 25
+"""A model whose kernels run fewer innermost iterations than this in all
+(about 0.2 ms of vector work) runs every loop serial: its kernels are too
+small for a fork and join each (1-2 µs), and its few large ones come so
+far apart that the pool's threads have gone to sleep (a wake-up on a busy
+host takes milliseconds). Measured on the LSTM bench model (1.5e7
+iterations, 2 cores): 0.33 ms serial, 1.2 ms with its parallel loops,
+0.5 ms with only its two input projections parallel but 16-44 ms in one
+run of three; every other bench model has over 1e8. The environment's
+XTC_SERIAL_MODEL_ITERATIONS replaces it (0: no model runs serial)."""
+SERIAL_VARIABLE = "XTC_SERIAL_MODEL_ITERATIONS"
+
+
+def serial_model_iterations() -> int:
+    """The bound under which a model runs serial: XTC_SERIAL_MODEL_ITERATIONS,
+    else SERIAL_MODEL_ITERATIONS."""
+    import os
+
+    text = os.environ.get(SERIAL_VARIABLE, "").strip()
+    if not text:
+        return SERIAL_MODEL_ITERATIONS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise CompileError(f"{SERIAL_VARIABLE} must be a count of iterations, got {text!r}")
+    return value
+
+
+def loop_iterations(loop: ForOp) -> int:
+    """How many times the innermost bodies under `loop` run: its extent
+    times those of the loops in its body, added up (1 for a body with no
+    loop)."""
+    inner = [op for op in loop.body.block.ops if isinstance(op, ForOp)]
+    return loop.extent * max(1, sum(loop_iterations(op) for op in inner))
+
+
+def model_iterations(module: ModuleOp, entry: str) -> int:
+    """The innermost iterations of one run of the model: each kernel's
+    top-level loops once per call of it from the `entry` function."""
+    from xdsl.dialects.func import CallOp
+
+    kernels = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    total = 0
+    for call in kernels[entry].walk():
+        if not isinstance(call, CallOp):
+            continue
+        kernel = kernels.get(call.callee.root_reference.data)
+        if kernel is None or not kernel.body.blocks:
+            continue
+        total += sum(loop_iterations(op) for op in kernel.body.ops if isinstance(op, ForOp))
+    return total
+
+
+def runs_serial(module: ModuleOp, entry: str) -> bool:
+    """Whether the model is too small for threads (serial_model_iterations);
+    when it is, a remark says so."""
+    from xtc import remarks
+
+    bound = serial_model_iterations()
+    iterations = model_iterations(module, entry)
+    if iterations >= bound:
+        return False
+    remarks.report(
+        remarks.Remark(
+            "analysis",
+            remarks.SERIAL_MODEL,
+            "schedule-kernels",
+            f"every loop left serial: the model runs {iterations} innermost iterations, "
+            f"under {bound} (threads would cost more than they save)",
+            entry,
+        )
+    )
+    return True
+
+
+def _kept(steps: Sequence[str], serial: bool) -> list[str]:
+    """`steps` without the tir-parallel ones when the model runs `serial`."""
+    return [step for step in steps if not (serial and _pass_name(step) == "tir-parallel")]
 
 
 def schedule_kernels(
@@ -30,11 +113,12 @@ def schedule_kernels(
     *,
     verify_each: bool = True,
     timer: Timer = NO_TIMER,
+    serial: bool = False,
 ) -> list[str]:
     """schedule_kernels_by_function's steps in one list, in order: the
     schedule part of the pipeline."""
     applied = schedule_kernels_by_function(
-        module, entry, records, tuned, verify_each=verify_each, timer=timer
+        module, entry, records, tuned, verify_each=verify_each, timer=timer, serial=serial
     )
     return [step for steps in applied.values() for step in steps]
 
@@ -47,6 +131,7 @@ def schedule_kernels_by_function(
     *,
     verify_each: bool = True,
     timer: Timer = NO_TIMER,
+    serial: bool = False,
 ) -> dict[str, list[str]]:
     """Schedules each kernel on a module of its own (small to verify): the
     best record of its workload when `records` has one (each tuned kernel
@@ -55,8 +140,9 @@ def schedule_kernels_by_function(
     kernel as the steps before left it. Returns the steps applied to each
     kernel, by name, in the module's order. Each kernel is verified after
     each step (`verify_each`) or once, scheduled; `timer` gets each kind of
-    step's time. A record that does not fit
-    its kernel any more is a CompileError, never dropped."""
+    step's time. With `serial` (see runs_serial), no step makes a loop
+    parallel. A record that does not fit its kernel any more is a
+    CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
     from xtc.driver.pipelines import apply_pipeline
@@ -72,8 +158,10 @@ def schedule_kernels_by_function(
         steps = applied.setdefault(kernel.sym_name.data, [])
         record = record_for(kernel, records)
         if record is not None:
-            scratch = _tuned_kernel(kernel, schedule, record, records, verify_each, timer)
-            steps += schedule.steps(record.config)
+            scratch = _tuned_kernel(
+                kernel, schedule, record, records, verify_each, timer, serial
+            )
+            steps += _kept(schedule.steps(record.config), serial)
             if tuned is not None:
                 tuned.append(
                     {
@@ -84,7 +172,8 @@ def schedule_kernels_by_function(
                     }
                 )
         else:
-            recipes = [r for r in schedule.recipes(schedule.default()) if r]
+            recipes = [_kept(r, serial) for r in schedule.recipes(schedule.default())]
+            recipes = [r for r in recipes if r]
             if not recipes:
                 continue
             scratch = ModuleOp([kernel.clone()])
@@ -186,8 +275,10 @@ def _tuned_kernel(
     records: TuningRecords | None,
     verify_each: bool,
     timer: Timer,
+    serial: bool,
 ) -> ModuleOp:
-    """The kernel alone in a module with the record's schedule applied."""
+    """The kernel alone in a module with the record's schedule applied
+    (without its tir-parallel steps when the model runs `serial`)."""
     from xdsl.utils.exceptions import DiagnosticException
 
     from xtc.driver.pipelines import apply_pipeline
@@ -198,7 +289,7 @@ def _tuned_kernel(
     try:
         schedule.space().check(record.config)
         scratch = ModuleOp([kernel.clone()])
-        for step in schedule.steps(record.config):
+        for step in _kept(schedule.steps(record.config), serial):
             with timer.scope(_pass_name(step)):
                 apply_pipeline(scratch, step, verify=verify_each)
     except (ConfigError, DiagnosticException) as e:

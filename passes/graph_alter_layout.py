@@ -22,7 +22,7 @@ NCHW (no layout transform between layers):
   such block (one output channel per group, as in most depthwise convs)
   keeps OIHW, its schedule vectorizing along the output row;
 - `graph.dense(x, W)` with W a constant N×K -> `graph.matmul(x, Wᵀ)`, Wᵀ a
-  constant K×N.
+  constant K×N, one per W however many denses read it.
 
 Expects: graph-level IR (after graph-simplify-inference, so that batch norms
 are already folded into the weights). Produces: the same graph with those
@@ -38,6 +38,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -138,7 +139,10 @@ class ConvWeightsOutputChannelsInnermost(RewritePattern):
 
 
 class DenseAsMatmulWithTransposedWeight(RewritePattern):
-    """dense(x, W: N×K constant) -> matmul(x, Wᵀ: K×N constant)."""
+    """dense(x, W: N×K constant) -> matmul(x, Wᵀ: K×N constant), for every
+    dense that reads W at once: one Wᵀ, placed right after W, serves them
+    all (an unrolled recurrence reads the same R at each of its steps; a
+    copy per step would stream a new weight from memory at every step)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: DenseOp, rewriter: PatternRewriter) -> None:
@@ -146,8 +150,12 @@ class DenseAsMatmulWithTransposedWeight(RewritePattern):
         if not isinstance(weight, ConstantOp):
             return
         transposed = ConstantOp.from_array(weight.view().T, "weight_kn")
-        matmul = MatmulOp.build_inferred([op.input, transposed.output], {})
-        rewriter.replace(op, [transposed, matmul])
+        rewriter.insert(transposed, InsertPoint.after(weight))
+        users = [use.operation for use in weight.output.uses]
+        readers = [u for u in users if isinstance(u, DenseOp) and u.weight == weight.output]
+        for reader in readers:
+            matmul = MatmulOp.build_inferred([reader.input, transposed.output], {})
+            rewriter.replace(reader, matmul)
 
 
 @dataclass(frozen=True)

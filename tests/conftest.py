@@ -1,10 +1,13 @@
 """Test-wide settings: under CI (CI=true) hypothesis runs derandomized, so a
 landing is judged on the same examples every time; locally it explores.
 Compiles verify the IR after every pass (XTC_VERIFY_EACH=1), as mlir-opt's
-tests do; a test that means otherwise says so. No test touches the user's
-caches: XDG_CACHE_HOME (xtc's compile cache, zig's cache) is a folder of
-the session, and each test gets a compile cache of its own, so that no test
-finds what another compiled."""
+tests do; a test that means otherwise says so. The tests' models are tiny,
+under the work for which a model runs serial (driver/scheduling.py): their
+loops stay parallel as in a large model (XTC_SERIAL_MODEL_ITERATIONS=0),
+so that the parallel code is what they test; a test of the serial models
+says so. No test touches the user's caches: XDG_CACHE_HOME (xtc's compile
+cache, zig's cache) is a folder of the session, and each test gets a
+compile cache of its own, so that no test finds what another compiled."""
 
 import os
 import shutil
@@ -19,6 +22,7 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 os.environ.setdefault("XTC_VERIFY_EACH", "1")
+os.environ.setdefault("XTC_SERIAL_MODEL_ITERATIONS", "0")
 
 _SESSION_CACHE = Path(tempfile.mkdtemp(prefix="xtc-test-cache-"))
 os.environ["XDG_CACHE_HOME"] = str(_SESSION_CACHE)

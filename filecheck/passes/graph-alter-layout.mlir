@@ -95,6 +95,26 @@ func.func @dense(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   func.return %y : tensor<4x2xf32>
 }
 
+// Every dense reading one weight shares one transpose, placed after the
+// weight (an unrolled recurrence reads R at each step); other readers keep
+// the weight.
+// CHECK-LABEL: func.func @dense_shared_weight
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.matmul %x, %[[T]] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT:    %[[H:.*]] = graph.tanh %[[Y]]
+// CHECK-NEXT:    %[[Z:.*]] = graph.matmul %[[H]], %[[T]] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.add %[[W]], %[[W]]
+// CHECK-NEXT:    func.return %[[Z]], %[[S]]
+func.func @dense_shared_weight(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<2x2xf32>) {
+  %w = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %y = graph.dense %x, %w : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %h = graph.tanh %y : (tensor<1x2xf32>) -> tensor<1x2xf32>
+  %z = graph.dense %h, %w : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %s = graph.add %w, %w : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %z, %s : tensor<1x2xf32>, tensor<2x2xf32>
+}
+
 // CHECK-LABEL: func.func @dense_variable_weight
 // CHECK-NEXT:    graph.dense %x, %w
 func.func @dense_variable_weight(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {

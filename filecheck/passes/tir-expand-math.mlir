@@ -77,13 +77,49 @@ func.func @erf(%x: f32) -> f32 {
   func.return %y : f32
 }
 
+// tanh: x + x³·P(x²) inside (-0.625, 0.625), else (1 - e)/(1 + e) with
+// e = exp(-|2x|) (expanded, no upper clamp); either signed by x.
+// CHECK-LABEL: func.func @tanh
+// CHECK-NOT:     math.tanh
+// CHECK:         %[[SQ:.*]] = arith.mulf %x, %x : f32
+// CHECK:         %[[CUBE:.*]] = arith.mulf %x, %[[SQ]] : f32
+// CHECK:         arith.constant -0.0056919856 : f32
+// CHECK-COUNT-4: arith.mulf %{{.*}}, %[[SQ]] : f32
+// CHECK:         %[[ODD:.*]] = arith.mulf %[[CUBE]], %{{.*}} : f32
+// CHECK-NEXT:    %[[SMALL:.*]] = arith.addf %[[ODD]], %x : f32
+// CHECK-NEXT:    %[[TWICE:.*]] = arith.addf %x, %x : f32
+// CHECK-NEXT:    %[[ABS2:.*]] = math.absf %[[TWICE]] : f32
+// CHECK-NEXT:    arith.negf %[[ABS2]] : f32
+// CHECK-NOT:     arith.minimumf
+// CHECK:         arith.shrsi
+// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:    %[[E:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[NUM:.*]] = arith.subf %[[ONE]], %[[E]] : f32
+// CHECK-NEXT:    %[[DEN:.*]] = arith.addf %[[ONE]], %[[E]] : f32
+// CHECK-NEXT:    %[[RATIO:.*]] = arith.divf %[[NUM]], %[[DEN]] : f32
+// CHECK-NEXT:    %[[ABS:.*]] = math.absf %x : f32
+// CHECK-NEXT:    arith.constant 6.250000e-01 : f32
+// CHECK-NEXT:    %[[IN:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : f32
+// CHECK-NEXT:    %[[PICK:.*]] = arith.select %[[IN]], %[[SMALL]], %[[RATIO]] : f32
+// CHECK-NEXT:    %[[Y:.*]] = math.copysign %[[PICK]], %x : f32
+// CHECK-NEXT:    func.return %[[Y]] : f32
+func.func @tanh(%x: f32) -> f32 {
+  %y = math.tanh %x : f32
+  func.return %y : f32
+}
+
 // Other element types keep their libm call.
 // CHECK-LABEL: func.func @wide
 // CHECK-NEXT:    math.exp %x : f64
 // CHECK-NEXT:    math.erf %x : f64
+// CHECK-NEXT:    math.tanh %x : f64
 func.func @wide(%x: f64) -> f64 {
   %y = math.exp %x : f64
   %z = math.erf %x : f64
+  %t = math.tanh %x : f64
   %s = arith.addf %y, %z : f64
-  func.return %s : f64
+  %u = arith.addf %s, %t : f64
+  func.return %u : f64
 }

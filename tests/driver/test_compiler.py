@@ -496,3 +496,62 @@ def test_a_compile_leaves_the_module_it_was_given_as_it_was() -> None:
     before = module_to_text(module)
     compile_graph(module)
     assert module_to_text(module) == before
+
+
+ITERATIONS_TEXT = """
+func.func @main(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %c = graph.matmul %a, %b : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %s = graph.sigmoid %c : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %t = graph.add %s, %c : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  func.return %t : tensor<4x5xf32>
+}
+"""
+
+
+def test_model_iterations_count_every_kernel_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4x5 outputs of 3 products each, then two 4x5 elementwise kernels; a
+    model under the bound runs serial (with a remark), at the bound not."""
+    from xtc import remarks
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.scheduling import SERIAL_VARIABLE, model_iterations, runs_serial
+    from xtc.driver.textual_ir import parse_module
+
+    module = apply_pipeline(parse_module(ITERATIONS_TEXT), "convert-graph-to-te,convert-te-to-tir")
+    assert model_iterations(module, "main") == 4 * 5 * 3 + 2 * 4 * 5
+    monkeypatch.setenv(SERIAL_VARIABLE, "100")
+    with remarks.collect_remarks() as said:
+        assert not runs_serial(module, "main")
+    assert said == []
+    monkeypatch.setenv(SERIAL_VARIABLE, "101")
+    with remarks.collect_remarks() as said:
+        assert runs_serial(module, "main")
+    assert [r.category for r in said] == [remarks.SERIAL_MODEL]
+    assert "the model runs 100 innermost iterations, under 101" in said[0].message
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_model_too_small_for_threads_runs_serial(
+    jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default (no XTC_SERIAL_MODEL_ITERATIONS), a tiny model's schedules
+    make no loop parallel, in one module or in kernel units; the bound is
+    part of the compile cache's key, so a parallel compile of the same model
+    is not the serial one from the cache; both give the same answer."""
+    from xtc.driver.scheduling import SERIAL_VARIABLE
+
+    model = resnet_like(widths=(4, 8), image=16)
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    monkeypatch.delenv(SERIAL_VARIABLE, raising=False)
+    serial = compile_model(model, jobs=jobs, cache=True)
+    assert "tir-parallel" not in serial.manifest["pipeline"]
+    assert "tir-split{func=" in serial.manifest["pipeline"]  # the rest of the schedules
+    assert serial.manifest["remarks"].get("serial-model") == 1
+    monkeypatch.setenv(SERIAL_VARIABLE, "0")
+    parallel = compile_model(model, jobs=jobs, cache=True)
+    assert "compile_cache" not in parallel.manifest  # a miss
+    assert "tir-parallel{func=" in parallel.manifest["pipeline"]
+    assert "serial-model" not in parallel.manifest["remarks"]
+    np.testing.assert_allclose(serial.run([x])[0], parallel.run([x])[0], rtol=1e-6, atol=1e-6)
+    monkeypatch.setenv(SERIAL_VARIABLE, "many")
+    with pytest.raises(CompileError, match="XTC_SERIAL_MODEL_ITERATIONS must be a count"):
+        compile_model(model, jobs=jobs, cache=False)
