@@ -49,8 +49,10 @@ class ConvertTirToLLVM(ModulePass):
     Expects: functions over static memrefs (`func.func`, `func.call`,
     `func.return`), `tir.for` loops of any kind, `scf.if`/`scf.for`, scalar
     `arith` and `math` ops (index is i64; unsigned integers reach arith
-    through `unrealized_conversion_cast`), `memref.load/store/alloc/alloca/
-    dealloc/copy/view/global/get_global`, `tir.prefetch` and `tir.assert`.
+    through `unrealized_conversion_cast`), `arith.select` of memrefs too
+    (tir-partition's shared nests: a select of pointers), `memref.load/
+    store/alloc/alloca/dealloc/copy/view/global/get_global`, `tir.prefetch`
+    and `tir.assert`.
 
     Produces: `llvm` ops only (and the vector ops of `llvm_ext`). Every
     function is an `llvm.func` whose memref arguments are `!llvm.ptr` (C ABI:

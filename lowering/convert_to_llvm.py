@@ -429,10 +429,17 @@ class LowerCompare(LoweringPattern):
 
 
 class LowerSelect(LoweringPattern):
+    """A select of values, or of buffers (tir-partition's): of their
+    pointers, the result a memref again for the ops that use it."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
-        result = self.emitter(rewriter).select(op.cond, op.lhs, op.rhs, op.result.type)
-        rewriter.replace(op, [], [result])
+        emit = self.emitter(rewriter)
+        if not isinstance(op.result.type, MemRefType):
+            rewriter.replace(op, [], [emit.select(op.cond, op.lhs, op.rhs, op.result.type)])
+            return
+        chosen = emit.select(op.cond, pointer_of(op.lhs, emit), pointer_of(op.rhs, emit), PTR)
+        rewriter.replace(op, as_memref(chosen, op.result.type))
 
 
 class LowerIntegerCast(LoweringPattern):

@@ -165,3 +165,21 @@ func.func @clip(%x: memref<f32>, %y: memref<f32>) {
   memref.store %c, %y[] : memref<f32>
   func.return
 }
+
+// -----
+
+// A select of buffers (tir-partition's shared nests) is a select of their
+// pointers, and the load from it addresses the chosen pointer.
+// CHECK-LABEL: llvm.func @either(
+// CHECK:         %[[P:.*]] = llvm.select %c, %a, %b : i1, !llvm.ptr
+// CHECK-NEXT:    %[[AT:.*]] = llvm.getelementptr inbounds %[[P]][%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %v = llvm.load %[[AT]] {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    llvm.return %v : f32
+
+// IR-LABEL: define float @"either"(
+// IR:         select i1 %{{.*}}, ptr %{{.*}}, ptr %{{.*}}
+func.func @either(%c: i1, %a: memref<4xf32>, %b: memref<4xf32>, %i: index) -> f32 {
+  %buffer = arith.select %c, %a, %b : memref<4xf32>
+  %v = memref.load %buffer[%i] : memref<4xf32>
+  func.return %v : f32
+}

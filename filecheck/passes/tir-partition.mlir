@@ -1,8 +1,10 @@
 // RUN: xtc-opt %s -p tir-partition | filecheck %s
 
 // A Concat of three inputs along i1, then a per-channel scale (what
-// convert-te-to-tir makes of Concat + Mul): one nest per input, each
-// loading only its own input at its offset; no compare, select or clamp.
+// convert-te-to-tir makes of Concat + Mul): in0 has a nest of its own,
+// loading only in0; in1 and in2 (one shape, 4 channels each) share one
+// nest over their 8 channels, loading from the buffer chosen by i1's range
+// at i1 minus that range's start; no f32 select or clamp is left.
 // CHECK-LABEL: func.func @concat_scale
 // CHECK:         tir.for %i0_p0 = 0 to 1
 // CHECK-NEXT:      tir.for %i1_p0 = 0 to 8
@@ -13,23 +15,24 @@
 // CHECK:               memref.load %in3[%i1_p0]
 // CHECK:               memref.store %{{.*}}, %out0[%i0_p0, %i1_p0, %i2_p0]
 // CHECK:         tir.for %i0_p1 = 0 to 1
-// CHECK-NEXT:      tir.for %i1_p1 = 0 to 4
+// CHECK-NEXT:      tir.for %i1_p1 = 0 to 8
 // CHECK-NEXT:        tir.for %i2_p1 = 0 to 6
 // CHECK-NEXT:          %[[C8:.*]] = arith.constant 8 : index
 // CHECK-NEXT:          %[[I1:.*]] = arith.addi %i1_p1, %[[C8]] : index
-// CHECK-NOT:           arith.select
 // CHECK-NOT:           arith.maxsi
 // CHECK-NOT:           arith.minsi
-// CHECK:               %[[L:.*]] = arith.subi %[[I1]], %{{.*}} : index
-// CHECK-NEXT:          memref.load %in1[%{{.*}}, %[[L]], %i2_p1]
+// CHECK:               %[[C12:.*]] = arith.constant 12 : index
+// CHECK-NEXT:          %[[LT:.*]] = arith.cmpi slt, %[[I1]], %[[C12]] : index
+// CHECK-NEXT:          %[[BUF:.*]] = arith.select %[[LT]], %in1, %in2 : memref<1x4x6xf32>
+// CHECK-NEXT:          %[[S1:.*]] = arith.constant 8 : index
+// CHECK-NEXT:          %[[S2:.*]] = arith.constant 12 : index
+// CHECK-NEXT:          %[[START:.*]] = arith.select %[[LT]], %[[S1]], %[[S2]] : index
+// CHECK-NEXT:          %[[K:.*]] = arith.subi %[[I1]], %[[START]] : index
+// CHECK-NEXT:          %[[V:.*]] = memref.load %[[BUF]][%{{.*}}, %[[K]], %i2_p1] : memref<1x4x6xf32>
+// CHECK-NOT:           arith.select
 // CHECK:               memref.load %in3[%[[I1]]]
 // CHECK:               memref.store %{{.*}}, %out0[%i0_p1, %[[I1]], %i2_p1]
-// CHECK:         tir.for %i0_p2 = 0 to 1
-// CHECK-NEXT:      tir.for %i1_p2 = 0 to 4
-// CHECK-NOT:           arith.select
-// CHECK-NOT:           %in0
-// CHECK:               memref.load %in2
-// CHECK:               memref.store
+// CHECK-NOT:     tir.for %i0_p2
 // CHECK:         func.return
 func.func @concat_scale(%in0: memref<1x8x6xf32>, %in1: memref<1x4x6xf32>, %in2: memref<1x4x6xf32>, %in3: memref<16xf32>, %out0: memref<1x16x6xf32>) {
   tir.for %i0 = 0 to 1 step 1 {name = "i0", kind = "serial"} {
@@ -84,6 +87,62 @@ func.func @pad(%in0: memref<6xf32>, %out0: memref<8xf32>) {
     %zero = arith.constant 0.0 : f32
     %y = arith.select %in, %v, %zero : f32
     memref.store %y, %out0[%i] : memref<8xf32>
+  }
+  func.return
+}
+
+// Inputs of other shapes (4 and 2 channels) each keep a nest of their own.
+// CHECK-LABEL: func.func @concat_shapes
+// CHECK:         tir.for %i0_p0 = 0 to 4
+// CHECK-NOT:       arith.select
+// CHECK:           memref.load %in0[%i0_p0, %i1_p0]
+// CHECK:         tir.for %i0_p1 = 0 to 2
+// CHECK-NOT:       arith.select
+// CHECK:           memref.load %in1[
+// CHECK:         func.return
+func.func @concat_shapes(%in0: memref<4x3xf32>, %in1: memref<2x3xf32>, %out0: memref<6x3xf32>) {
+  tir.for %i0 = 0 to 6 step 1 {name = "i0", kind = "serial"} {
+    tir.for %i1 = 0 to 3 step 1 {name = "i1", kind = "serial"} {
+      %c0 = arith.constant 0 : index
+      %c3 = arith.constant 3 : index
+      %c4 = arith.constant 4 : index
+      %a1 = arith.subi %i0, %c4 : index
+      %k1 = arith.maxsi %a1, %c0 : index
+      %v1 = memref.load %in1[%k1, %i1] : memref<2x3xf32>
+      %lt4 = arith.cmpi slt, %i0, %c4 : index
+      %k0 = arith.minsi %i0, %c3 : index
+      %v0 = memref.load %in0[%k0, %i1] : memref<4x3xf32>
+      %y = arith.select %lt4, %v0, %v1 : f32
+      memref.store %y, %out0[%i0, %i1] : memref<6x3xf32>
+    }
+  }
+  func.return
+}
+
+// Along the innermost loop, inputs of one shape still keep a nest each:
+// a buffer chosen there would change from one lane of its vector to the next.
+// CHECK-LABEL: func.func @concat_innermost
+// CHECK:         tir.for %i1_p0 = 0 to 2
+// CHECK:           memref.load %in0[
+// CHECK:         tir.for %i1_p1 = 0 to 2
+// CHECK-NOT:       arith.select
+// CHECK:           memref.load %in1[
+// CHECK:         func.return
+func.func @concat_innermost(%in0: memref<3x2xf32>, %in1: memref<3x2xf32>, %out0: memref<3x4xf32>) {
+  tir.for %i0 = 0 to 3 step 1 {name = "i0", kind = "serial"} {
+    tir.for %i1 = 0 to 4 step 1 {name = "i1", kind = "serial"} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %a1 = arith.subi %i1, %c2 : index
+      %k1 = arith.maxsi %a1, %c0 : index
+      %v1 = memref.load %in1[%i0, %k1] : memref<3x2xf32>
+      %lt2 = arith.cmpi slt, %i1, %c2 : index
+      %k0 = arith.minsi %i1, %c1 : index
+      %v0 = memref.load %in0[%i0, %k0] : memref<3x2xf32>
+      %y = arith.select %lt2, %v0, %v1 : f32
+      memref.store %y, %out0[%i0, %i1] : memref<3x4xf32>
+    }
   }
   func.return
 }
