@@ -49,6 +49,11 @@ from xdsl.utils.exceptions import VerifyException
 OUTPUT_ATTR = "graph.output"
 """Argument attribute marking a function's output buffer: its result index."""
 
+CONCAT_AXIS_ATTR = "tir.concat_axis"
+"""Function attribute of a kernel that only concatenates its inputs along
+this axis into its one output (convert-te-to-tir sets it; tir-concat-in-place
+reads it at the calls)."""
+
 GPU_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 """The kinds of a loop bound to a GPU axis (tir-bind): its iterations are
 the blocks of the grid, or the threads of a block, along that axis."""

@@ -67,6 +67,9 @@ PARTITION = ("tir-partition",)
 one nest per input (each element reads only its own input)."""
 FAST_MATH = ("tir-expand-math",)
 """From -O1 on: f32 exp and erf as polynomials that vectorize (error ~1e-7)."""
+IN_PLACE = ("tir-concat-in-place",)
+"""From -O1 on, before the memory plan: a concatenation's inputs written
+where its output has them, its copy gone."""
 SCHEDULE_LEVEL = 2
 """From -O2 on, each kernel gets its default schedule (ops/schedules.py)
 right after SCHEDULED_AFTER; the manifest's pipeline lists its steps."""
@@ -136,7 +139,13 @@ def pipeline(opt_level: int = 3) -> str:
         passes = LOWERINGS
     else:
         passes = (
-            GRAPH_PASSES + FUSED_LOWERINGS + LOWERINGS[1:2] + PARTITION + FAST_MATH + LOWERINGS[2:]
+            GRAPH_PASSES
+            + FUSED_LOWERINGS
+            + LOWERINGS[1:2]
+            + PARTITION
+            + FAST_MATH
+            + IN_PLACE
+            + LOWERINGS[2:]
         )
     # convert-tir-to-llvm as its stages, so that each is timed and replayable
     return ",".join(

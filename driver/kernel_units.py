@@ -91,7 +91,8 @@ def split_kernel_units(
     module: ModuleOp, entry: str, keep: Callable[[FuncOp], bool] = lambda kernel: False
 ) -> list[KernelUnit]:
     """Takes every self-contained kernel out of `module` (see the module
-    doc), but those `keep` keeps, leaving its declaration; the units, in
+    doc), but those `keep` keeps, leaving its declaration (with the
+    kernel's attributes: tir-concat-in-place reads them); the units, in
     the module's order."""
     from xtc.driver.textual_ir import module_to_text
 
@@ -103,6 +104,7 @@ def split_kernel_units(
         name = kernel.sym_name.data
         kind = kernel.function_type
         declaration = FuncOp.external(name, list(kind.inputs.data), list(kind.outputs.data))
+        declaration.attributes.update(kernel.attributes)  # what the callers' passes read
         module.body.block.insert_op_before(declaration, kernel)
         module.body.block.detach_op(kernel)
         kernel.sym_visibility = None  # defined in one object, called from another

@@ -121,6 +121,12 @@ def get_tir_plan_memory() -> type[ModulePass]:
     return TirPlanMemory
 
 
+def get_tir_concat_in_place() -> type[ModulePass]:
+    from xtc.passes.tir_concat_in_place import TirConcatInPlace
+
+    return TirConcatInPlace
+
+
 def get_tir_partition() -> type[ModulePass]:
     from xtc.passes.tir_partition import TirPartition
 
@@ -328,6 +334,7 @@ XTC_PASSES = {
     "convert-to-llvm": get_convert_to_llvm,
     "convert-tir-to-gpu": get_convert_tir_to_gpu,
     "tir-plan-memory": get_tir_plan_memory,
+    "tir-concat-in-place": get_tir_concat_in_place,
     "tir-expand-math": get_tir_expand_math,
     "tir-partition": get_tir_partition,
     "tir-split": get_tir_split,

@@ -49,7 +49,7 @@ from xdsl.utils.hints import isa
 from xtc.dialects.graph import control
 from xtc.dialects.graph.constant import ConstantOp, blob_data
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
-from xtc.dialects.tir import OUTPUT_ATTR, ForOp
+from xtc.dialects.tir import CONCAT_AXIS_ATTR, OUTPUT_ATTR, ForOp
 
 """Arg attribute of an output argument: the index of the result it holds."""
 NAME_ATTR = "graph.name"
@@ -178,6 +178,28 @@ class _Symbols:
         return name
 
 
+TE_OPS_ATTR = "te.ops"
+"""convert-graph-to-te's kernel attribute: the graph ops it computes."""
+
+
+def concat_axis(func: FuncOp) -> int | None:
+    """The axis of a kernel that is one graph.concat of several inputs into
+    one output, as `te.ops` names it: the one dimension where the output
+    differs from its inputs; None for any other function."""
+    ops = func.attributes.get(TE_OPS_ATTR)
+    if ops != ArrayAttr([StringAttr("graph.concat")]):
+        return None
+    inputs = func.function_type.inputs.data
+    outputs = func.function_type.outputs.data
+    if len(outputs) != 1 or len(inputs) < 2:
+        return None
+    shapes = [t.get_shape() for t in (*inputs, *outputs) if isinstance(t, TensorType)]
+    if len(shapes) != len(inputs) + 1 or len({len(s) for s in shapes}) != 1:
+        return None
+    differing = {d for shape in shapes[:-1] for d, n in enumerate(shape) if n != shapes[-1][d]}
+    return differing.pop() if len(differing) == 1 else None
+
+
 @dataclass
 class _FunctionLowering:
     """Builds the buffer version of one function (see ConvertTeToTir)."""
@@ -213,6 +235,9 @@ class _FunctionLowering:
             func.sym_visibility,
             arg_attrs=self._arg_attrs(len(inputs), len(results)),
         )
+        axis = concat_axis(func)
+        if axis is not None:
+            new_func.attributes[CONCAT_AXIS_ATTR] = IntegerAttr(axis, i64)
         if func.is_declaration:
             return new_func
         old_block = func.body.block
@@ -605,7 +630,8 @@ class ConvertTeToTir(ModulePass):
     graph.constant is a private constant `memref.global` (dense data, aligned
     to 64) read with `memref.get_global`; a call gets its output buffers; a
     returned value that is not computed into its output is copied there
-    (`memref.copy`).
+    (`memref.copy`). A kernel that is one graph.concat (`te.ops`) of several
+    inputs gets `tir.concat_axis = a`, its axis (tir-concat-in-place reads it).
 
     The model function may hold graph.if and graph.loop (regions of calls,
     constants and nested control ops): a graph.if is an `scf.if` on its

@@ -233,3 +233,44 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+// A kernel that is one graph.concat says its axis (tir-concat-in-place
+// reads it at the calls); one that computes more than the concat does not.
+// CHECK-LABEL: func.func private @concat_0(%x: memref<1x2x3xf32>, %y: memref<1x1x3xf32>, %out0: memref<1x3x3xf32> {graph.output = 0 : i64}) attributes {tir.concat_axis = 1 : i64} {
+// CHECK-LABEL: func.func private @fused_concat_relu_0(%x: memref<1x2x3xf32>, %y: memref<1x1x3xf32>, %out0: memref<1x3x3xf32> {graph.output = 0 : i64}) {
+func.func private @concat_0(%x: tensor<1x2x3xf32>, %y: tensor<1x1x3xf32>) -> tensor<1x3x3xf32> attributes {te.ops = ["graph.concat"]} {
+  %0 = te.compute : tensor<1x3x3xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %two = arith.constant 2 : index
+    %first = arith.cmpi slt, %j, %two : index
+    %one = arith.constant 1 : index
+    %jx = arith.minsi %j, %one : index
+    %a = tensor.extract %x[%i, %jx, %k] : tensor<1x2x3xf32>
+    %jy0 = arith.subi %j, %two : index
+    %zero = arith.constant 0 : index
+    %jy = arith.maxsi %jy0, %zero : index
+    %b = tensor.extract %y[%i, %jy, %k] : tensor<1x1x3xf32>
+    %v = arith.select %first, %a, %b : f32
+    te.yield %v : f32
+  }
+  func.return %0 : tensor<1x3x3xf32>
+}
+func.func private @fused_concat_relu_0(%x: tensor<1x2x3xf32>, %y: tensor<1x1x3xf32>) -> tensor<1x3x3xf32> attributes {te.ops = ["graph.concat", "graph.relu"]} {
+  %0 = te.compute : tensor<1x3x3xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %two = arith.constant 2 : index
+    %first = arith.cmpi slt, %j, %two : index
+    %one = arith.constant 1 : index
+    %jx = arith.minsi %j, %one : index
+    %a = tensor.extract %x[%i, %jx, %k] : tensor<1x2x3xf32>
+    %jy0 = arith.subi %j, %two : index
+    %zero = arith.constant 0 : index
+    %jy = arith.maxsi %jy0, %zero : index
+    %b = tensor.extract %y[%i, %jy, %k] : tensor<1x1x3xf32>
+    %v = arith.select %first, %a, %b : f32
+    te.yield %v : f32
+  }
+  func.return %0 : tensor<1x3x3xf32>
+}

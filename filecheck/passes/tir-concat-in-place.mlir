@@ -1,0 +1,115 @@
+// RUN: xtc-opt %s -p tir-concat-in-place --split-input-file | filecheck %s
+// RUN: xtc-opt %s -p tir-concat-in-place --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// Then planned: the byte buffer is one buffer of the arena.
+// RUN: xtc-opt %s -p tir-concat-in-place,tir-plan-memory --split-input-file | filecheck %s --check-prefix=PLAN
+
+// Two 1x16x4x4 inputs (1024 bytes each) concatenated along axis 1: one
+// 2048-byte buffer from the first input's alloc to the output's dealloc, the
+// output a view of it at 0, the inputs at 0 and 1024; no concat call. The
+// second input is still read after the concat (from its view).
+// CHECK-LABEL: func.func @main(%x: memref<1x8x4x4xf32>, %out0: memref<1x8x4x4xf32> {graph.output = 0 : i64}) {
+// CHECK-NEXT:    %[[RAW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2048xi8>
+// CHECK-DAG:     %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[A:.*]] = memref.view %[[RAW]][%[[OFF_A]]][] : memref<2048xi8> to memref<1x16x4x4xf32>
+// CHECK-DAG:     %[[OFF_B:.*]] = arith.constant 1024 : index
+// CHECK-DAG:     %[[B:.*]] = memref.view %[[RAW]][%[[OFF_B]]][] : memref<2048xi8> to memref<1x16x4x4xf32>
+// CHECK-DAG:     %[[OFF_C:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C:.*]] = memref.view %[[RAW]][%[[OFF_C]]][] : memref<2048xi8> to memref<1x32x4x4xf32>
+// CHECK:         func.call @conv_a(%x, %[[A]])
+// CHECK-NEXT:    func.call @conv_b(%x, %[[B]])
+// CHECK-NEXT:    func.call @squeeze(%[[C]], %[[B]], %out0)
+// CHECK-NEXT:    memref.dealloc %[[RAW]] : memref<2048xi8>
+// CHECK-NEXT:    func.return
+// CHECK:       func.func private @concat_0({{.*}}) -> () attributes {tir.concat_axis = 1 : i64}
+// REMARK-NOT:  concat-copied
+// PLAN-LABEL:  func.func @main
+// PLAN-SAME:       tir.arena_bytes = 2048 : i64
+// PLAN-NOT:        func.call @concat_0
+func.func @main(%x: memref<1x8x4x4xf32>, %out0: memref<1x8x4x4xf32> {graph.output = 0 : i64}) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x4xf32>
+  func.call @conv_a(%x, %a) : (memref<1x8x4x4xf32>, memref<1x16x4x4xf32>) -> ()
+  %b = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x4xf32>
+  func.call @conv_b(%x, %b) : (memref<1x8x4x4xf32>, memref<1x16x4x4xf32>) -> ()
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x32x4x4xf32>
+  func.call @concat_0(%a, %b, %c) : (memref<1x16x4x4xf32>, memref<1x16x4x4xf32>, memref<1x32x4x4xf32>) -> ()
+  memref.dealloc %a : memref<1x16x4x4xf32>
+  func.call @squeeze(%c, %b, %out0) : (memref<1x32x4x4xf32>, memref<1x16x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+  memref.dealloc %b : memref<1x16x4x4xf32>
+  memref.dealloc %c : memref<1x32x4x4xf32>
+  func.return
+}
+func.func private @conv_a(memref<1x8x4x4xf32>, memref<1x16x4x4xf32>) -> ()
+func.func private @conv_b(memref<1x8x4x4xf32>, memref<1x16x4x4xf32>) -> ()
+func.func private @concat_0(memref<1x16x4x4xf32>, memref<1x16x4x4xf32>, memref<1x32x4x4xf32>) -> () attributes {tir.concat_axis = 1 : i64}
+func.func private @squeeze(memref<1x32x4x4xf32>, memref<1x16x4x4xf32>, memref<1x8x4x4xf32>) -> ()
+
+// -----
+
+// Along axis 2 of a 1x2x... output each input is two runs, not one: the
+// concat stays, and says why.
+// CHECK-LABEL: func.func @strided_places
+// CHECK:         func.call @concat_1(
+// REMARK:      @concat_1 stays a copy: the dimensions before its axis are not all 1 [tir-concat-in-place]
+func.func @strided_places(%x: memref<1x2x4x4xf32>, %out0: memref<1x2x8x4xf32> {graph.output = 0 : i64}) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x4xf32>
+  func.call @relu(%x, %a) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x4xf32>
+  func.call @concat_1(%a, %a, %c) : (memref<1x2x4x4xf32>, memref<1x2x4x4xf32>, memref<1x2x8x4xf32>) -> ()
+  memref.dealloc %a : memref<1x2x4x4xf32>
+  func.call @copy(%c, %out0) : (memref<1x2x8x4xf32>, memref<1x2x8x4xf32>) -> ()
+  memref.dealloc %c : memref<1x2x8x4xf32>
+  func.return
+}
+func.func private @relu(memref<1x2x4x4xf32>, memref<1x2x4x4xf32>) -> ()
+func.func private @concat_1(memref<1x2x4x4xf32>, memref<1x2x4x4xf32>, memref<1x2x8x4xf32>) -> () attributes {tir.concat_axis = 2 : i64}
+func.func private @copy(memref<1x2x8x4xf32>, memref<1x2x8x4xf32>) -> ()
+
+// -----
+
+// An input concatenated twice (DenseNet's feature maps) can sit in one
+// output only: both concats stay. An input whose place is not 64-byte
+// aligned (3 floats) stays a copy too; so does the model's own output.
+// CHECK-LABEL: func.func @kept
+// CHECK:         func.call @concat_2(%[[A:.*]], %[[B:.*]], %[[C:.*]])
+// CHECK:         func.call @concat_2(%[[A]], %[[B]], %[[D:.*]])
+// CHECK:         func.call @concat_3(
+// CHECK:         func.call @concat_4(
+// REMARK:      @concat_2 stays a copy: an input is concatenated more than once [tir-concat-in-place]
+// REMARK:      @concat_2 stays a copy: an input is concatenated more than once [tir-concat-in-place]
+// REMARK:      @concat_3 stays a copy: an input's place in the output is not 64-byte aligned [tir-concat-in-place]
+// REMARK:      @concat_4 stays a copy: a buffer is not allocated in the function's body [tir-concat-in-place]
+func.func @kept(%x: memref<1x16xf32>, %y: memref<1x3xf32>, %out0: memref<1x32xf32> {graph.output = 0 : i64}) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+  func.call @f(%x, %a) : (memref<1x16xf32>, memref<1x16xf32>) -> ()
+  %b = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+  func.call @f(%x, %b) : (memref<1x16xf32>, memref<1x16xf32>) -> ()
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x32xf32>
+  func.call @concat_2(%a, %b, %c) : (memref<1x16xf32>, memref<1x16xf32>, memref<1x32xf32>) -> ()
+  %d = memref.alloc() {alignment = 64 : i64} : memref<1x32xf32>
+  func.call @concat_2(%a, %b, %d) : (memref<1x16xf32>, memref<1x16xf32>, memref<1x32xf32>) -> ()
+  memref.dealloc %a : memref<1x16xf32>
+  memref.dealloc %b : memref<1x16xf32>
+  %y3 = memref.alloc() {alignment = 64 : i64} : memref<1x3xf32>
+  func.call @g(%y, %y3) : (memref<1x3xf32>, memref<1x3xf32>) -> ()
+  %e = memref.alloc() {alignment = 64 : i64} : memref<1x6xf32>
+  %y4 = memref.alloc() {alignment = 64 : i64} : memref<1x3xf32>
+  func.call @g(%y, %y4) : (memref<1x3xf32>, memref<1x3xf32>) -> ()
+  func.call @concat_3(%y3, %y4, %e) : (memref<1x3xf32>, memref<1x3xf32>, memref<1x6xf32>) -> ()
+  memref.dealloc %y3 : memref<1x3xf32>
+  memref.dealloc %y4 : memref<1x3xf32>
+  func.call @h(%c, %d, %e, %out0) : (memref<1x32xf32>, memref<1x32xf32>, memref<1x6xf32>, memref<1x32xf32>) -> ()
+  memref.dealloc %c : memref<1x32xf32>
+  memref.dealloc %d : memref<1x32xf32>
+  memref.dealloc %e : memref<1x6xf32>
+  %p = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+  func.call @f(%x, %p) : (memref<1x16xf32>, memref<1x16xf32>) -> ()
+  func.call @concat_4(%x, %p, %out0) : (memref<1x16xf32>, memref<1x16xf32>, memref<1x32xf32>) -> ()
+  memref.dealloc %p : memref<1x16xf32>
+  func.return
+}
+func.func private @f(memref<1x16xf32>, memref<1x16xf32>) -> ()
+func.func private @g(memref<1x3xf32>, memref<1x3xf32>) -> ()
+func.func private @h(memref<1x32xf32>, memref<1x32xf32>, memref<1x6xf32>, memref<1x32xf32>) -> ()
+func.func private @concat_2(memref<1x16xf32>, memref<1x16xf32>, memref<1x32xf32>) -> () attributes {tir.concat_axis = 1 : i64}
+func.func private @concat_3(memref<1x3xf32>, memref<1x3xf32>, memref<1x6xf32>) -> () attributes {tir.concat_axis = 1 : i64}
+func.func private @concat_4(memref<1x16xf32>, memref<1x16xf32>, memref<1x32xf32>) -> () attributes {tir.concat_axis = 1 : i64}

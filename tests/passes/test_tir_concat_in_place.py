@@ -1,0 +1,98 @@
+"""tir-concat-in-place: a Concat's inputs are computed where its output has
+them, so the compiled model calls no concat kernel; the numbers stay
+onnxruntime's, natively, whether or not an input's place is aligned (one
+that is not stays a copy, with a remark)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+import xtc
+from xtc.driver.compiler import compile_model, pipeline
+from xtc.passes.tir_concat_in_place import CONCAT_COPIED, VIEW_ALIGNMENT
+
+
+def fire_model(squeeze: int, left: int, right: int, size: int) -> onnx.ModelProto:
+    """A SqueezeNet fire module: a 1x1 squeeze conv, a 1x1 (`left`
+    channels) and a 3x3 (`right`) expand conv of it, concatenated on the
+    channels, then a 1x1 conv of the concatenation; the 3x3 conv's output is
+    also max-pooled, so it is read again after the concat."""
+    rng = np.random.default_rng(squeeze * 100 + left * 10 + right)
+
+    def weight(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["data", "ws"], ["s"]),
+        helper.make_node("Relu", ["s"], ["sr"]),
+        helper.make_node("Conv", ["sr", "wl"], ["l"]),
+        helper.make_node("Conv", ["sr", "wr"], ["r"], pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["l", "r"], ["lr"], axis=1),
+        helper.make_node("Conv", ["lr", "wo"], ["out"]),
+        helper.make_node("MaxPool", ["r"], ["pooled"], kernel_shape=[2, 2]),
+    ]
+    initializers = [
+        weight("ws", (squeeze, 3, 1, 1)),
+        weight("wl", (left, squeeze, 1, 1)),
+        weight("wr", (right, squeeze, 3, 3)),
+        weight("wo", (5, left + right, 1, 1)),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "fire",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, size, size])],
+        [
+            helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 5, size, size]),
+            helper.make_tensor_value_info(
+                "pooled", TensorProto.FLOAT, [1, right, size - 1, size - 1]
+            ),
+        ],
+        initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def _expected(model: onnx.ModelProto, x: np.ndarray) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return [np.asarray(o) for o in session.run(None, {"data": x})]
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    squeeze=st.integers(1, 8),
+    left=st.integers(1, 20),
+    right=st.integers(1, 20),
+    size=st.integers(2, 9),
+)
+def test_fire_module_matches_onnxruntime(squeeze: int, left: int, right: int, size: int) -> None:
+    model = fire_model(squeeze, left, right, size)
+    x = np.random.default_rng(size).standard_normal((1, 3, size, size)).astype(np.float32)
+    compiled = xtc.compile(model)
+    for got, want in zip(compiled.run({"data": x}), _expected(model, x), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    aligned = (left * size * size * 4) % VIEW_ALIGNMENT == 0
+    assert compiled.manifest["remarks"].get(CONCAT_COPIED, 0) == (0 if aligned else 1)
+
+
+def test_fire_module_calls_no_concat() -> None:
+    model = fire_model(4, 16, 16, 4)  # each expand: 16 x 4 x 4 floats, 1 KiB
+    dumped: dict[str, str] = {}
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    compiled = compile_model(
+        model, dump=lambda stage, text: dumped.__setitem__(stage, text), dump_stages=("tir",)
+    )
+    assert "tir.concat_axis = 1" in dumped["tir"]
+    assert "func.call @concat" not in dumped["tir"]
+    for got, want in zip(compiled.run({"data": x}), _expected(model, x), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_compile_pipeline_runs_the_pass_before_the_memory_plan() -> None:
+    steps = pipeline(1).split(",")
+    assert steps.index("tir-concat-in-place") + 1 == steps.index("tir-plan-memory")
+    assert "tir-concat-in-place" not in pipeline(0).split(",")
