@@ -116,6 +116,7 @@ from xtc.lowering.llvm_emit import (
     element_pointer,
     fastmath_of,
     fused_multiply_add,
+    gep,
     llvm_type,
 )
 from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
@@ -768,7 +769,7 @@ class _VectorCode:
         address, _, _ = element_pointer(self.emit, op, op.memref, lane_zero)
         # llvmlite types an alloca's pointer by its element and refuses to
         # store a vector through it: a GEP by 0 over the vector type retypes it.
-        return self.emit.op(llvm.GEPOp(address, [0], vector_type))
+        return self.emit.op(gep(address, vector_type, 0))
 
     def byte_words(self, load: memref.LoadOp) -> SSAValue | None:
         """Four neighbouring bytes from `load`'s element per lane, as a

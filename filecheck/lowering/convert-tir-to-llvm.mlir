@@ -485,17 +485,17 @@ func.func @sum(%x: memref<8xf32>, %s: memref<f32> {graph.output = 0 : i64}) {
 
 // -----
 
-// An unrolled loop is its body three times, the iterator a constant.
+// An unrolled loop is its body three times, the iterator a constant: each
+// copy's address is the buffer's pointer at a constant offset (no index
+// arithmetic left; the constant iterator itself is gone).
 // CHECK-LABEL: llvm.func @unrolled(
 // CHECK-NOT:     llvm.br
-// CHECK:         %[[I0:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I0]]]
+// CHECK-NOT:     llvm.mlir.constant
+// CHECK:         %v = llvm.load %x {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK:         %w = llvm.fmul %v, %v : f32
-// CHECK:         %[[I1:.*]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I1]]]
+// CHECK:         llvm.getelementptr inbounds %x[1] : (!llvm.ptr) -> !llvm.ptr, f32
 // CHECK:         %w_1 = llvm.fmul %v_1, %v_1 : f32
-// CHECK:         %[[I2:.*]] = llvm.mlir.constant(2) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I2]]]
+// CHECK:         llvm.getelementptr inbounds %x[2] : (!llvm.ptr) -> !llvm.ptr, f32
 // CHECK:         %w_2 = llvm.fmul %v_2, %v_2 : f32
 // CHECK-NOT:     llvm.br
 // CHECK:         llvm.return
