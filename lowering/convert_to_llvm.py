@@ -69,10 +69,13 @@ from xtc.lowering.llvm_emit import (
     float_suffix,
     fused_multiply_add,
     int_width,
+    integer_attr,
     is_lowered_type,
     llvm_type,
+    load_op,
     pointer_of,
     static_memref,
+    store_op,
     suffix,
     typed_intrinsic,
 )
@@ -228,7 +231,7 @@ class LowerArithConstant(LoweringPattern):
         if narrow is not None and isinstance(value, FloatAttr):
             value = IntegerAttr(narrow_bits(value), cast(IntegerType, t), truncate_bits=True)
         elif isinstance(value, IntegerAttr):
-            value = IntegerAttr(value.value.data, cast(IntegerType, t), truncate_bits=True)
+            value = integer_attr(value.value.data, cast(IntegerType, t))
         elif not isinstance(value, FloatAttr):
             raise fail(op, f"of {value} is not a scalar constant")
         rewriter.replace(op, llvm.ConstantOp(value, t))
@@ -782,7 +785,7 @@ class LowerLoad(LoweringPattern):
         emit = self.emitter(rewriter)
         address, element, alignment = element_pointer(emit, op, op.memref, op.indices)
         if not _is_sub_byte(element):
-            rewriter.replace(op, llvm.LoadOp(address, element, alignment=alignment))
+            rewriter.replace(op, load_op(address, element, alignment))
             return
         byte = emit.op(llvm.LoadOp(address, i8, alignment=alignment))
         rewriter.replace(op, [], [emit.create(llvm.TruncOp, [byte], element)])
@@ -796,7 +799,7 @@ class LowerStore(LoweringPattern):
         value: SSAValue = op.value
         if _is_sub_byte(element):
             value = emit.create(llvm.ZExtOp, [value], i8)
-        rewriter.replace(op, llvm.StoreOp(value, address, alignment=alignment))
+        rewriter.replace(op, store_op(value, address, alignment))
 
 
 class LowerAlloc(LoweringPattern):

@@ -325,6 +325,25 @@ def gep(
     )
 
 
+def load_op(pointer: SSAValue, t: Attribute, alignment: int) -> llvm.LoadOp:
+    """`load t, ptr pointer, align alignment`: llvm.LoadOp with shared
+    properties."""
+    return llvm.LoadOp.create(
+        operands=[pointer],
+        result_types=[t],
+        properties={"ordering": integer_attr(0, i64), "alignment": integer_attr(alignment, i64)},
+    )
+
+
+def store_op(value: SSAValue, pointer: SSAValue, alignment: int) -> llvm.StoreOp:
+    """`store value, ptr pointer, align alignment`: llvm.StoreOp with shared
+    properties."""
+    return llvm.StoreOp.create(
+        operands=[value, pointer],
+        properties={"ordering": integer_attr(0, i64), "alignment": integer_attr(alignment, i64)},
+    )
+
+
 def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
     """The pointer behind a memref value (see the module docstring)."""
     if isinstance(value.type, llvm.LLVMPointerType):

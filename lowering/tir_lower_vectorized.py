@@ -118,6 +118,8 @@ from xtc.lowering.llvm_emit import (
     fused_multiply_add,
     gep,
     llvm_type,
+    load_op,
+    store_op,
 )
 from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
 
@@ -691,7 +693,7 @@ class _VectorCode:
         in_memory = self.memory_type(vector_type)
         address = self.vector_address(op, in_memory)
         alignment = element_bytes(op.res.type)
-        loaded = self.emit.op(llvm.LoadOp(address, in_memory, alignment=alignment))
+        loaded = self.emit.op(load_op(address, in_memory, alignment))
         if in_memory != vector_type:
             loaded = self.emit.create(llvm.TruncOp, [loaded], vector_type)
         return loaded
@@ -747,7 +749,7 @@ class _VectorCode:
                 value = self.emit.create(llvm.ZExtOp, [value], in_memory)
             address = self.vector_address(op, in_memory)
             alignment = element_bytes(op.value.type)
-            self.rewriter.insert(llvm.StoreOp(value, address, alignment=alignment))
+            self.rewriter.insert(store_op(value, address, alignment))
             return
         for lane in range(self.lanes):
             indices = [self.lane(index, lane) for index in op.indices]
