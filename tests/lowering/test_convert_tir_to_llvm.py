@@ -829,3 +829,31 @@ ILLEGAL_INPUTS = [
 def test_illegal_input_is_a_diagnostic(function: str, message: str) -> None:
     with pytest.raises(LoweringError, match=message):
         lower("builtin.module {\n" + function + "\n}")
+
+
+ZEROS = """
+builtin.module {
+  func.func @zeros(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+    tir.for %i = 0 to 4 step 1 {name = "i", kind = "unrolled"} {
+      %v = memref.load %x[%i] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %minus_zero = arith.constant -0.0 : f32
+      %p = arith.mulf %v, %zero : f32
+      %q = arith.mulf %v, %minus_zero : f32
+      memref.store %p, %y[%i] : memref<4xf32>
+      memref.store %q, %z[%i] : memref<4xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+def test_shared_constants_keep_the_sign_of_zero() -> None:
+    """tir-cse shares each constant once per function (0.0 and -0.0 are two,
+    though equal as Python floats): x * 0.0 and x * -0.0 keep their signs."""
+    x = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    y, z = aligned_empty((4,), np.float32), aligned_empty((4,), np.float32)
+    jit(ZEROS).call("zeros", [aligned_copy(x), y, z])
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(x * np.float32(0.0)))
+    np.testing.assert_array_equal(np.signbit(z), np.signbit(x * np.float32(-0.0)))
