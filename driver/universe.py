@@ -265,6 +265,12 @@ def get_tir_lower_unrolled() -> type[ModulePass]:
     return TirLowerUnrolled
 
 
+def get_tir_cse() -> type[ModulePass]:
+    from xtc.lowering.tir_cse import TirCse
+
+    return TirCse
+
+
 def get_tir_lower_vectorized() -> type[ModulePass]:
     from xtc.lowering.tir_lower_vectorized import TirLowerVectorized
 
@@ -330,6 +336,7 @@ XTC_PASSES = {
     "tir-lower-parallel": get_tir_lower_parallel,
     "tir-lower-unrolled": get_tir_lower_unrolled,
     "tir-lower-vectorized": get_tir_lower_vectorized,
+    "tir-cse": get_tir_cse,
     "convert-tir-to-cf": get_convert_tir_to_cf,
     "convert-to-llvm": get_convert_to_llvm,
     "convert-tir-to-gpu": get_convert_tir_to_gpu,

@@ -12,7 +12,6 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -20,7 +19,7 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
 from xtc.dialects import tir
-from xtc.passes.typed_applier import TypedPatternApplier
+from xtc.passes.typed_applier import TypedPatternApplier, matched_op_types
 
 
 class LowerTirFor(RewritePattern):
@@ -98,7 +97,20 @@ class ConvertTirToCf(ModulePass):
     name = "convert-tir-to-cf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LowerTirFor()).rewrite_module(op)
-        PatternRewriteWalker(
-            TypedPatternApplier([IfLowering(), ForLowering(), WhileLowering()])
-        ).rewrite_module(op)
+        # Each loop is rewritten once, outer loops first (the order of a
+        # PatternRewriteWalker); the walker's worklist of every op, visited
+        # twice, would cost more than the rewrites: a unit has some
+        # thousand ops and tens of loops.
+        apply_to_each(op, LowerTirFor())
+        apply_to_each(op, TypedPatternApplier([IfLowering(), ForLowering(), WhileLowering()]))
+
+
+def apply_to_each(module: ModuleOp, pattern: RewritePattern) -> None:
+    """Applies `pattern` once to each op of `module` that it may rewrite
+    (passes/typed_applier.py's matched_types), in pre-order; the ops are
+    found before any is rewritten, so a rewrite may move the others (an
+    outer loop's body) but must not erase them, nor create ops the pattern
+    rewrites."""
+    types = matched_op_types(pattern)
+    for target in [inner for inner in module.walk() if isinstance(inner, types)]:
+        pattern.match_and_rewrite(target, PatternRewriter(target))

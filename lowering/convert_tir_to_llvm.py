@@ -5,9 +5,11 @@ as a pipeline of passes that can each be run, printed and tested alone:
 2. tir-lower-unrolled: unrolled loops become copies of their body;
 3. tir-lower-vectorized: vectorized loops become vector code (or serial
    loops, with a remark);
-4. convert-tir-to-cf: the remaining loops, and `scf.if`, become blocks and
+4. tir-cse: equal values (the index arithmetic and constants that unrolled
+   copies repeat) are computed once;
+5. convert-tir-to-cf: the remaining loops, and `scf.if`, become blocks and
    branches (through `scf.for`);
-5. convert-to-llvm: functions, globals and every op left become `llvm`.
+6. convert-to-llvm: functions, globals and every op left become `llvm`.
 
 `xtc-opt -p convert-tir-to-llvm` runs them all; `xtc compile` runs them as
 separate passes (`STAGE_NAMES`), so that `--timing` and `--print-pipeline`
@@ -24,6 +26,7 @@ from xdsl.passes import ModulePass
 
 from xtc.lowering.convert_tir_to_cf import ConvertTirToCf
 from xtc.lowering.convert_to_llvm import ConvertToLLVM
+from xtc.lowering.tir_cse import TirCse
 from xtc.lowering.tir_lower_parallel import TirLowerParallel
 from xtc.lowering.tir_lower_unrolled import TirLowerUnrolled
 from xtc.lowering.tir_lower_vectorized import TirLowerVectorized
@@ -32,6 +35,7 @@ STAGES: tuple[type[ModulePass], ...] = (
     TirLowerParallel,
     TirLowerUnrolled,
     TirLowerVectorized,
+    TirCse,
     ConvertTirToCf,
     ConvertToLLVM,
 )
@@ -42,7 +46,7 @@ STAGE_NAMES = tuple(stage.name for stage in STAGES)
 @dataclass(frozen=True)
 class ConvertTirToLLVM(ModulePass):
     """Lowers the tir level to xDSL's `llvm` dialect: the passes
-    tir-lower-parallel, tir-lower-unrolled, tir-lower-vectorized,
+    tir-lower-parallel, tir-lower-unrolled, tir-lower-vectorized, tir-cse,
     convert-tir-to-cf and convert-to-llvm, in order
     (each can be run alone: see their own descriptions).
 

@@ -50,7 +50,8 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from xtc.dialects import llvm_ext, tir
 from xtc.lowering.llvm_emit import (
@@ -68,10 +69,13 @@ from xtc.lowering.llvm_emit import (
     float_suffix,
     fused_multiply_add,
     int_width,
+    integer_attr,
     is_lowered_type,
     llvm_type,
+    load_op,
     pointer_of,
     static_memref,
+    store_op,
     suffix,
     typed_intrinsic,
 )
@@ -227,7 +231,7 @@ class LowerArithConstant(LoweringPattern):
         if narrow is not None and isinstance(value, FloatAttr):
             value = IntegerAttr(narrow_bits(value), cast(IntegerType, t), truncate_bits=True)
         elif isinstance(value, IntegerAttr):
-            value = IntegerAttr(value.value.data, cast(IntegerType, t), truncate_bits=True)
+            value = integer_attr(value.value.data, cast(IntegerType, t))
         elif not isinstance(value, FloatAttr):
             raise fail(op, f"of {value} is not a scalar constant")
         rewriter.replace(op, llvm.ConstantOp(value, t))
@@ -788,7 +792,7 @@ class LowerLoad(LoweringPattern):
         emit = self.emitter(rewriter)
         address, element, alignment = element_pointer(emit, op, op.memref, op.indices)
         if not _is_sub_byte(element):
-            rewriter.replace(op, llvm.LoadOp(address, element, alignment=alignment))
+            rewriter.replace(op, load_op(address, element, alignment))
             return
         byte = emit.op(llvm.LoadOp(address, i8, alignment=alignment))
         rewriter.replace(op, [], [emit.create(llvm.TruncOp, [byte], element)])
@@ -802,7 +806,7 @@ class LowerStore(LoweringPattern):
         value: SSAValue = op.value
         if _is_sub_byte(element):
             value = emit.create(llvm.ZExtOp, [value], i8)
-        rewriter.replace(op, llvm.StoreOp(value, address, alignment=alignment))
+        rewriter.replace(op, store_op(value, address, alignment))
 
 
 class LowerAlloc(LoweringPattern):
@@ -1028,6 +1032,38 @@ class FoldBridge(RewritePattern):
             rewriter.replace(op, [], [op.inputs[0]])
 
 
+def _erase_dead_ops(module: ModuleOp) -> None:
+    """Erases the ops whose results nobody uses and that have no effect,
+    users before producers (so a dead chain goes at once)."""
+    for op in list(module.walk(reverse=True)):
+        if op.results and is_trivially_dead(op):
+            Rewriter.erase_op(op)
+
+
+def _fold_bridges(module: ModuleOp) -> None:
+    """FoldBridge on every cast, users before producers: a cast folded or
+    erased leaves the casts it used foldable when they are reached (a
+    PatternRewriteWalker would visit every op of the module twice)."""
+    fold = FoldBridge()
+    casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
+    for cast_op in reversed(casts):
+        fold.match_and_rewrite(cast_op, PatternRewriter(cast_op))
+
+
+def _has_narrow_floats(module: ModuleOp) -> bool:
+    """Whether a value of `module` (a result or a block argument: every
+    operand is one) is a narrow float (bf16, the float8 types, f4E2M1FN)."""
+    for op in module.walk():
+        for result in op.results:
+            if narrow_format(result.type) is not None:
+                return True
+        for region in op.regions:
+            for block in region.blocks:
+                if any(narrow_format(arg.type) is not None for arg in block.args):
+                    return True
+    return False
+
+
 def _check_lowered(module: ModuleOp) -> None:
     """A lowering error for an op left unlowered, or a value (a result or a
     block argument: every operand is one of those) of a tir-level type."""
@@ -1115,13 +1151,22 @@ class ConvertToLLVM(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         externals = Externals()
+        if _has_narrow_floats(op):
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier(
+                    [WidenNarrowFloatMath(), LowerNarrowFloatCast(externals)]
+                )
+            ).rewrite_module(op)
+        symbols = TypedPatternApplier([LowerFunc(), LowerGlobal()])
+        for symbol in list(op.ops):  # functions and globals are the module's own ops
+            symbols.match_and_rewrite(symbol, PatternRewriter(symbol))
+        # One walk lowers every op (each pattern lowers its op at once); the
+        # ops it leaves dead (an index constant folded into an address) go in
+        # one sweep, cheaper than the walker's second walk of every op.
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([WidenNarrowFloatMath(), LowerNarrowFloatCast(externals)])
+            TypedPatternApplier(_operation_patterns(externals)), apply_recursively=False
         ).rewrite_module(op)
-        PatternRewriteWalker(
-            TypedPatternApplier([LowerFunc(), LowerGlobal()]), apply_recursively=False
-        ).rewrite_module(op)
-        PatternRewriteWalker(TypedPatternApplier(_operation_patterns(externals))).rewrite_module(op)
-        PatternRewriteWalker(FoldBridge()).rewrite_module(op)
+        _erase_dead_ops(op)
+        _fold_bridges(op)
         externals.declare_in(op)
         _check_lowered(op)

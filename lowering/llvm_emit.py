@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import prod
 from typing import cast
 
@@ -20,6 +21,7 @@ from xdsl.dialects import arith, builtin, func, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     BytesAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -35,6 +37,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
     i8,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -231,7 +234,7 @@ class Emitter:
 
     def int_const(self, value: int, t: Attribute) -> SSAValue:
         t = cast(IntegerType, llvm_type(t))
-        return self.op(llvm.ConstantOp(IntegerAttr(value, t, truncate_bits=True), t))
+        return self.op(llvm.ConstantOp(integer_attr(value, t), t))
 
     def float_const(self, value: float, t: Attribute) -> SSAValue:
         return self.op(llvm.ConstantOp(FloatAttr(value, cast(AnyFloat, t)), t))
@@ -280,6 +283,65 @@ class Emitter:
         call = llvm.CallOp(name, *args, return_type=result)
         self.rewriter.insert(call)
         return call
+
+
+@lru_cache(maxsize=4096)
+def integer_attr(value: int, t: IntegerType) -> IntegerAttr[IntegerType]:
+    """IntegerAttr(value, t), its bits truncated to t's width: one attribute
+    per value and type (attributes are immutable; building and verifying
+    one costs more than the op that holds it)."""
+    return IntegerAttr(value, t, truncate_bits=True)
+
+
+@lru_cache(maxsize=256)
+def _gep_indices(indices: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, indices)
+
+
+_NO_WRAP = IntegerAttr(0, 32)
+
+
+def gep(
+    base: SSAValue,
+    element: Attribute,
+    index: SSAValue | int,
+    inbounds: bool = False,
+) -> llvm.GEPOp:
+    """`getelementptr element, base, index` (an SSA index or a constant one):
+    llvm.GEPOp with its properties shared between ops."""
+    properties: dict[str, Attribute] = {
+        "elem_type": element,
+        "noWrapFlags": _NO_WRAP,
+        "rawConstantIndices": _gep_indices(
+            (llvm.GEP_USE_SSA_VAL,) if isinstance(index, SSAValue) else (index,)
+        ),
+    }
+    if inbounds:
+        properties["inbounds"] = builtin.UnitAttr()
+    return llvm.GEPOp.create(
+        operands=[base, *([index] if isinstance(index, SSAValue) else [])],
+        result_types=[PTR],
+        properties=properties,
+    )
+
+
+def load_op(pointer: SSAValue, t: Attribute, alignment: int) -> llvm.LoadOp:
+    """`load t, ptr pointer, align alignment`: llvm.LoadOp with shared
+    properties."""
+    return llvm.LoadOp.create(
+        operands=[pointer],
+        result_types=[t],
+        properties={"ordering": integer_attr(0, i64), "alignment": integer_attr(alignment, i64)},
+    )
+
+
+def store_op(value: SSAValue, pointer: SSAValue, alignment: int) -> llvm.StoreOp:
+    """`store value, ptr pointer, align alignment`: llvm.StoreOp with shared
+    properties."""
+    return llvm.StoreOp.create(
+        operands=[value, pointer],
+        properties={"ordering": integer_attr(0, i64), "alignment": integer_attr(alignment, i64)},
+    )
 
 
 def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
@@ -366,14 +428,21 @@ def element_pointer(
     emit: Emitter, op: Operation, memref_value: SSAValue, indices: Sequence[SSAValue]
 ) -> tuple[SSAValue, Attribute, int]:
     """The address of memref[indices] (static strides and offset folded in)
-    with the element's llvm type and alignment."""
+    with the element's llvm type and alignment. Constant indices are folded
+    into the offset (an unrolled copy's indices are mostly constants): the
+    address is one GEP of the variable terms plus that offset, or of the
+    offset alone."""
     memref_type = static_memref(op, memref_value.type)
     element = llvm_type(memref_type.get_element_type())
     base = pointer_of(memref_value, emit)
     strides = cast(Sequence[int], memref_type.get_strides())
     offset = memref_type.get_offset() or 0
-    linear: SSAValue | None = emit.int_const(offset, i64) if offset else None
+    linear: SSAValue | None = None
     for index, stride in zip(indices, strides, strict=True):
+        known = integer_constant(index)
+        if known is not None:
+            offset += known * stride
+            continue
         term = (
             index
             if stride == 1
@@ -381,12 +450,30 @@ def element_pointer(
         )
         linear = term if linear is None else emit.create(llvm.AddOp, [linear, term], i64)
     alignment = element_bytes(memref_type.get_element_type())
-    if linear is None:
+    if linear is None and offset == 0:
         return base, element, alignment
-    address = emit.op(
-        llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[linear], inbounds=True)
-    )
-    return address, element, alignment
+    if linear is None and _I32_MIN <= offset <= _I32_MAX:
+        return emit.op(gep(base, element, offset, inbounds=True)), element, alignment
+    if offset:
+        constant = emit.int_const(offset, i64)
+        linear = constant if linear is None else emit.create(llvm.AddOp, [linear, constant], i64)
+    assert linear is not None
+    return emit.op(gep(base, element, linear, inbounds=True)), element, alignment
+
+
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+"""The range of a GEP's constant index (an i32 property)."""
+
+
+def integer_constant(value: SSAValue) -> int | None:
+    """The value of an integer constant (`arith.constant` or
+    `llvm.mlir.constant`, index or integer), None for any other value."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp | llvm.ConstantOp):
+        constant = owner.value
+        if isinstance(constant, IntegerAttr) and isinstance(value.type, IntegerType | IndexType):
+            return constant.value.data
+    return None
 
 
 # math: ops with an LLVM intrinsic, libm calls. Every intrinsic is called

@@ -116,7 +116,10 @@ from xtc.lowering.llvm_emit import (
     element_pointer,
     fastmath_of,
     fused_multiply_add,
+    gep,
     llvm_type,
+    load_op,
+    store_op,
 )
 from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
 
@@ -690,7 +693,7 @@ class _VectorCode:
         in_memory = self.memory_type(vector_type)
         address = self.vector_address(op, in_memory)
         alignment = element_bytes(op.res.type)
-        loaded = self.emit.op(llvm.LoadOp(address, in_memory, alignment=alignment))
+        loaded = self.emit.op(load_op(address, in_memory, alignment))
         if in_memory != vector_type:
             loaded = self.emit.create(llvm.TruncOp, [loaded], vector_type)
         return loaded
@@ -746,7 +749,7 @@ class _VectorCode:
                 value = self.emit.create(llvm.ZExtOp, [value], in_memory)
             address = self.vector_address(op, in_memory)
             alignment = element_bytes(op.value.type)
-            self.rewriter.insert(llvm.StoreOp(value, address, alignment=alignment))
+            self.rewriter.insert(store_op(value, address, alignment))
             return
         for lane in range(self.lanes):
             indices = [self.lane(index, lane) for index in op.indices]
@@ -768,7 +771,7 @@ class _VectorCode:
         address, _, _ = element_pointer(self.emit, op, op.memref, lane_zero)
         # llvmlite types an alloca's pointer by its element and refuses to
         # store a vector through it: a GEP by 0 over the vector type retypes it.
-        return self.emit.op(llvm.GEPOp(address, [0], vector_type))
+        return self.emit.op(gep(address, vector_type, 0))
 
     def byte_words(self, load: memref.LoadOp) -> SSAValue | None:
         """Four neighbouring bytes from `load`'s element per lane, as a

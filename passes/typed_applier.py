@@ -44,13 +44,21 @@ def matched_types(pattern: RewritePattern) -> tuple[type[Operation], ...]:
     return _ANY
 
 
+def matched_op_types(pattern: RewritePattern) -> tuple[type[Operation], ...]:
+    """The op classes `pattern` may rewrite (every op: Operation); for a
+    TypedPatternApplier, those of its patterns."""
+    if isinstance(pattern, TypedPatternApplier):
+        return tuple(t for types in pattern.types for t in types)
+    return matched_types(pattern)
+
+
 class TypedPatternApplier(GreedyRewritePatternApplier):
     """GreedyRewritePatternApplier(patterns), dispatching on op classes (no
     folding; trivially dead ops are erased first, as there)."""
 
     def __init__(self, patterns: Sequence[RewritePattern]) -> None:
         super().__init__(list(patterns))
-        self._types = [matched_types(p) for p in self.rewrite_patterns]
+        self.types = [matched_types(p) for p in self.rewrite_patterns]
         self._by_class: dict[type[Operation], list[RewritePattern]] = {}
 
     def _patterns_for(self, op_class: type[Operation]) -> list[RewritePattern]:
@@ -58,7 +66,7 @@ class TypedPatternApplier(GreedyRewritePatternApplier):
         if found is None:
             found = [
                 pattern
-                for pattern, types in zip(self.rewrite_patterns, self._types, strict=True)
+                for pattern, types in zip(self.rewrite_patterns, self.types, strict=True)
                 if issubclass(op_class, types)
             ]
             self._by_class[op_class] = found

@@ -265,6 +265,35 @@ def link_shared(
     raise ToolchainError(f"linking the model failed ({' '.join(command)}):\n{result.stderr}")
 
 
+class Assembly:
+    """An assembly file on its way to an object, assembled by a process of
+    its own, started when made, so that the caller works meanwhile; `wait`
+    for it."""
+
+    def __init__(self, linker: Linker, source: Path, output: Path) -> None:
+        self.command = [*linker.command, "-c", "-o", str(output), str(source)]
+        environment = _zig_environment() if linker.name == "zig cc" else None
+        self.process = subprocess.Popen(
+            self.command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
+        )
+
+    def wait(self) -> None:
+        """Waits for the object; ToolchainError with the assembler's message
+        when it failed."""
+        _, errors = self.process.communicate()
+        if self.process.returncode != 0:
+            raise ToolchainError(f"assembling failed ({' '.join(self.command)}):\n{errors}")
+
+    def abandon(self) -> None:
+        """Stops the assembler (the object is not wanted any more)."""
+        self.process.kill()
+        self.process.communicate()
+
+
 def undefined_symbols(linker_output: str) -> list[str]:
     """The undefined symbols a link reports (lld's and GNU ld's wording)."""
     names = re.findall(r"undefined (?:symbol: |reference to [`'])([^\s'`]+)", linker_output)

@@ -241,8 +241,7 @@ func.func @dynamic(%m: memref<?xf32>) {
 // CHECK-NEXT:    %[[FN:.*]] = llvm.mlir.addressof @scale_parallel_0 : !llvm.ptr
 // CHECK-NEXT:    %[[G:.*]] = llvm.mlir.addressof @xtc_num_threads : !llvm.ptr
 // CHECK:         %threads = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> i32
-// CHECK-NEXT:    %[[FLAGS:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %threads, %[[FLAGS]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %threads, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-LABEL: llvm.func internal @scale_parallel_0(%{{.*}}: !llvm.ptr {llvm.dereferenceable = 32 : i64}) {
 // CHECK:         llvm.alloca %{{.*}} x f32
 // CHECK:         %[[P:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> i64
@@ -251,7 +250,6 @@ func.func @dynamic(%m: memref<?xf32>) {
 // CHECK-NEXT:    %[[TEAM:.*]] = llvm.call @omp_get_num_threads() : () -> i32
 // CHECK:         %begin = llvm.mul %{{.*}}, %chunk : i64
 // CHECK:         %end = llvm.select
-// CHECK-NEXT:    %{{.*}} = llvm.mlir.constant(1) : i64
 // CHECK-NEXT:    llvm.br ^[[HEAD:.*]](%begin : i64)
 // CHECK-NEXT:  ^[[HEAD]](%j: i64):
 // CHECK-NEXT:    llvm.icmp "slt" %j, %end : i64
@@ -369,8 +367,8 @@ func.func @micro_kernel(%A: memref<4x32xf32>, %B: memref<32x16xf32>, %C: memref<
 // dialect has no vector fcmp nor select on a vector of conditions; they are
 // `fcmp` and `select` in LLVM IR), then one scalar store per lane.
 // CHECK-LABEL: llvm.func @relu_nchw(
-// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK:         %[[ZERO:.*]] = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
+// CHECK:         %v = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK-NEXT:    %negative = llvm_ext.vector_fcmp "olt" %v, %[[ZERO]] : vector<8xf32> -> vector<8xi1>
 // CHECK-NEXT:    %r = llvm_ext.vector_select %negative, %[[ZERO]], %v : vector<8xi1>, vector<8xf32>
 // CHECK:         %[[LANE0:.*]] = llvm_ext.extractelement %r[%{{.*}} : i32] : vector<8xf32> -> f32
@@ -411,14 +409,14 @@ func.func @relu_nchw(%x: memref<2x8xf32>, %y: memref<1x8x2x1xf32> {graph.output 
 // stride 3 over a column of %b (24 wide, 22 enabled). A stride of 5 and a
 // non-affine index are gathers (a scalar load per lane, insertelements).
 // CHECK-LABEL: llvm.func @strided_loads(
-// CHECK:         %[[MASK2:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false]> : vector<16xi1>) : vector<16xi1>
-// CHECK-NEXT:    %[[ALIGN2:.*]] = llvm.mlir.constant(4 : i32) : i32
-// CHECK-NEXT:    %[[UNDEF2:.*]] = llvm.mlir.undef : vector<16xf32>
+// CHECK-DAG:     %[[MASK2:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false]> : vector<16xi1>) : vector<16xi1>
+// CHECK-DAG:     %[[ALIGN2:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK-DAG:     %[[MASK3:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false, false]> : vector<24xi1>) : vector<24xi1>
+// CHECK:         %[[UNDEF2:.*]] = llvm.mlir.undef : vector<16xf32>
 // CHECK:         %[[A0:.*]] = llvm.getelementptr inbounds %a[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    %[[AV:.*]] = llvm.getelementptr %[[A0]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
 // CHECK-NEXT:    %[[WIDE2:.*]] = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%[[AV]], %[[ALIGN2]], %[[MASK2]], %[[UNDEF2]]) : (!llvm.ptr, i32, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
 // CHECK-NEXT:    %two = llvm.shufflevector %[[WIDE2]], %[[UNDEF2]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>
-// CHECK-NEXT:    %[[MASK3:.*]] = llvm.mlir.constant(dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false, false]> : vector<24xi1>) : vector<24xi1>
 // CHECK:         %[[WIDE3:.*]] = llvm.call_intrinsic "llvm.masked.load.v24f32.p0"(%{{.*}}, %{{.*}}, %[[MASK3]], %{{.*}}) : (!llvm.ptr, i32, vector<24xi1>, vector<24xf32>) -> vector<24xf32>
 // CHECK-NEXT:    %three = llvm.shufflevector %[[WIDE3]], %{{.*}} [0, 3, 6, 9, 12, 15, 18, 21] : vector<24xf32>
 // CHECK-NOT:     llvm.masked.load
@@ -485,17 +483,17 @@ func.func @sum(%x: memref<8xf32>, %s: memref<f32> {graph.output = 0 : i64}) {
 
 // -----
 
-// An unrolled loop is its body three times, the iterator a constant.
+// An unrolled loop is its body three times, the iterator a constant: each
+// copy's address is the buffer's pointer at a constant offset (no index
+// arithmetic left; the constant iterator itself is gone).
 // CHECK-LABEL: llvm.func @unrolled(
 // CHECK-NOT:     llvm.br
-// CHECK:         %[[I0:.*]] = llvm.mlir.constant(0) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I0]]]
+// CHECK-NOT:     llvm.mlir.constant
+// CHECK:         %v = llvm.load %x {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK:         %w = llvm.fmul %v, %v : f32
-// CHECK:         %[[I1:.*]] = llvm.mlir.constant(1) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I1]]]
+// CHECK:         llvm.getelementptr inbounds %x[1] : (!llvm.ptr) -> !llvm.ptr, f32
 // CHECK:         %w_1 = llvm.fmul %v_1, %v_1 : f32
-// CHECK:         %[[I2:.*]] = llvm.mlir.constant(2) : i64
-// CHECK-NEXT:    llvm.getelementptr inbounds %x[%[[I2]]]
+// CHECK:         llvm.getelementptr inbounds %x[2] : (!llvm.ptr) -> !llvm.ptr, f32
 // CHECK:         %w_2 = llvm.fmul %v_2, %v_2 : f32
 // CHECK-NOT:     llvm.br
 // CHECK:         llvm.return
@@ -615,16 +613,16 @@ func.func @checked_rows(%idx: memref<8xi64>, %out: memref<8xi64> {graph.output =
 // the value of the first failing lane (cttz of the failing lanes); a uniform
 // check runs once.
 // CHECK-LABEL: llvm.func @checked_lanes(
+// CHECK-DAG:     %[[ALL:.*]] = llvm.mlir.constant(-1 : i4) : i4
+// CHECK-DAG:     %[[DEFINED:.*]] = llvm.mlir.constant(false) : i1
+// CHECK-DAG:     %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK:         %[[INDICES:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> vector<4xi64>
 // CHECK:         %[[OK:.*]] = llvm.icmp "ult" %[[INDICES]], %{{.*}} : vector<4xi64>
 // CHECK-NEXT:    %[[MASK:.*]] = llvm.bitcast %[[OK]] : vector<4xi1> to i4
-// CHECK-NEXT:    %[[ALL:.*]] = llvm.mlir.constant(-1 : i4) : i4
 // CHECK-NEXT:    %[[PASS:.*]] = llvm.icmp "eq" %[[MASK]], %[[ALL]] : i4
 // CHECK-NEXT:    %[[FAILING:.*]] = llvm.xor %[[MASK]], %[[ALL]] : i4
-// CHECK-NEXT:    %[[DEFINED:.*]] = llvm.mlir.constant(false) : i1
 // CHECK-NEXT:    %[[FIRST:.*]] = llvm.call_intrinsic "llvm.cttz.i4"(%[[FAILING]], %[[DEFINED]]) : (i4, i1) -> i4
 // CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[FIRST]] : i4 to i32
-// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[LANE:.*]] = llvm.select %[[PASS]], %[[ZERO]], %[[WIDE]] : i1, i32
 // CHECK-NEXT:    %[[VALUE:.*]] = llvm_ext.extractelement %[[INDICES]][%[[LANE]] : i32] : vector<4xi64> -> i64
 // CHECK:         llvm.call @xtc_check(%[[PASS]], %{{.*}}, %[[VALUE]], %{{.*}})

@@ -3,8 +3,9 @@
 
 // A function with blocks and branches (after convert-tir-to-cf): memref
 // arguments are pointers (with their size as llvm.dereferenceable), index
-// is i64, a load or store is a GEP with the strides folded, arith and cf
-// are their llvm twins.
+// is i64, a load or store is a GEP with the strides folded (a constant
+// index, here the column 0, folded into the GEP's offset), arith and cf are
+// their llvm twins.
 // CHECK-LABEL: llvm.func @double_rows(%x: !llvm.ptr {llvm.dereferenceable = 32 : i64}, %y: !llvm.ptr {graph.output = 0 : i64, llvm.dereferenceable = 32 : i64}) {
 // CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
@@ -16,8 +17,7 @@
 // CHECK-NEXT:  ^[[BODY]]:
 // CHECK-NEXT:    %[[STRIDE:.*]] = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[ROW:.*]] = llvm.mul %i, %[[STRIDE]] : i64
-// CHECK-NEXT:    %[[AT:.*]] = llvm.add %[[ROW]], %[[ZERO]] : i64
-// CHECK-NEXT:    %[[IN:.*]] = llvm.getelementptr inbounds %x[%[[AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[IN:.*]] = llvm.getelementptr inbounds %x[%[[ROW]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-NEXT:    %v = llvm.load %[[IN]] {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK-NEXT:    %d = llvm.fadd %v, %v : f32
 // CHECK:         llvm.store %d, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
@@ -44,6 +44,36 @@ func.func @double_rows(%x: memref<2x4xf32>, %y: memref<2x4xf32> {graph.output = 
   cf.br ^bb1(%4 : index)
 ^bb3:
   func.return
+}
+
+// -----
+
+// Constant indices fold into the address's constant offset: all constant,
+// one GEP by that offset (no index arithmetic); beside a variable index, one
+// add of the offset; an offset out of a GEP's i32 constant range, an i64
+// constant.
+// CHECK-LABEL: llvm.func @constant_offsets(
+// CHECK-NEXT:    %[[AT:.*]] = llvm.getelementptr inbounds %x[9] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:    %a = llvm.load %[[AT]] {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    %[[STRIDE:.*]] = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    %[[ROW:.*]] = llvm.mul %i, %[[STRIDE]] : i64
+// CHECK-NEXT:    %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:    %[[SUM:.*]] = llvm.add %[[ROW]], %[[THREE]] : i64
+// CHECK-NEXT:    %[[AT2:.*]] = llvm.getelementptr inbounds %x[%[[SUM]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %b = llvm.load %[[AT2]] {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NEXT:    %[[FAR:.*]] = llvm.mlir.constant(4294967297) : i64
+// CHECK-NEXT:    %[[AT3:.*]] = llvm.getelementptr inbounds %z[%[[FAR]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %c = llvm.load %[[AT3]] {alignment = 4 : i64} : !llvm.ptr -> f32
+func.func @constant_offsets(%x: memref<4x4xf32>, %z: memref<2xf32, strided<[1], offset: 4294967296>>, %i: index) -> f32 {
+  %two = arith.constant 2 : index
+  %one = arith.constant 1 : index
+  %three = arith.constant 3 : index
+  %a = memref.load %x[%two, %one] : memref<4x4xf32>
+  %b = memref.load %x[%i, %three] : memref<4x4xf32>
+  %c = memref.load %z[%one] : memref<2xf32, strided<[1], offset: 4294967296>>
+  %s = arith.addf %a, %b : f32
+  %t = arith.addf %s, %c : f32
+  func.return %t : f32
 }
 
 // -----

@@ -269,8 +269,8 @@ def test_every_opt_level_gives_the_same_answer(
 
 def test_pipeline_strings() -> None:
     to_llvm = (
-        "tir-lower-parallel,tir-lower-unrolled,tir-lower-vectorized,convert-tir-to-cf,"
-        "convert-to-llvm"
+        "tir-lower-parallel,tir-lower-unrolled,tir-lower-vectorized,tir-cse,"
+        "convert-tir-to-cf,convert-to-llvm"
     )
     lowerings = f"convert-graph-to-te,convert-te-to-tir,tir-plan-memory,{to_llvm}"
     assert pipeline(0) == lowerings

@@ -526,6 +526,53 @@ def test_matmul_with_reduce_accumulator(m: int, n: int, k: int) -> None:
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
+CONSTANT_INDICES = """
+builtin.module {
+  func.func @shift(%x: memref<RxCxf32>, %y: memref<RxCxf32>, %z: memref<RxCxf32>) {
+    tir.for %i = 0 to R step 1 {name = "i", kind = "serial"} {
+      tir.for %u = 0 to C step 1 {name = "u", kind = "unrolled"} {
+        %first = arith.constant 0 : index
+        %last = arith.constant LAST : index
+        %a = memref.load %x[%i, %u] : memref<RxCxf32>
+        %b = memref.load %x[%first, %last] : memref<RxCxf32>
+        %s = arith.addf %a, %b : f32
+        memref.store %s, %y[%i, %u] : memref<RxCxf32>
+      }
+    }
+    tir.for %r = 0 to R step 1 {name = "r", kind = "unrolled"} {
+      tir.for %c = 0 to C step 1 {name = "c", kind = "vectorized"} {
+        %a = memref.load %x[%r, %c] : memref<RxCxf32>
+        %top = arith.constant 0 : index
+        %b = memref.load %x[%top, %c] : memref<RxCxf32>
+        %d = arith.mulf %a, %b : f32
+        memref.store %d, %z[%r, %c] : memref<RxCxf32>
+      }
+    }
+    func.return
+  }
+}
+"""
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 9))
+def test_constant_indices_fold_into_addresses(rows: int, columns: int) -> None:
+    """Unrolled copies address their elements at constant offsets (folded
+    into the GEP, lowering/llvm_emit.py's element_pointer), beside variable
+    indices and in vector code: the same numbers as numpy."""
+    text = (
+        CONSTANT_INDICES.replace("RxC", f"{rows}x{columns}")
+        .replace("to R ", f"to {rows} ")
+        .replace("to C ", f"to {columns} ")
+        .replace("LAST", str(columns - 1))
+    )
+    x = RNG.normal(size=(rows, columns)).astype(np.float32)
+    y, z = aligned_empty((rows, columns), np.float32), aligned_empty((rows, columns), np.float32)
+    jit(text).call("shift", [aligned_copy(x), y, z])
+    np.testing.assert_array_equal(y, x + x[0, columns - 1])
+    np.testing.assert_array_equal(z, x * x[0])
+
+
 def run_kernel_2d(compiled: JitModule, name: str, inputs: list[np.ndarray], shape: tuple[int, ...]):
     out = aligned_empty(shape, np.float32)
     compiled.call(name, [aligned_copy(a) for a in inputs] + [out])
@@ -782,3 +829,31 @@ ILLEGAL_INPUTS = [
 def test_illegal_input_is_a_diagnostic(function: str, message: str) -> None:
     with pytest.raises(LoweringError, match=message):
         lower("builtin.module {\n" + function + "\n}")
+
+
+ZEROS = """
+builtin.module {
+  func.func @zeros(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+    tir.for %i = 0 to 4 step 1 {name = "i", kind = "unrolled"} {
+      %v = memref.load %x[%i] : memref<4xf32>
+      %zero = arith.constant 0.0 : f32
+      %minus_zero = arith.constant -0.0 : f32
+      %p = arith.mulf %v, %zero : f32
+      %q = arith.mulf %v, %minus_zero : f32
+      memref.store %p, %y[%i] : memref<4xf32>
+      memref.store %q, %z[%i] : memref<4xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+def test_shared_constants_keep_the_sign_of_zero() -> None:
+    """tir-cse shares each constant once per function (0.0 and -0.0 are two,
+    though equal as Python floats): x * 0.0 and x * -0.0 keep their signs."""
+    x = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    y, z = aligned_empty((4,), np.float32), aligned_empty((4,), np.float32)
+    jit(ZEROS).call("zeros", [aligned_copy(x), y, z])
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(x * np.float32(0.0)))
+    np.testing.assert_array_equal(np.signbit(z), np.signbit(x * np.float32(-0.0)))

@@ -28,6 +28,7 @@ def test_the_stages_are_registered_in_order() -> None:
         "tir-lower-parallel",
         "tir-lower-unrolled",
         "tir-lower-vectorized",
+        "tir-cse",
         "convert-tir-to-cf",
         "convert-to-llvm",
     )

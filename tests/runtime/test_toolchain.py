@@ -33,6 +33,7 @@ import xtc
 from xtc.runtime import toolchain
 from xtc.runtime.library import LibraryError
 from xtc.runtime.toolchain import (
+    Assembly,
     Linker,
     ToolchainError,
     find_linker,
@@ -486,6 +487,23 @@ def test_an_undefined_symbol_fails_the_link_naming_it(linker: Linker, tmp_path: 
     with pytest.raises(ToolchainError, match=r"undefined symbol xtc_nowhere \(no library"):
         link_shared(linker, [tmp_path / "f.o"], tmp_path / "f.so")
     assert not (tmp_path / "f.so").exists()
+
+
+@pytest.mark.parametrize("linker", linkers_here(), ids=lambda linker: linker.name)
+def test_the_weights_assembly_runs_aside_and_reports_its_errors(
+    linker: Linker, tmp_path: Path
+) -> None:
+    """build_library assembles the weights' .incbin while kernels build
+    (Assembly): an object comes out, and a failure is a ToolchainError
+    with the assembler's message, never a missing object found at link."""
+    (tmp_path / "data.bin").write_bytes(bytes(range(256)))
+    good = f'\t.section .rodata.w,"a"\n\t.globl w\nw:\n\t.incbin "{tmp_path / "data.bin"}"\n'
+    (tmp_path / "good.s").write_text(good)
+    Assembly(linker, tmp_path / "good.s", tmp_path / "good.o").wait()
+    assert (tmp_path / "good.o").stat().st_size > 256
+    (tmp_path / "bad.s").write_text('\t.incbin "no-such-file.bin"\n')
+    with pytest.raises(ToolchainError, match=r"(?s)assembling failed .*no-such-file"):
+        Assembly(linker, tmp_path / "bad.s", tmp_path / "bad.o").wait()
 
 
 def test_undefined_symbols_are_read_from_lld_and_gnu_ld() -> None:
