@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import xtc
 from xtc.driver.compiler import compile_model, pipeline
+from xtc.passes.graph_pad_conv_channels import padded_channels
 from xtc.passes.tir_concat_in_place import CONCAT_COPIED, VIEW_ALIGNMENT
 
 
@@ -76,7 +77,11 @@ def test_fire_module_matches_onnxruntime(squeeze: int, left: int, right: int, si
     for got, want in zip(compiled.run({"data": x}), _expected(model, x), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
     aligned = (left * size * size * 4) % VIEW_ALIGNMENT == 0
-    assert compiled.manifest["remarks"].get(CONCAT_COPIED, 0) == (0 if aligned else 1)
+    # graph-pad-conv-channels computes 15 channels as 16 and slices: the
+    # concat then fuses with the slice, a kernel this pass leaves alone
+    sliced = any(padded_channels(c, 16) is not None for c in (left, right))
+    if not sliced:
+        assert compiled.manifest["remarks"].get(CONCAT_COPIED, 0) == (0 if aligned else 1)
 
 
 def test_fire_module_calls_no_concat() -> None:
