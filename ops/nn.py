@@ -202,6 +202,8 @@ def _grouped_channel(
     the block turns into the outer loop variable: one group per vector."""
     if groups == 1:
         return c
+    if per_group_out == 1:
+        return oc * per_group_in + c
     if block is not None and per_group_out % block == 0:
         blocks_per_group = per_group_out // block
         group = oc // block if blocks_per_group == 1 else (oc // block) // blocks_per_group

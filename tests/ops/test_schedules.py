@@ -83,6 +83,13 @@ func.func @main(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x
 
 DEPTHWISE_14 = DEPTHWISE.replace("16x16", "14x14")
 
+DEPTHWISE_S2 = """
+func.func @main(%x: tensor<1x8x34x34xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x17x17xf32> {
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, groups = 8 : i64} : (tensor<1x8x34x34xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x17x17xf32>
+  func.return %c : tensor<1x8x17x17xf32>
+}
+"""
+
 
 def recipes(text: str) -> dict[str, list[list[str]]]:
     module = apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
@@ -353,6 +360,28 @@ def test_depthwise_conv_vectorizes_the_output_row() -> None:
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
 
 
+def test_a_strided_depthwise_conv_pads_one_channel_at_a_time() -> None:
+    """Its padded copy (4x the elements the conv stores) is computed per
+    channel of the conv (tir-compute-at into a local plane): no nest, and
+    no fork, of its own; its rows still vectorized. A stride-1 one whose
+    copy stays in L2 keeps the copy a nest of its own."""
+    (conv,) = recipes(DEPTHWISE_S2)["conv2d_0"]
+    assert conv[-3:] == [
+        "tir-compute-at{func=conv2d_0 loop=i0 at=i1_1 local=true}",
+        "tir-split{func=conv2d_0 loop=i3_at factor=4}",
+        "tir-vectorize{func=conv2d_0 loop=i3_at_i}",
+    ]
+    assert "tir-parallel{func=conv2d_0 loop=i1_1}" in conv
+    module = apply_pipeline(parse_module(DEPTHWISE_S2), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    loops = {op.loop_name.data: op for op in module.walk() if isinstance(op, ForOp)}
+    assert loops["i3_at_i"].kind.data == "vectorized"
+    assert loops["i1_1"].kind.data == "parallel"
+    assert not any(op.name == "memref.alloc" for op in module.walk())
+    pad, _ = recipes(DEPTHWISE)["conv2d_0"]
+    assert pad[-1] == "tir-parallel{func=conv2d_0 loop=i1}"
+
+
 def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
     # No width of 16, 8 or 4 divides 14: the whole row is one vector.
     _, conv = recipes(DEPTHWISE_14)["conv2d_0"]
@@ -379,6 +408,7 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         unary_text("graph.relu", 16, 7),
         DEPTHWISE,
         DEPTHWISE_14,
+        DEPTHWISE_S2,
         GROUPED_BLOCKED,
         MAX_POOL_27,
         AVG_POOL_PADDED,
