@@ -337,13 +337,13 @@ class JitModule:
         if message is not None:
             raise InputError(message)
 
-    def caller(self, name: str, arrays: Sequence[np.ndarray]) -> Callable[[], None]:
+    def caller(self, name: str, arrays: Sequence[np.ndarray]) -> BoundCall:
         """`name` on these arrays, checked once (as `call` checks), ready to
-        call again and again (timing loops)."""
+        call again and again (timing loops). The caller holds the arrays, so
+        their addresses stay valid while it lives, whatever happens to the
+        caller's own references."""
         self.call(name, arrays)
-        function = self._function(name, len(arrays))
-        pointers = [a.ctypes.data for a in arrays]
-        return lambda: function(*pointers)
+        return BoundCall(self._function(name, len(arrays)), tuple(arrays))
 
     def _function(self, name: str, arity: int) -> Callable[..., None]:
         if name not in self._functions:
@@ -353,6 +353,22 @@ class JitModule:
             prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * arity))
             self._functions[name] = prototype(address)
         return self._functions[name]
+
+
+class BoundCall:
+    """A native function bound to arrays: each call passes their addresses.
+    It holds the arrays: an address of an array freed meanwhile would be
+    written through into memory the allocator has handed on."""
+
+    __slots__ = ("_function", "_pointers", "arrays")
+
+    def __init__(self, function: Callable[..., None], arrays: tuple[np.ndarray, ...]) -> None:
+        self._function = function
+        self._pointers = tuple(a.ctypes.data for a in arrays)
+        self.arrays = arrays
+
+    def __call__(self) -> None:
+        self._function(*self._pointers)
 
 
 class UnresolvedSymbolError(RuntimeError):

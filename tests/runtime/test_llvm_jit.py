@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import llvmlite.binding as llvm_binding
@@ -98,6 +99,26 @@ def test_call_runs_native_code(axpy) -> None:  # noqa: ANN001
     out = aligned_empty(1024, np.float32)
     axpy.call("axpy", [x, y, out])
     np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+
+
+def test_a_caller_holds_its_arrays(axpy) -> None:  # noqa: ANN001
+    """A timing loop's caller keeps the buffers it writes alive: with only
+    their addresses, a caller outliving its arrays wrote into freed memory
+    (heap corruption in scripts that rebound their buffers)."""
+    x = aligned_copy(np.linspace(0, 1, 1024, dtype=np.float32))
+    y = aligned_copy(np.ones(1024, np.float32))
+    out = aligned_empty(1024, np.float32)
+    expected = 2.5 * x + y
+    alive = weakref.ref(out)
+    run = axpy.caller("axpy", [x, y, out])
+    del x, y, out
+    gc.collect()
+    assert alive() is not None
+    run()
+    np.testing.assert_allclose(run.arrays[2], expected, rtol=1e-6)
+    del run
+    gc.collect()
+    assert alive() is None
 
 
 def _read_only(n: int) -> np.ndarray:
