@@ -266,7 +266,7 @@ def get_tir_lower_unrolled() -> type[ModulePass]:
 
 
 def get_tir_cse() -> type[ModulePass]:
-    from xtc.lowering.tir_cse import TirCse
+    from xtc.passes.tir_cse import TirCse
 
     return TirCse
 

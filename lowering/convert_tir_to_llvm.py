@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 
 from xtc.lowering.convert_tir_to_cf import ConvertTirToCf
 from xtc.lowering.convert_to_llvm import ConvertToLLVM
-from xtc.lowering.tir_cse import TirCse
+from xtc.passes.tir_cse import TirCse
 from xtc.lowering.tir_lower_parallel import TirLowerParallel
 from xtc.lowering.tir_lower_unrolled import TirLowerUnrolled
 from xtc.lowering.tir_lower_vectorized import TirLowerVectorized
