@@ -450,7 +450,7 @@ def element_pointer(
         )
         linear = term if linear is None else emit.create(llvm.AddOp, [linear, term], i64)
     alignment = element_bytes(memref_type.get_element_type())
-    if linear is None and offset == 0:
+    if linear is None and offset == 0 and (not indices or not _is_global_address(base)):
         return base, element, alignment
     if linear is None and _I32_MIN <= offset <= _I32_MAX:
         return emit.op(gep(base, element, offset, inbounds=True)), element, alignment
@@ -459,6 +459,13 @@ def element_pointer(
         linear = constant if linear is None else emit.create(llvm.AddOp, [linear, constant], i64)
     assert linear is not None
     return emit.op(gep(base, element, linear, inbounds=True)), element, alignment
+
+
+def _is_global_address(pointer: SSAValue) -> bool:
+    """A global's address: its element at offset 0 still takes a GEP, which
+    the translation with typed pointers (the NVPTX path) needs to cast the
+    global's array type to the element's (`[8 x i8]*` to `i64*`)."""
+    return isinstance(pointer.owner, llvm.AddressOfOp)
 
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
