@@ -13,6 +13,7 @@ the passes, so any stage can be replayed by hand (`xtc compile
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
 import time
@@ -383,15 +384,28 @@ def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
     if isinstance(model, onnx.ModelProto):
         return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
     path = Path(model)
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw)
-    if b"location" in raw:
-        parsed = onnx.load_model_from_string(raw)
+    with _file_bytes(path) as raw:
+        digest = hashlib.sha256(raw)
+        names_files = raw.find(b"location") >= 0
+    if names_files:
+        parsed = onnx.load_model_from_string(path.read_bytes())
         for tensor in _get_all_tensors(parsed):
             if uses_external_data(tensor):
                 data = path.parent / ExternalDataInfo(tensor).location
                 digest.update(file_digest(data).encode() if data.is_file() else b"missing")
     return digest.hexdigest()
+
+
+@contextmanager
+def _file_bytes(path: Path) -> Iterator[mmap.mmap | bytes]:
+    """The file's bytes, mapped (a model's 100 MB are hashed where the
+    page cache holds them, not copied first); read when empty (no map)."""
+    with path.open("rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
 
 
 def _plugins_digest() -> str:
