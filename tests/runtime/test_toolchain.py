@@ -414,13 +414,34 @@ def test_the_system_tools_are_chosen_where_present(tmp_path: Path) -> None:
     system_cc = shutil.which("cc")
     if system_cc is None or ctypes.util.find_library("gomp") is None:
         pytest.skip("this machine has no system cc or libgomp")
-    assert find_linker() == Linker("cc", (system_cc,), f"system ({system_cc})")
+    gold = ("-fuse-ld=gold",) if shutil.which("ld.gold") else ()
+    assert find_linker() == Linker("cc", (system_cc,), f"system ({system_cc})", link_options=gold)
     assert find_openmp().origin == "system" and find_openmp().path is None
     chosen = xtc.compile(resnet_like(widths=(4, 8), image=16)).manifest["toolchain"]
     assert chosen == {
-        "linker": {"name": "cc", "from": f"system ({system_cc})"},
+        "linker": {"name": "cc", "from": f"system ({system_cc})"}
+        | ({"options": "-fuse-ld=gold"} if gold else {}),
         "openmp": {"library": ctypes.util.find_library("gomp"), "from": "system"},
     }
+
+
+def test_cc_links_with_gold_only_where_ld_gold_is_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    system_cc = shutil.which("cc")
+    if system_cc is None:
+        pytest.skip("this machine has no system cc")
+    # a PATH of cc alone: no ld.gold on it, cc's default linker
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "cc").symlink_to(system_cc)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert find_linker().link_options == ()
+    (tmp_path / "bin" / "ld.gold").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "ld.gold").chmod(0o755)
+    assert find_linker().link_options == ("-fuse-ld=gold",)
+    assert find_linker().to_json()["options"] == "-fuse-ld=gold"
 
 
 def test_xtc_toolchain_pip_skips_the_system_tools(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -468,6 +489,9 @@ def linkers_here() -> list[Linker]:
     found: list[Linker] = []
     if shutil.which("cc"):
         found.append(Linker("cc", (str(shutil.which("cc")),), "system"))
+    if shutil.which("cc") and shutil.which("ld.gold"):
+        gold = ("-fuse-ld=gold",)
+        found.append(Linker("cc+gold", (str(shutil.which("cc")),), "system", link_options=gold))
     zig = toolchain._zig_binary()
     if zig is not None:
         found.append(Linker("zig cc", (str(zig), "cc"), "pip"))
@@ -504,6 +528,25 @@ def test_the_weights_assembly_runs_aside_and_reports_its_errors(
     (tmp_path / "bad.s").write_text('\t.incbin "no-such-file.bin"\n')
     with pytest.raises(ToolchainError, match=r"(?s)assembling failed .*no-such-file"):
         Assembly(linker, tmp_path / "bad.s", tmp_path / "bad.o").wait()
+
+
+@pytest.mark.parametrize("linker", linkers_here(), ids=lambda linker: linker.name)
+def test_each_linker_links_a_model_computing_what_onnxruntime_does(
+    linker: Linker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's library is the same whichever linker links it: cc with
+    its default linker (GNU ld), cc with gold, zig cc (lld)."""
+    import onnxruntime as ort
+
+    from xtc.runtime import library
+
+    monkeypatch.setattr(library, "find_linker", lambda: linker)
+    model = resnet_like(widths=(4, 8), image=16)
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    compiled = xtc.compile(model, cache=False)
+    assert compiled.manifest["toolchain"]["linker"] == linker.to_json()
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"data": x})[0]
+    np.testing.assert_allclose(compiled.run([x])[0], expected, rtol=1e-4, atol=1e-4)
 
 
 def test_undefined_symbols_are_read_from_lld_and_gnu_ld() -> None:

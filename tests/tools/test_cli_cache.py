@@ -187,3 +187,20 @@ def test_compiles_at_once_into_one_cache_all_succeed(tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stderr
     assert "from the compile cache" in again.stderr
+
+
+def test_the_key_hashes_the_model_file_and_its_external_data(tmp_path: Path) -> None:
+    """The model's file is hashed as mapped (an empty one too), and the
+    files its tensors' external data name with it."""
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    assert model_cache_key(tmp_path / "empty.onnx", None, "llvm", 3, None) is not None
+    path = tmp_path / "outside.onnx"
+    onnx.save(small_model(), path, save_as_external_data=True, location="w.bin", size_threshold=0)
+    base = model_cache_key(path, None, "llvm", 3, None)
+    data = bytearray((tmp_path / "w.bin").read_bytes())
+    data[0] ^= 1
+    (tmp_path / "w.bin").write_bytes(bytes(data))
+    changed = model_cache_key(path, None, "llvm", 3, None)
+    (tmp_path / "w.bin").unlink()
+    missing = model_cache_key(path, None, "llvm", 3, None)
+    assert len({base, changed, missing}) == 3
