@@ -34,6 +34,12 @@ iterations, 2 cores): 0.33 ms serial, 1.2 ms with its parallel loops,
 run of three; every other bench model has over 1e8. The environment's
 XTC_SERIAL_MODEL_ITERATIONS replaces it (0: no model runs serial)."""
 SERIAL_VARIABLE = "XTC_SERIAL_MODEL_ITERATIONS"
+SERIAL_CALL_ITERATIONS = 1 << 16
+"""...and whose kernel calls run fewer than this each, on average: a
+model of one or a few larger kernels (a single op: a 400k-element swish,
+a 2048x1000 GEMV) keeps its threads, which halve its time (bench/ops.py's
+one-node models ran 1.7-2.5x onnxruntime serial). The LSTM averages about
+4e4 per call."""
 
 
 def serial_model_iterations() -> int:
@@ -64,18 +70,24 @@ def loop_iterations(loop: ForOp) -> int:
 def model_iterations(module: ModuleOp, entry: str) -> int:
     """The innermost iterations of one run of the model: each kernel's
     top-level loops once per call of it from the `entry` function."""
+    return sum(kernel_call_iterations(module, entry))
+
+
+def kernel_call_iterations(module: ModuleOp, entry: str) -> list[int]:
+    """The innermost iterations of each kernel call of one run of the
+    model, in the `entry` function's order."""
     from xdsl.dialects.func import CallOp
 
     kernels = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    total = 0
+    counts: list[int] = []
     for call in kernels[entry].walk():
         if not isinstance(call, CallOp):
             continue
         kernel = kernels.get(call.callee.root_reference.data)
         if kernel is None or not kernel.body.blocks:
             continue
-        total += sum(loop_iterations(op) for op in kernel.body.ops if isinstance(op, ForOp))
-    return total
+        counts.append(sum(loop_iterations(op) for op in kernel.body.ops if isinstance(op, ForOp)))
+    return counts
 
 
 def runs_serial(module: ModuleOp, entry: str) -> bool:
@@ -84,8 +96,9 @@ def runs_serial(module: ModuleOp, entry: str) -> bool:
     from xtc import remarks
 
     bound = serial_model_iterations()
-    iterations = model_iterations(module, entry)
-    if iterations >= bound:
+    calls = kernel_call_iterations(module, entry)
+    iterations = sum(calls)
+    if iterations >= bound or iterations >= SERIAL_CALL_ITERATIONS * len(calls):
         return False
     remarks.report(
         remarks.Remark(
@@ -93,7 +106,8 @@ def runs_serial(module: ModuleOp, entry: str) -> bool:
             remarks.SERIAL_MODEL,
             "schedule-kernels",
             f"every loop left serial: the model runs {iterations} innermost iterations, "
-            f"under {bound} (threads would cost more than they save)",
+            f"under {bound}, in {len(calls)} kernel calls of fewer than "
+            f"{SERIAL_CALL_ITERATIONS} on average (threads would cost more than they save)",
             entry,
         )
     )

@@ -10,6 +10,7 @@ import onnxruntime as ort
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
@@ -528,6 +529,30 @@ def test_model_iterations_count_every_kernel_call(monkeypatch: pytest.MonkeyPatc
         assert runs_serial(module, "main")
     assert [r.category for r in said] == [remarks.SERIAL_MODEL]
     assert "the model runs 100 innermost iterations, under 101" in said[0].message
+
+
+def test_a_model_of_one_larger_kernel_keeps_its_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-node model under the model bound whose kernel runs
+    SERIAL_CALL_ITERATIONS or more (a 64x32x32 relu: 65536) stays
+    parallel by default; one of half that size runs serial."""
+    from xtc.driver.scheduling import SERIAL_CALL_ITERATIONS, SERIAL_VARIABLE
+
+    monkeypatch.delenv(SERIAL_VARIABLE, raising=False)
+    for rows, parallel in ((32, True), (16, False)):
+        shape = [1, 64, rows, 32]
+        assert (np.prod(shape) >= SERIAL_CALL_ITERATIONS) == parallel
+        graph = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            "relu",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        compiled = compile_model(model, cache=False)
+        assert ("tir-parallel{func=" in compiled.manifest["pipeline"]) == parallel
+        assert ("serial-model" in compiled.manifest["remarks"]) == (not parallel)
+        x = np.random.default_rng(rows).standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(compiled.run([x])[0], np.maximum(x, 0))
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
