@@ -180,17 +180,23 @@ def scheduled(text: str, index: int) -> tuple[ModuleOp, list[np.ndarray], list[n
     schedule = kernel_schedule(function)
     space = schedule.space()
     config = space.point(index % len(space))
-    copy = module.clone()
     try:
-        for step in schedule.steps(config):
-            apply_pipeline(copy, step)
+        return applied_as_main(module, schedule.steps(config)), inputs, expected
     except DiagnosticException:
         return None
+
+
+def applied_as_main(module: ModuleOp, steps: list[str]) -> ModuleOp:
+    """A copy of the kernel's module with `steps` applied, the kernel
+    renamed @main (run_native's entry)."""
+    copy = module.clone()
+    for step in steps:
+        apply_pipeline(copy, step)
     main = copy.body.block.first_op
     assert isinstance(main, FuncOp)
     main.sym_name = type(main.sym_name)("main")
     main.sym_visibility = None
-    return copy, inputs, expected
+    return copy
 
 
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
@@ -215,14 +221,7 @@ def test_a_peeled_tail_tile_moves_its_window_column_out_too() -> None:
     steps = schedule.steps(config)
     assert "tir-reorder{func=conv2d_0 order=r0,r2,r1}" in steps
     assert "tir-reorder{func=conv2d_0 order=r0_i3_1_tail,r2_i3_1_tail,r1_i3_1_tail}" in steps
-    copy = module.clone()
-    for step in steps:
-        apply_pipeline(copy, step)
-    main = copy.body.block.first_op
-    assert isinstance(main, FuncOp)
-    main.sym_name = type(main.sym_name)("main")
-    main.sym_visibility = None
-    for got, want in zip(run_native(copy, inputs), expected, strict=True):
+    for got, want in zip(run_native(applied_as_main(module, steps), inputs), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
@@ -301,14 +300,7 @@ def test_pointwise_conv_vectors_run_along_the_output_row(kernel: str, tile: list
     order = next(s for s in steps if s.startswith("tir-reorder"))
     assert order.endswith(f"order=i0,i2,i3_o,i1,{','.join(tile[1:])}}}")
     assert not any("_wb," in s for s in steps)  # the write-back stores rows: no transpose
-    copy = module.clone()
-    for step in steps:
-        apply_pipeline(copy, step)
-    main = copy.body.block.first_op
-    assert isinstance(main, FuncOp)
-    main.sym_name = type(main.sym_name)("main")
-    main.sym_visibility = None
-    for got, want in zip(run_native(copy, inputs), expected, strict=True):
+    for got, want in zip(run_native(applied_as_main(module, steps), inputs), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
