@@ -25,6 +25,10 @@ FLOOR_FILE = Path(__file__).with_name("conformance_floor.txt")
 COVERAGE_RESULTS = Path(__file__).resolve().parents[2] / "docs" / "reference" / RESULTS_FILE
 
 
+RANDOM_CASES = ("test_bernoulli", "test_training_dropout")
+"""Cases whose expected data is numpy's random stream (xtc has its own)."""
+
+
 def test_conformance_pass_count_stays_above_the_floor(tmp_path: Path) -> None:
     report = tmp_path / "conformance.json"
     run = subprocess.run(
@@ -42,8 +46,11 @@ def test_conformance_pass_count_stays_above_the_floor(tmp_path: Path) -> None:
     assert passed >= floor, f"{summary}; the floor is {floor}"
     crashed = [r["name"] for r in results if r["status"] in ("crashed", "timeout")]
     assert len(crashed) <= 5, crashed
-    fresh = {n for n, s in not_passed(results).items() if n not in crashed}
-    listed = {n for n in not_passed(json.loads(COVERAGE_RESULTS.read_text())) if n not in crashed}
+    # a random op's case passes when its few draws happen to equal numpy's
+    # stream (test_bernoulli did, once in CI): its status is no sign of staleness
+    unsure = set(crashed) | {r["name"] for r in results if r["name"].startswith(RANDOM_CASES)}
+    fresh = {n for n in not_passed(results) if n not in unsure}
+    listed = {n for n in not_passed(json.loads(COVERAGE_RESULTS.read_text())) if n not in unsure}
     assert fresh == listed, (
         f"the coverage table is stale: now failing {sorted(fresh - listed)[:8]}, "
         f"now passing {sorted(listed - fresh)[:8]}; refresh it: {REFRESH}"
