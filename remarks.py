@@ -32,6 +32,9 @@ SCHEDULE_REFUSED = "schedule-refused"
 """A step of a kernel's default schedule that its primitive refused."""
 SERIAL_MODEL = "serial-model"
 """A model too small for threads: every kernel's loops left serial."""
+STALE_RECORD = "stale-record"
+"""A tuning record whose config today's recipe schedules otherwise: the
+steps it measured replayed."""
 
 
 @dataclass(frozen=True)

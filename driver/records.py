@@ -7,9 +7,12 @@
      "timestamp": 1795691234.5}
 
 `steps` replays the schedule with `xtc-opt -p` on the task's kernel (its
-function named `kernel`); a compile re-derives the steps from `config` for
-each kernel that has the key. Records are appended and flushed one by one,
-so an interrupted tuning keeps every finished measurement.
+function named `kernel`). A compile applies the steps of `config` for each
+kernel that has the key; where today's recipe of the config differs from the
+recorded steps (the template changed since it was measured: the record is
+stale), it replays the recorded steps, what was measured, and says so.
+Records are appended and flushed one by one, so an interrupted tuning keeps
+every finished measurement.
 """
 
 from __future__ import annotations
@@ -148,6 +151,19 @@ class Record:
             build_s=round(result.build_s, 4),
             timestamp=result.timestamp,
         )
+
+    def measured_steps(self) -> list[str]:
+        """The steps the record measured, one pass each (none when the
+        record did not keep them)."""
+        from xtc.driver.pipelines import pipeline_steps
+
+        return pipeline_steps(self.steps)
+
+    def is_stale(self, today: Sequence[str]) -> bool:
+        """Whether the record measured other steps than `today` (today's
+        recipe of its config, its kernel named `kernel`): its template
+        changed since. A record that kept no steps is taken as today's."""
+        return bool(self.steps) and self.measured_steps() != list(today)
 
     def result(self) -> MeasureResult:
         error = None if self.error is None else ErrorKind(self.error)

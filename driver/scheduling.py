@@ -7,6 +7,7 @@ kernel units (driver/kernel_units.py), in worker processes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -172,10 +173,9 @@ def schedule_kernels_by_function(
         steps = applied.setdefault(kernel.sym_name.data, [])
         record = record_for(kernel, records)
         if record is not None:
-            scratch = _tuned_kernel(
-                kernel, schedule, record, records, verify_each, timer, serial
-            )
-            steps += _kept(schedule.steps(record.config), serial)
+            tuned_steps = _kept(_record_steps(kernel, schedule, record, records), serial)
+            scratch = _tuned_kernel(kernel, tuned_steps, record, records, verify_each, timer)
+            steps += tuned_steps
             if tuned is not None:
                 tuned.append(
                     {
@@ -282,33 +282,74 @@ def _pass_name(step: str) -> str:
     return step.split("{", 1)[0]
 
 
+def _record_steps(
+    kernel: FuncOp, schedule: KernelSchedule, record: Record, records: TuningRecords | None
+) -> list[str]:
+    """The steps the record's schedule takes on `kernel`: today's recipe of
+    its config, or, where the record measured other steps (the template
+    changed since: a stale record), the steps it measured, renamed for the
+    kernel, with a remark (records apply what was measured, as Ansor's do).
+    CompileError for a config outside today's space."""
+    from xtc import remarks
+    from xtc.driver.workload import KERNEL_NAME
+    from xtc.ops.space import ConfigError
+
+    name = kernel.sym_name.data
+    try:
+        schedule.space().check(record.config)
+    except ConfigError as e:
+        raise _stale_error(kernel, record, records, e) from None
+    today = schedule.steps(record.config)
+    measured = [_renamed(step, KERNEL_NAME, name) for step in record.measured_steps()]
+    if not record.steps or measured == today:
+        return today
+    remarks.report(
+        remarks.Remark(
+            "analysis",
+            remarks.STALE_RECORD,
+            "schedule-kernels",
+            f"the tuning record of {record.key} measured {len(measured)} steps that today's "
+            f"recipe of its config ({len(today)} steps) no longer makes: its own steps replayed "
+            "(tune again to measure today's)",
+            name,
+        )
+    )
+    return measured
+
+
+def _renamed(step: str, old: str, new: str) -> str:
+    """`step` acting on function `new` where it named `old`."""
+    return re.sub(rf"(?<=[{{ ])func={re.escape(old)}(?=[ }}])", f"func={new}", step)
+
+
+def _stale_error(
+    kernel: FuncOp, record: Record, records: TuningRecords | None, error: Exception
+) -> CompileError:
+    source = records.source if records is not None else "tuning records"
+    return CompileError(
+        f"tuning records {source}: the record of kernel {kernel.sym_name.data} ({record.key}) "
+        f"no longer applies ({' '.join(str(error).split())[:300]}): tune the model again"
+    )
+
+
 def _tuned_kernel(
     kernel: FuncOp,
-    schedule: KernelSchedule,
+    steps: Sequence[str],
     record: Record,
     records: TuningRecords | None,
     verify_each: bool,
     timer: Timer,
-    serial: bool,
 ) -> ModuleOp:
-    """The kernel alone in a module with the record's schedule applied
-    (without its tir-parallel steps when the model runs `serial`)."""
+    """The kernel alone in a module with the record's `steps` applied."""
     from xdsl.utils.exceptions import DiagnosticException
 
     from xtc.driver.pipelines import apply_pipeline
-    from xtc.ops.space import ConfigError
 
-    source = records.source if records is not None else "tuning records"
-    name = kernel.sym_name.data
     try:
-        schedule.space().check(record.config)
         scratch = ModuleOp([kernel.clone()])
-        for step in _kept(schedule.steps(record.config), serial):
+        for step in steps:
             with timer.scope(_pass_name(step)):
                 apply_pipeline(scratch, step, verify=verify_each)
-    except (ConfigError, DiagnosticException) as e:
-        raise CompileError(
-            f"tuning records {source}: the record of kernel {name} ({record.key}) no longer "
-            f"applies ({' '.join(str(e).split())[:300]}): tune the model again"
-        ) from None
+    except DiagnosticException as e:
+        raise _stale_error(kernel, record, records, e) from None
     return scratch

@@ -441,6 +441,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if runner is not None:
             runner.close()
     print(summary.table())
+    if summary.stale_records:
+        print(
+            f"xtc: {summary.stale_records} records of {records} measured steps that today's "
+            "recipes of their configs no longer make (xtc changed since): the cost model "
+            "learnt them as measured; their configs counted as unmeasured",
+            file=sys.stderr,
+        )
     print(
         f"xtc: {summary.trials} trials in {summary.seconds:.0f} s; records in {records} "
         f"(apply them: xtc compile {args.model} --tuning-records {records})",

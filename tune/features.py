@@ -7,6 +7,7 @@ replayed on a table of loop names and extents (no IR is touched).
     features.names                     # one name per column
     features.of(config)                # a float vector, len(features.names) long
     features.of_indices([0, 7, 12])    # rows for points of task.space()
+    features.of_record(record)         # a measured record's vector, from its own steps
 
 Each nest gives the same columns for every task whose nest has the same
 template kind, so a task's vector has a fixed length per task kind
@@ -27,6 +28,12 @@ The columns of a nest are
   tile, packed operands and the prefetch distance.
 
 A few task columns (FLOPs, operand bytes, their ratio) come first.
+
+A record's vector must describe what was measured: where its recorded steps
+differ from today's recipe of its config (the template changed since), the
+loop columns of each nest whose steps differ are replayed from the recorded
+steps instead (`of_record`). The steps are shared out among the nests by the
+loops they name (`nest_of_step`).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from xdsl.ir import Operation
 
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import ForOp
+from xtc.driver.records import Record
 from xtc.ops.schedules import (
     ElementwiseTemplate,
     MicroKernelTemplate,
@@ -118,6 +126,34 @@ def parse_step(step: str) -> tuple[str, dict[str, str]]:
         return step.strip(), {}
     options = dict(part.split("=", 1) for part in match["options"].split() if "=" in part)
     return match["name"], options
+
+
+def step_loops(step: str) -> list[str]:
+    """The loops a step names: its `loop`, then its `order`'s, then `at`."""
+    _, options = parse_step(step)
+    names = [options["loop"]] if "loop" in options else []
+    names += options["order"].split(",") if "order" in options else []
+    return names + ([options["at"]] if "at" in options else [])
+
+
+def nest_of_step(step: str, nests: Sequence[frozenset[str]]) -> int | None:
+    """The nest (by position) whose loops the step's first named loop is or
+    was made from: the nest with the longest loop name that it equals or
+    starts with before an underscore (`i1_1_i_o` is nest 1's `i1_1`, not
+    nest 0's `i1`: primitives add letters, `_o` `_i` `_init` `_wb` `_at`,
+    and a kernel numbers its later nests' loops `_1`, `_2`). None for a
+    step that names no loop of any nest."""
+    for name in step_loops(step):
+        best: tuple[int, int] | None = None
+        for i, names in enumerate(nests):
+            for loop in names:
+                if (name == loop or name.startswith(f"{loop}_")) and (
+                    best is None or len(loop) > best[1]
+                ):
+                    best = (i, len(loop))
+        if best is not None:
+            return best[0]
+    return None
 
 
 class LoopTable:
@@ -204,9 +240,16 @@ class NestFeatures:
         self.inner_trips = _inner_trips(innermost)
         self.iterations = math.prod(extent for _, extent in self.spatial)
 
-    def row(self, config: Mapping[str, KnobValue]) -> Row:
+    @property
+    def loop_names(self) -> frozenset[str]:
+        """The names of the nest's loops before any step."""
+        return frozenset([name for name, _ in self.spatial] + list(self.inner))
+
+    def row(self, config: Mapping[str, KnobValue], steps: Sequence[str] | None = None) -> Row:
+        """The nest's columns for `config`, its loop columns from `steps`
+        (the nest's template's recipe of `config` when None)."""
         table = LoopTable(self.spatial, self.inner)
-        steps = self.template.recipe(config)
+        steps = self.template.recipe(config) if steps is None else steps
         for step in steps:
             table.apply(step)
         return {**self.knob_row(config), **self.loop_row(table, len(steps))}
@@ -400,12 +443,50 @@ class TaskFeatures:
     def width(self) -> int:
         return len(self.names)
 
-    def _row(self, config: Mapping[str, KnobValue]) -> Row:
+    def _row(
+        self, config: Mapping[str, KnobValue], steps: Mapping[int, Sequence[str]] | None = None
+    ) -> Row:
+        """The row of `config`; a nest in `steps` takes its loop columns from
+        those steps instead of its recipe."""
+        steps = steps or {}
         row = dict(self._task_row)
         for i, nest in enumerate(self._nests):
-            for name, value in nest.row(_nest_config(config, i)).items():
+            for name, value in nest.row(_nest_config(config, i), steps.get(i)).items():
                 row[f"{i}.{nest.template.kind}.{name}"] = value
         return row
+
+    def steps_by_nest(self, steps: Sequence[str]) -> list[list[str]]:
+        """A kernel's steps shared out among its nests (`nest_of_step`); a
+        step naming no nest's loop is left out."""
+        names = [nest.loop_names for nest in self._nests]
+        found: list[list[str]] = [[] for _ in self._nests]
+        for step in steps:
+            nest = nest_of_step(step, names)
+            if nest is not None:
+                found[nest].append(step)
+        return found
+
+    def stale_nests(self, record: Record) -> dict[int, list[str]]:
+        """The nests whose steps in `record` differ from today's recipe of
+        its config, each with its recorded steps (none for a record that
+        kept no steps, or whose steps are today's)."""
+        today = self.task.steps(record.config)
+        if not record.is_stale(today):
+            return {}
+        recorded = record.measured_steps()
+        pairs = zip(self.steps_by_nest(recorded), self.steps_by_nest(today), strict=True)
+        return {i: mine for i, (mine, now) in enumerate(pairs) if mine != now}
+
+    def of_record(self, record: Record) -> np.ndarray:
+        """The vector of what `record` measured: its config's (`of`), but
+        the loop columns of a nest whose recorded steps differ from today's
+        recipe replayed from the recorded steps."""
+        stale = self.stale_nests(record)
+        if not stale:
+            return self.of(record.config)
+        self.space.check(record.config)
+        row = self._row(record.config, stale)
+        return np.fromiter(row.values(), dtype=np.float32, count=self.width)
 
     def of(self, config: Mapping[str, KnobValue]) -> np.ndarray:
         """The vector of `config` (a point of the task's space)."""

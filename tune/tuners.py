@@ -2,6 +2,7 @@
 
     tuner = XGBTuner(task, seed=0)            # or RandomTuner, GridTuner, GATuner
     tuner.load_history(configs, results)      # records from an earlier run
+    tuner.learn_records(stale)                # records of since-changed recipes
     while tuner.has_next() and tuner.trials < 200:
         batch = tuner.next_batch(8)
         tuner.update(batch, runner.measure([MeasureInput(task, c) for c in batch]))
@@ -38,6 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from xtc.driver.records import Record
 from xtc.ops.space import Config, KnobValue
 from xtc.tune.annealing import AnnealingOptions, best_unvisited
 from xtc.tune.cost_model import CostModel, Objective, throughputs_of
@@ -106,6 +108,13 @@ class Tuner:
         them as trials; they are never proposed again. A config outside the
         space raises ConfigError: records that no longer apply are refused."""
         self._record(configs, results, trials=False)
+
+    def learn_records(self, records: Sequence[Record]) -> None:
+        """Learns stale records of this task: measured with other steps than
+        today's recipe of their config (`Record.is_stale`). They are no
+        history: as the recipe stands their configs are unmeasured, and may
+        be proposed. Only a model-based tuner learns from them (the steps
+        they measured); the others leave them."""
 
     @property
     def measured(self) -> Mapping[int, float]:
@@ -323,6 +332,8 @@ class XGBTuner(Tuner):
         self.min_train = min_train if min_train is not None else max(2, plan_size // 4)
         self.annealing = annealing
         self._plan: list[int] = []
+        self._recorded: list[tuple[np.ndarray, float]] = []
+        """Stale records' features (of the steps they measured) and seconds."""
         if self.model.stale and self.model.informative():
             self.model.fit()
 
@@ -330,7 +341,7 @@ class XGBTuner(Tuner):
         """Whether the model has been trained on something worth ranking by."""
         if not self.model.trained:
             return False
-        own = len(self._costs) >= self.min_train
+        own = len(self._costs) + len(self._recorded) >= self.min_train
         return own or self.model.informative(exclude=self.task.key)
 
     def _propose(self, count: int) -> list[int]:
@@ -375,21 +386,37 @@ class XGBTuner(Tuner):
     def _score(self, indices: Sequence[int]) -> np.ndarray:
         return self.model.predict(self.features.of_indices(indices))
 
+    def learn_records(self, records: Sequence[Record]) -> None:
+        """The stale records join the task's data in the model, each the
+        vector of the steps it measured (TaskFeatures.of_record)."""
+        if not records:
+            return
+        self._recorded += [(self.features.of_record(r), r.cost) for r in records]
+        self._observe([], [])
+
     def _observe(self, indices: Sequence[int], results: Sequence[MeasureResult]) -> None:
         measured = sorted(self._costs)
-        add_task_data(self.model, self.features, measured, [self._costs[i] for i in measured])
-        if len(measured) >= self.min_train or self.model.informative(exclude=self.task.key):
+        add_task_data(
+            self.model, self.features, measured, [self._costs[i] for i in measured], self._recorded
+        )
+        data = len(measured) + len(self._recorded)
+        if data >= self.min_train or self.model.informative(exclude=self.task.key):
             self.model.fit()
         self._plan = self._make_plan() if self._model_ready() else []
 
 
 def add_task_data(
-    model: CostModel, features: TaskFeatures, indices: Sequence[int], costs: Sequence[float]
+    model: CostModel,
+    features: TaskFeatures,
+    indices: Sequence[int],
+    costs: Sequence[float],
+    recorded: Sequence[tuple[np.ndarray, float]] = (),
 ) -> None:
     """Sets a task's data in `model`: the points `indices` of its space and
-    their seconds (inf for a failure)."""
-    throughputs = throughputs_of(list(costs))
-    model.add(features.task.key, features.kind, features.of_indices(indices), throughputs)
+    their seconds (inf for a failure), and `recorded` vectors with theirs."""
+    rows = [features.of_indices(indices), *(vector[None, :] for vector, _ in recorded)]
+    throughputs = throughputs_of([*costs, *(cost for _, cost in recorded)])
+    model.add(features.task.key, features.kind, np.concatenate(rows), throughputs)
 
 
 def add_history(

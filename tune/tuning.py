@@ -11,8 +11,11 @@ proposed by that task's tuner (tune/tuners.py) and measured in worker
 processes (tune/measure.py). Every measurement is appended to the records
 file as it completes, so Ctrl-C keeps all of them; tuning into an existing
 file resumes: measured configs are skipped and the tuners warm-start from
-them. At the end the default and the best few configs of each task are measured
-again, so that a time taken while the machine was busy does not decide.
+them. A record whose steps differ from today's recipe of its config (xtc
+changed the template since) is stale: its config counts as unmeasured, and
+the cost model learns the steps it measured. At the end the default and the
+best few configs of each task are measured again, so that a time taken
+while the machine was busy does not decide.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class TaskSummary:
     configs: dict[str, Config] = field(default_factory=dict[str, Config])
     trials: int = 0
     errors: int = 0
+    stale: int = 0
+    """Records of the file it resumed from measured with since-changed steps."""
 
     def add(self, config: Config, result: MeasureResult) -> None:
         if result.ok:
@@ -114,6 +119,10 @@ class TuningSummary:
             if cost < float("inf"):
                 total += t.task.occurrences * cost
         return total
+
+    @property
+    def stale_records(self) -> int:
+        return sum(t.stale for t in self.tasks)
 
     @property
     def speedup(self) -> float:
@@ -291,10 +300,16 @@ def _warm_start(
         mine = [r for r in existing if r.key == key]
         if not mine:
             continue
-        configs = [r.config for r in mine]
-        results = [r.result() for r in mine]
+        flags = [r.is_stale(summary.task.steps(r.config)) for r in mine]
+        stale = [r for r, flag in zip(mine, flags, strict=True) if flag]
+        fresh = [r for r, flag in zip(mine, flags, strict=True) if not flag]
+        configs = [r.config for r in fresh]
+        results = [r.result() for r in fresh]
         tuner.load_history(configs, results)
+        # a stale record's time is not its config's as the recipe stands
+        tuner.learn_records(stale)
         _note(summary, configs, results, count=False)
+        summary.stale = len(stale)
 
 
 def _measure_defaults(

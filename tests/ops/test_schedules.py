@@ -182,6 +182,34 @@ def test_conv_row_with_poor_divisors_gets_8_rows_and_a_tiled_tail() -> None:
     assert conv[-1] == "tir-parallel{func=conv2d_0 loop=i2_1}"
 
 
+def test_a_window_whose_shared_broadcasts_spill_moves_its_column_loop_out() -> None:
+    """A 3x3 stride-1 conv over a 55-wide row (SqueezeNet's expands): 11
+    rows x two vectors, whose kw-shifted broadcasts (13 after LLVM unrolls
+    kw) would need 37 registers; kh goes innermost instead. A 27-wide row
+    (9 rows: 31 registers) and a stride-2 window keep kw innermost."""
+    _, conv = recipes(conv_blocked_text(55, 32))["conv2d_0"]
+    write = conv.index("tir-cache-write{func=conv2d_0 loop=i3_1_o}")
+    assert conv[write + 1] == "tir-reorder{func=conv2d_0 order=r0,r2,r1}"
+    _, narrow = recipes(conv_blocked_text(27, 32))["conv2d_0"]
+    assert "tir-split{func=conv2d_0 loop=i3_1 factor=9}" in narrow
+    assert not any("order=r" in step for step in narrow)
+    (strided,) = recipes(_strided_conv_text(55))["conv2d_0"]
+    assert "tir-split{func=conv2d_0 loop=i3 factor=11}" in strided
+    assert not any("order=r" in step for step in strided)
+
+
+def _strided_conv_text(size: int) -> str:
+    """conv_blocked_text's 3x3 conv at stride 2 over a (2 size + 1)-wide input."""
+    x, w, y = f"1x8x{2 * size + 1}x{2 * size + 1}", "2x8x3x3x32", f"1x64x{size}x{size}"
+    attributes = 'strides = array<i64: 2, 2>, kernel_layout = "OIHW32o"'
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{{attributes}}} : (tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>
+  func.return %c : tensor<{y}xf32>
+}}
+"""
+
+
 def test_conv_with_blocked_weights_vectorizes_one_block_and_packs_nothing() -> None:
     """OIHW8o: the vector is the block of 8 output channels (not 16), and
     the weights need no packing: each block is already contiguous."""
@@ -498,6 +526,20 @@ def test_convolutions_with_tiled_row_tails_match_onnxruntime(
     vector and a tiled tail), weights blocked, at -O3 against onnxruntime."""
     model = _conv_model(8, c_out, 3, stride, 1, 1, hw)
     x = np.random.default_rng(hw).standard_normal((1, 8, hw, hw)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * float(np.abs(expected).max()))
+
+
+@pytest.mark.parametrize(("c_in", "hw"), [(16, 55), (3, 36)])
+def test_convolutions_with_the_window_column_moved_out_match_onnxruntime(
+    c_in: int, hw: int
+) -> None:
+    """3x3 stride-1 convs whose 11- or 12-row tiles take kh innermost
+    (SqueezeNet's fire2 expand3x3, 16 -> 64 at 55x55), at -O3."""
+    model = _conv_model(c_in, 64, 3, 1, 1, 1, hw)
+    x = np.random.default_rng(hw).standard_normal((1, c_in, hw, hw)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = session.run(None, {"x": x})
     (got,) = xtc.compile(model).run([x])

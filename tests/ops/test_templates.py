@@ -70,6 +70,7 @@ def conv_text(
 ) -> str:
     c_group = c_in // groups
     blocks = {
+        "OIHW32o": (c_out // 32, c_group, kernel, kernel, 32),
         "OIHW8o": (c_out // 8, c_group, kernel, kernel, 8),
         "OIHW4o": (c_out // 4, c_group, kernel, kernel, 4),
         "OIHW": (c_out, c_group, kernel, kernel),
@@ -206,6 +207,28 @@ def test_random_configs_keep_the_numbers_natively(kernel: str, index: int) -> No
         return  # an invalid config: refused, never run
     module, inputs, expected = found
     for got, want in zip(run_native(module, inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_peeled_tail_tile_moves_its_window_column_out_too() -> None:
+    """12-row tiles of two vectors over a 34-wide row (a tuner's choice):
+    the main tile and the 10-row tail (34 registers with kw's shared
+    broadcasts) each take kh innermost, under their own names, and the
+    numbers stay the interpreter's."""
+    module, function, inputs, expected = the_kernel(conv_text(8, 64, 34, "OIHW32o"))
+    schedule = kernel_schedule(function)
+    config = {**schedule.default(), "1.rows": 12}
+    steps = schedule.steps(config)
+    assert "tir-reorder{func=conv2d_0 order=r0,r2,r1}" in steps
+    assert "tir-reorder{func=conv2d_0 order=r0_i3_1_tail,r2_i3_1_tail,r1_i3_1_tail}" in steps
+    copy = module.clone()
+    for step in steps:
+        apply_pipeline(copy, step)
+    main = copy.body.block.first_op
+    assert isinstance(main, FuncOp)
+    main.sym_name = type(main.sym_name)("main")
+    main.sym_visibility = None
+    for got, want in zip(run_native(copy, inputs), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 

@@ -3,11 +3,17 @@ of three ResNet-50 conv kernels, timed on a 2-core AMD EPYC (Zen 5) with 2
 threads and shipped in tests/tune/data (the kernels' text beside them).
 Trained on a part of a kernel's records, the model ranks the held-out part
 well above chance; trained on the other kernels alone (transfer), it still
-does. Deterministic: a ranking metric, never a timing."""
+does. Deterministic: a ranking metric, never a timing.
+
+Each record keeps the steps it measured (the recipes of 6cec4ac); the
+features of a record are of those steps (`TaskFeatures.of_record`), so a
+recipe that changes later (kh innermost for a spilling window) leaves the
+data meaning what was measured."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -41,7 +47,7 @@ def dataset() -> list[tuple[Task, list[Record]]]:
 
 def rows(task: Task, records: list[Record]) -> tuple[np.ndarray, np.ndarray]:
     features = TaskFeatures(task)
-    matrix = np.stack([features.of(r.config) for r in records])
+    matrix = np.stack([features.of_record(r) for r in records])
     return matrix, np.array([r.cost for r in records])
 
 
@@ -51,6 +57,25 @@ def test_the_dataset_is_what_the_test_expects() -> None:
         assert task.space().index(records[0].config) >= 0
         costs = [r.cost for r in records]
         assert max(costs) / min(costs) > 2  # configs differ: there is an order to learn
+        assert all(r.steps for r in records)  # what was measured, whatever today's recipes
+
+
+def test_a_record_is_featured_by_its_own_steps() -> None:
+    """A record whose steps are today's recipe gets its config's vector; one
+    whose register tile was measured without a step today's recipe has
+    differs in the tile nest's step count only, as the steps it measured."""
+    task, records = dataset()[0]
+    features = TaskFeatures(task)
+    record = records[0]
+    today = task.steps(record.config)
+    fresh = replace(record, steps=",".join(today))
+    np.testing.assert_array_equal(features.of_record(fresh), features.of(record.config))
+    unroll = next(s for s in today if s.startswith("tir-unroll"))
+    older = replace(record, steps=",".join(s for s in today if s != unroll))
+    assert list(features.stale_nests(older)) == [1]
+    changed = features.of_record(older) != features.of(record.config)
+    names = [n for n, c in zip(features.names, changed, strict=True) if c]
+    assert names == [f"1.micro_kernel.{n}" for n in ("unrolled", "unroll_steps", "steps")]
 
 
 @pytest.mark.parametrize("index", range(3))

@@ -1,6 +1,7 @@
 """Tuning records (tune/records.py) and compiling with them: JSON lines that
 round-trip, a config's time as the median of its records, the best valid
-record applied per workload, and every record that cannot apply refused
+record applied per workload (the steps it measured, where today's recipe of
+its config differs), and every record that cannot apply refused
 with one message (another CPU, another model, a config the kernel's space
 no longer has, an unreadable file)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
+from xtc import remarks
 from xtc.driver.compiler import CompileError, compile_model
 from xtc.driver.records import (
     Record,
@@ -131,6 +134,29 @@ def test_compile_applies_the_best_record(tmp_path: Path, task: Task) -> None:
     x = np.random.default_rng(1).standard_normal((24, 32)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(compiled.run([x])[0], session.run(None, {"x": x})[0], rtol=1e-4)
+
+
+def test_a_stale_record_replays_the_steps_it_measured(tmp_path: Path, task: Task) -> None:
+    """A record whose steps today's recipe of its config no longer makes
+    (the template changed since it was measured) applies what was
+    measured, as Ansor's records do, and a remark says so."""
+    config = other_config(task)
+    measured = task.steps(task.default())
+    assert measured != task.steps(config)
+    stale = replace(record(task, config, 1e-5, Target.host()), steps=",".join(measured))
+    path = write(tmp_path / "r.jsonl", [stale])
+    model = matmul_model()
+    compiled = xtc.compile(model, tuning_records=path)
+    (tuned,) = compiled.manifest["tuning"]["tuned_kernels"]
+    function = tuned["function"]
+    replayed = [s.replace("func=kernel", f"func={function}") for s in measured]
+    assert ",".join(replayed) in compiled.manifest["pipeline"]
+    assert compiled.manifest["remarks"].get(remarks.STALE_RECORD) == 1
+    x = np.random.default_rng(1).standard_normal((24, 32)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(compiled.run([x])[0], session.run(None, {"x": x})[0], rtol=1e-4)
+    fresh = write(tmp_path / "f.jsonl", [record(task, config, 1e-5, Target.host())])
+    assert remarks.STALE_RECORD not in xtc.compile(model, tuning_records=fresh).manifest["remarks"]
 
 
 def test_records_of_another_cpu_are_refused(tmp_path: Path, task: Task) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
+from xtc.driver.records import Record, Target
 from xtc.ops.schedules import MicroKernelTemplate
 from xtc.ops.space import ConfigError, Knob, KnobValue, Space, config_key
 from xtc.tools.model_builders import resnet_like
@@ -441,6 +442,58 @@ def test_the_loop_table_follows_the_steps() -> None:
     assert table.outside("i") == 4 and table.inside("i") == 16
     assert (table.parallel, table.lanes, table.unrolled, table.tile) == ("i", 16, 3, 16)
     assert table.prefetch == 16
+
+
+def test_a_record_measured_with_other_steps_is_featured_by_them() -> None:
+    """A softmax record whose elementwise nest measured another vector width
+    than today's recipe of its config makes (a stale record): that nest's
+    loop columns are those of the steps it measured, every other column its
+    config's; the steps go to the nest whose loops they name."""
+    task = softmax_task()
+    features = TaskFeatures(task)
+    config = task.default()
+    other = {**config, "2.vector_width": 8}
+    measured = task.steps(other)
+    assert [len(s) for s in features.steps_by_nest(measured)] == [9, 10, 3]
+    stale = Record(task.key, config, ",".join(measured), Target("znver5", ""), costs=(1e-5,))
+    assert list(features.stale_nests(stale)) == [2]
+    got, own, theirs = features.of_record(stale), features.of(config), features.of(other)
+    loops = [n.startswith("2.") and n.split(".")[-1] in LOOP_COLUMNS for n in features.names]
+    for name, is_loop, value, mine, measured_value in zip(
+        features.names, loops, got, own, theirs, strict=True
+    ):
+        assert value == (measured_value if is_loop else mine), name
+    assert not np.array_equal(got, own)
+    fresh = Record(task.key, config, ",".join(task.steps(config)), Target("znver5", ""))
+    assert features.stale_nests(fresh) == {} and np.array_equal(features.of_record(fresh), own)
+
+
+LOOP_COLUMNS = {"lanes", "unrolled", "unroll_steps", "innermost", "steps", "parallel_extent"}
+LOOP_COLUMNS |= {"parallel_forks", "parallel_work", "imbalance_2", "imbalance_8", "cache_tile"}
+LOOP_COLUMNS |= {"iterations", "inner_trips", "spatial_loops", "packed_operands", "packed_bytes"}
+LOOP_COLUMNS |= {"packs", "prefetch_distance"}
+
+
+def test_an_xgb_tuner_learns_stale_records_without_visiting_their_configs() -> None:
+    """Stale records (each measured another config's steps) join the task's
+    data in the model as the vectors of what they measured; their configs
+    stay unmeasured, open to propose, and no trial is counted."""
+    task = matmul_tasks()[0]
+    points = list(task.space())
+    pairs = [(a, b) for a, b in zip(points, points[1:]) if task.steps(a) != task.steps(b)][:12]
+    target = Target("znver5", "")
+    stale = [
+        Record(task.key, a, ",".join(task.steps(b)), target, (synthetic_cost(task, b),))
+        for a, b in pairs
+    ]
+    tuner = XGBTuner(task, seed=0, min_train=4)
+    tuner.learn_records(stale)
+    assert tuner.model.samples(task.key) == len(stale) and tuner.model.trained
+    assert tuner.measured == {} and tuner.trials == 0
+    proposed = tuner.next_batch(len(points))
+    assert all(a in proposed for a, _ in pairs)
+    features = TaskFeatures(task)
+    assert all(features.stale_nests(r) for r in stale)
 
 
 # ------------------------------------------------------------- annealing

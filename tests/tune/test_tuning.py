@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
-from xtc.driver.records import load_records
+from xtc.driver.records import Record, RecordWriter, Target, load_records
 from xtc.ops.space import config_key
 from xtc.tune.measure import MeasureInput, MeasureOptions, MeasureResult, Runner
 from xtc.tune.task import extract_tasks
@@ -95,6 +96,28 @@ def test_tuning_resumes_without_measuring_a_config_twice(tmp_path: Path) -> None
     assert len(repeated) <= 4 * len({r.key for r in later}), len(repeated)
     fresh = [r for r in later if (r.key, config_key(r.config)) not in measured_before]
     assert len(fresh) >= 10
+
+
+def test_a_stale_record_is_learnt_but_its_config_counts_as_unmeasured(tmp_path: Path) -> None:
+    """Resuming from a record that measured steps today's recipe of its
+    config no longer makes (xtc changed since): the config is not taken as
+    measured (the default is measured anew, not given the stale time), the
+    cost model learns the record, and the summary counts it."""
+    model = two_layer_model()
+    task = next(t for t in extract_tasks(model) if len(t.space()) > 1)
+    default = task.default()
+    other = next(c for c in task.space() if task.steps(c) != task.steps(default))
+    measured = Record.of(task, other, MeasureResult(costs=(1e-9,)), Target.host())
+    records = tmp_path / "records.jsonl"
+    with RecordWriter(records) as writer:
+        writer.write([replace(measured, config=default)])
+    summary = tune_model(model, records, trials=4, batch_size=4, runner=SyntheticRunner())
+    assert summary.stale_records == 1
+    (mine,) = [s for s in summary.tasks if s.task.key == task.key]
+    assert mine.default_cost > 1e-9
+    later = load_records(records)[1:]
+    assert any(r.key == task.key and r.config == default for r in later)
+    assert not any(r.is_stale(task.steps(r.config)) for r in later)
 
 
 def test_ctrl_c_keeps_every_finished_record(tmp_path: Path) -> None:
