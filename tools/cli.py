@@ -443,9 +443,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(summary.table())
     if summary.stale_records:
         print(
-            f"xtc: {summary.stale_records} records of {records} measured steps that today's "
-            "recipes of their configs no longer make (xtc changed since): the cost model "
-            "learnt them as measured; their configs counted as unmeasured",
+            f"xtc: {summary.stale_records} stale record(s) in {records}: they measured steps "
+            "that today's recipes of their configs no longer make (xtc changed since); the "
+            "cost model learnt them, and their configs were tuned as unmeasured",
             file=sys.stderr,
         )
     print(

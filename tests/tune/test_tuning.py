@@ -149,6 +149,11 @@ def test_the_tune_command(tmp_path: Path) -> None:
     model = tmp_path / "mlp.onnx"
     onnx.save(two_layer_model(), model)
     records = tmp_path / "mlp.jsonl"
+    task = next(t for t in extract_tasks(two_layer_model()) if len(t.space()) > 1)
+    other = next(c for c in task.space() if task.steps(c) != task.steps(task.default()))
+    stale = Record.of(task, other, MeasureResult(costs=(1e-3,)), Target.host())
+    with RecordWriter(records) as writer:  # resumes from a record xtc's recipes outgrew
+        writer.write([replace(stale, config=task.default())])
     result = subprocess.run(
         [
             sys.executable,
@@ -175,6 +180,7 @@ def test_the_tune_command(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "model (kernels, estimated)" in result.stdout
     assert "--tuning-records" in result.stderr
+    assert f"1 stale record(s) in {records}" in result.stderr
     compiled = subprocess.run(
         [
             sys.executable,
