@@ -29,6 +29,7 @@ from xdsl.dialects.func import FuncOp
 
 from xtc import __version__
 from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
+from xtc.driver.garbage_collection import collection_paused
 from xtc.driver.scheduling import (  # noqa: F401 - schedule_kernels re-exported
     record_when_scheduled,
     runs_serial,
@@ -241,7 +242,7 @@ def _compile_model(
         progress("import", 0, steps)
     # the kernels' workers start while the model is imported and lowered
     with kernel_workers(_worker_count(options, jobs)) as workers, blob_storage().scope() as blobs:
-        with timer.scope("import"), collect_remarks() as import_remarks:
+        with timer.scope("import"), collect_remarks() as import_remarks, collection_paused():
             try:
                 module = import_model(model, input_shapes)
             except NeedsConstantError as e:
@@ -604,7 +605,9 @@ def _compile_graph(
 
     own_workers = kernel_workers(jobs if split else 1) if workers is None else nullcontext(workers)
     with own_workers as workers:
-        with collect_remarks() as remarks:
+        # the passes; a kernel compiled in this process (jobs 1, by kernels())
+        # pauses collection for itself, collecting its own garbage after it
+        with collect_remarks() as remarks, collection_paused():
             remarks.extend(import_remarks)
             for done, name_of_pass in enumerate(passes, start=1):
                 report(name_of_pass, done, steps)

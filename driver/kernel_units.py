@@ -158,6 +158,7 @@ class UnitResult:
 def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
     """Schedules a unit's text, lowers it to LLVM and compiles it to an
     object (in a worker process, or in this one), as `plan` says."""
+    from xtc.driver.garbage_collection import collection_paused
     from xtc.driver.scheduling import schedule_kernels
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import parse_module
@@ -166,27 +167,28 @@ def compile_unit(text: str, opt_level: int, plan: UnitPlan) -> UnitResult:
 
     timer = Timer()
     steps: list[str] = []
-    with timer.scope("parse"):
-        module = parse_module(text)
-    with collect_remarks() as remarks:
-        for name in plan.before_schedule:
-            with timer.scope(name):
-                apply_pipeline(module, name, verify=plan.verify_each)
-        if plan.schedule:
-            with timer.scope("schedule-kernels"):
-                steps = schedule_kernels(
-                    module, "", verify_each=plan.verify_each, serial=plan.serial
-                )
-        for name in plan.tir_passes:
-            with timer.scope(name):
-                apply_pipeline(module, name, verify=plan.verify_each)
-        if not plan.verify_each:
-            with timer.scope("verify tir"):
-                module.verify()
-        with timer.scope(LOWERING):
-            apply_pipeline(module, LOWERING, verify=plan.verify_each)
-    with timer.scope("llvm"):
-        built = build_kernel_object(module, opt_level, timer)
+    with collection_paused():
+        with timer.scope("parse"):
+            module = parse_module(text)
+        with collect_remarks() as remarks:
+            for name in plan.before_schedule:
+                with timer.scope(name):
+                    apply_pipeline(module, name, verify=plan.verify_each)
+            if plan.schedule:
+                with timer.scope("schedule-kernels"):
+                    steps = schedule_kernels(
+                        module, "", verify_each=plan.verify_each, serial=plan.serial
+                    )
+            for name in plan.tir_passes:
+                with timer.scope(name):
+                    apply_pipeline(module, name, verify=plan.verify_each)
+            if not plan.verify_each:
+                with timer.scope("verify tir"):
+                    module.verify()
+            with timer.scope(LOWERING):
+                apply_pipeline(module, LOWERING, verify=plan.verify_each)
+        with timer.scope("llvm"):
+            built = build_kernel_object(module, opt_level, timer)
     seconds = {name: timer.seconds(name) for name in timer.names()}
     return UnitResult(
         built.data, built.parallel, [_remark_json(r) for r in remarks], steps, seconds
