@@ -122,7 +122,9 @@ plane of its reader (`_plane_loop`), in cache when read."""
 STRIDED_READ_RATIO = 2
 """A copy holding this many times the elements its reader stores (a
 stride-2 depthwise conv: 4x) is computed per plane at any size (MobileNet-v2's
-192x28x28 -> 14x14: 0.031 -> 0.021 ms)."""
+192x28x28 -> 14x14: 0.031 -> 0.021 ms). Not a pool's: its window's maxima
+are a few instructions per plane row, and a small strided copy per plane
+lost (GoogLeNet's 832x15x15 -> 7x7 max pool 0.0166 -> 0.0194 ms)."""
 TILE_ROWS = (16, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 """Register-tile rows a tuner may try (the defaults come from BLOCK_FACTORS)."""
 MAX_UNROLLED_REDUCTION = 8
@@ -702,11 +704,12 @@ def kernel_schedule(kernel: FuncOp) -> KernelSchedule:
     return KernelSchedule(name, templates, reuses, computed_at)
 
 
-def _copy_pays_per_plane(buffer: SSAValue, output: SSAValue) -> bool:
+def _copy_pays_per_plane(buffer: SSAValue, output: SSAValue, strided_pays: bool) -> bool:
     """Whether a copy computed per plane of its reader gains: the whole
-    copy outgrows the L2 cache, or the reader strides over it (it stores a
-    fraction of the elements it reads). A stride-1 depthwise conv over a
-    copy that stays in L2 lost 10-30% so (MobileNet-v2's 192x28x28)."""
+    copy outgrows the L2 cache, or (where `strided_pays`) the reader strides
+    over it (it stores a fraction of the elements it reads). A stride-1
+    depthwise conv over a copy that stays in L2 lost 10-30% so
+    (MobileNet-v2's 192x28x28)."""
     buffer_type, output_type = buffer.type, output.type
     if not isinstance(buffer_type, MemRefType) or not isinstance(output_type, MemRefType):
         return False
@@ -717,26 +720,27 @@ def _copy_pays_per_plane(buffer: SSAValue, output: SSAValue) -> bool:
     elements = prod(buffer_type.get_shape())
     if elements * size > PLANE_COPY_MIN_BYTES:
         return True
-    return elements >= STRIDED_READ_RATIO * prod(output_type.get_shape())
+    return strided_pays and elements >= STRIDED_READ_RATIO * prod(output_type.get_shape())
 
 
 def _plane_loop(kernel: FuncOp, producer: Nest, consumer: Nest) -> ForOp | None:
     """The consumer's outermost loop of several iterations when each of its
-    iterations reads one plane of the producer's buffer (a depthwise conv,
-    one channel of its padded copy; a pool is left as it was): the buffer is local to the
+    iterations reads one plane of the producer's buffer (a depthwise conv
+    or a pool, one channel of its padded copy): the buffer is local to the
     kernel, stored by the producer and read only by the consumer at an
     index of that loop's variable. Computed there, the copy is one plane,
     in cache when the reduction reads it, and forks no threads of its own
-    (MobileNet-v2's stride-2 depthwise 144x56x56 0.099 -> 0.062 ms)."""
+    (MobileNet-v2's stride-2 depthwise 144x56x56 0.099 -> 0.062 ms; the
+    3x3/2 max pool of ResNet's and GoogLeNet's stems, 64x113x113, 0.082 ->
+    0.067 ms alone and about 0.21 -> 0.12 ms inside GoogLeNet)."""
     if producer.store is None or consumer.store is None:
         return None
     buffer = producer.store.memref
     if not isinstance(buffer.owner, memref.AllocOp) or buffer.owner.parent_op() is not kernel:
         return None
-    if not _copy_pays_per_plane(buffer, consumer.store.memref):
+    multiplies = any(isinstance(op, arith.MulfOp) for op in consumer.spatial[0].walk())
+    if not _copy_pays_per_plane(buffer, consumer.store.memref, strided_pays=multiplies):
         return None
-    if not any(isinstance(op, arith.MulfOp) for op in consumer.spatial[0].walk()):
-        return None  # a pool (not measured so)
     outer = next((loop for loop in consumer.spatial if loop.extent > 1), None)
     if outer is None:
         return None

@@ -305,9 +305,10 @@ def test_elementwise_nest_vectorizes_its_innermost_loop() -> None:
     assert short == ["tir-parallel{func=erf_0 loop=i0}"]
 
 
-def pool_text(op: str, size: int, attributes: str, out: int) -> str:
-    """A 3x3 pooling over a 1x4xsize×size input."""
-    x, y = f"tensor<1x4x{size}x{size}xf32>", f"tensor<1x4x{out}x{out}xf32>"
+def pool_text(op: str, size: int, attributes: str, out: int, channels: int = 4) -> str:
+    """A 3x3 pooling over a 1 x channels x size×size input."""
+    x = f"tensor<1x{channels}x{size}x{size}xf32>"
+    y = f"tensor<1x{channels}x{out}x{out}xf32>"
     return f"""
 func.func @main(%x: {x}) -> {y} {{
   %y = {op} %x {{kernel = array<i64: 3, 3>, {attributes}}} : ({x}) -> {y}
@@ -322,6 +323,13 @@ AVG_POOL_PADDED = pool_text(
 )
 MAX_POOL_S2_56 = pool_text(
     "graph.max_pool2d", 112, "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 56
+)
+MAX_POOL_S2_WIDE = pool_text(
+    "graph.max_pool2d",
+    112,
+    "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>",
+    56,
+    channels=24,
 )
 MAX_POOL_S1_56 = pool_text("graph.max_pool2d", 56, "padding = array<i64: 1, 1, 1, 1>", 56)
 MAX_POOL_CEIL = pool_text(
@@ -383,6 +391,66 @@ def test_a_strided_window_takes_the_largest_divisor_as_lanes() -> None:
     assert unit[0] == "tir-split{func=max_pool2d_0 loop=i3_1 factor=8}"
 
 
+def test_a_max_pool_pads_one_channel_at_a_time_once_its_copy_outgrows_l2() -> None:
+    """A max pool whose padded copy outgrows L2 (24x113x113, 1.2 MB; ResNet's
+    and GoogLeNet's stem pools, 64 channels, 3.3 MB) computes it per channel
+    of the pool (tir-compute-at into a local plane): no round trip of the
+    whole copy through L3, no fork of its own. A small strided one (4
+    channels, 0.2 MB) keeps its copy a nest of its own: small planes lost."""
+    (pool,) = recipes(MAX_POOL_S2_WIDE)["max_pool2d_0"]
+    assert pool[-3:] == [
+        "tir-compute-at{func=max_pool2d_0 loop=i0 at=i1_1 local=true}",
+        "tir-split{func=max_pool2d_0 loop=i3_at factor=16}",
+        "tir-vectorize{func=max_pool2d_0 loop=i3_at_i}",
+    ]
+    assert "tir-parallel{func=max_pool2d_0 loop=i1_1}" in pool
+    module = apply_pipeline(parse_module(MAX_POOL_S2_WIDE), "convert-graph-to-te,convert-te-to-tir")
+    schedule_kernels(module, "main")
+    assert not any(op.name == "memref.alloc" for op in module.walk())
+    pad, small = recipes(MAX_POOL_S2_56)["max_pool2d_0"]
+    assert pad and not any(step.startswith("tir-compute-at") for step in small)
+
+
+def _max_pool_model(channels: int, hw: int, kernel: int, stride: int, ceil: bool):  # noqa: ANN202
+    node = helper.make_node(
+        "MaxPool",
+        ["x"],
+        ["y"],
+        kernel_shape=[kernel, kernel],
+        strides=[stride] * 2,
+        pads=[1] * 4,
+        ceil_mode=int(ceil),
+    )
+    graph = helper.make_graph(
+        [node],
+        "max_pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    channels=st.sampled_from([24, 33, 64]),
+    hw=st.integers(105, 118),
+    kernel=st.integers(2, 3),
+    stride=st.integers(1, 2),
+    ceil=st.booleans(),
+)
+def test_max_pools_padded_one_channel_at_a_time_match_onnxruntime(
+    channels: int, hw: int, kernel: int, stride: int, ceil: bool
+) -> None:
+    """Max pools whose padded copy outgrows L2 (over 1 MiB: computed per
+    channel of the pool, odd and even sizes, ceil mode) against onnxruntime."""
+    model = _max_pool_model(channels, hw, kernel, stride, ceil)
+    x = np.random.default_rng(hw).standard_normal((1, channels, hw, hw)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    (got,) = xtc.compile(model).run([x])
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_depthwise_conv_vectorizes_the_output_row() -> None:
     _, conv = recipes(DEPTHWISE)["conv2d_0"]
     assert conv[0] == "tir-split{func=conv2d_0 loop=i3_1 factor=16}"
@@ -441,6 +509,7 @@ def test_a_14_wide_row_is_one_vector_of_14_lanes() -> None:
         MAX_POOL_27,
         AVG_POOL_PADDED,
         MAX_POOL_S2_56,
+        MAX_POOL_S2_WIDE,
         MAX_POOL_CEIL,
     ],
 )
