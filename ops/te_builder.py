@@ -192,12 +192,36 @@ def select(condition: Expr, if_true: ExprLike, if_false: ExprLike) -> Expr:
 
 
 def maximum(a: Expr, b: ExprLike) -> Expr:
-    """max, propagating NaN for floats (as numpy)."""
-    return a._binary(b, arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp)
+    """max, propagating NaN for floats (as numpy); see `_zeros_unordered`."""
+    return _zeros_unordered(a._binary(b, arith.MaximumfOp, arith.MaxSIOp, arith.MaxUIOp))
 
 
 def minimum(a: Expr, b: ExprLike) -> Expr:
-    return a._binary(b, arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp)
+    """min, propagating NaN for floats (as numpy); see `_zeros_unordered`."""
+    return _zeros_unordered(a._binary(b, arith.MinimumfOp, arith.MinSIOp, arith.MinUIOp))
+
+
+def _zeros_unordered(result: Expr) -> Expr:
+    """A float max / min against a constant zero (ReLU, a clip at 0) gets
+    `nsz`: which zero max(-0, +0) gives is unspecified, as for np.maximum
+    (it returns its first operand), and x86 takes one `vmaxps` a vector for
+    llvm.maximum nsz against three with the zeros ordered. NaN still
+    propagates."""
+    op = result.value.owner
+    if not isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
+        return result
+    if any(_is_zero_constant(operand) for operand in op.operands):
+        op.properties["fastmath"] = arith.FastMathFlagsAttr((arith.FastMathFlag.NO_SIGNED_ZEROS,))
+    return result
+
+
+def _is_zero_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, FloatAttr)
+        and owner.value.value.data == 0.0
+    )
 
 
 def _unary_math(op: type) -> Callable[[Expr], Expr]:

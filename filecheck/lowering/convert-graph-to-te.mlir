@@ -243,3 +243,23 @@ func.func @conv_grouped_blocked(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x1x1x4xf3
   %c = graph.conv2d %x, %w {groups = 2 : i64, kernel_layout = "OIHW4o"} : (tensor<1x4x3x3xf32>, tensor<4x2x1x1x4xf32>) -> tensor<1x16x3x3xf32>
   func.return %c : tensor<1x16x3x3xf32>
 }
+
+// A float max / min against a constant zero (ReLU, a clip at 0) is nsz:
+// which zero max(-0, +0) gives is unspecified, as for np.maximum, and x86
+// takes one vmaxps a vector for it. A clip at another bound keeps its flags.
+// CHECK-LABEL: func.func private @relu_{{[0-9]+}}(%0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK-LABEL: func.func private @clip_{{[0-9]+}}(%0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : f32
+// CHECK-NEXT:    arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:    arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK-LABEL: func.func private @clip_{{[0-9]+}}(%0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:    arith.minimumf %{{.*}}, %{{.*}} : f32
+func.func @relu_clip(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %r = graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+  %c = graph.clip %a {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %d = graph.clip %a {min = 1.000000e+00 : f32, max = 6.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %r, %c, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -581,3 +581,39 @@ def test_a_model_too_small_for_threads_runs_serial(
     monkeypatch.setenv(SERIAL_VARIABLE, "many")
     with pytest.raises(CompileError, match="XTC_SERIAL_MODEL_ITERATIONS must be a count"):
         compile_model(model, jobs=jobs, cache=False)
+
+
+@pytest.mark.parametrize("size", [16, 45])
+def test_relu_and_clip_at_zero_propagate_nan_and_keep_zeros_equal(size: int) -> None:
+    """ReLU and Clip(0, 6) compile to a max against zero whose zeros are
+    unordered (nsz): NaN still propagates, -0 gives a zero, ±inf clamp; on
+    the vector path (16) and with a scalar tail (45)."""
+    specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, -1e-38, 7.0], np.float32)
+    x = np.random.default_rng(size).normal(0, 3, (2, size)).astype(np.float32)
+    x.flat[: len(specials)] = specials
+    x.flat[-len(specials) :] = specials
+    helper, tp = onnx.helper, onnx.TensorProto
+    model = helper.make_model(
+        helper.make_graph(
+            [
+                helper.make_node("Relu", ["x"], ["r"]),
+                helper.make_node("Clip", ["x", "lo", "hi"], ["c"]),
+            ],
+            "relu_clip",
+            [helper.make_tensor_value_info("x", tp.FLOAT, [2, size])],
+            [
+                helper.make_tensor_value_info("r", tp.FLOAT, [2, size]),
+                helper.make_tensor_value_info("c", tp.FLOAT, [2, size]),
+            ],
+            [
+                onnx.numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+                onnx.numpy_helper.from_array(np.array(6.0, np.float32), "hi"),
+            ],
+        ),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
+    relu, clip = xtc.compile(model).run([x])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(relu, np.maximum(x, np.float32(0)))
+        np.testing.assert_array_equal(clip, np.minimum(np.maximum(x, np.float32(0)), 6))
+    assert np.isnan(relu.flat[0]) and np.isnan(clip.flat[-len(specials)])
