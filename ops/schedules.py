@@ -54,7 +54,8 @@ Every top-level loop nest of the kernel gets one recipe:
   by the widest vector width dividing it and vectorized (with
   tir-expand-math in the pipeline, exp and erf vectorize too); a loop longer
   than 16 that no width divides (the padded copy before a strided depthwise
-  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled; a
+  conv or pool, 113 or 114 wide) is split by 16 and its tail peeled (one
+  vector of its own when it has 5 lanes or more: a 30-wide copy's 14); a
   shorter one that no width divides is one vector of its largest divisor
   from 5 to 16 lanes (a 14-wide row, 14 lanes);
 - every nest runs its first loop of more than one iteration in parallel
@@ -125,6 +126,12 @@ stride-2 depthwise conv: 4x) is computed per plane at any size (MobileNet-v2's
 192x28x28 -> 14x14: 0.031 -> 0.021 ms). Not a pool's: its window's maxima
 are a few instructions per plane row, and a small strided copy per plane
 lost (GoogLeNet's 832x15x15 -> 7x7 max pool 0.0166 -> 0.0194 ms)."""
+SMALL_PLANE_ELEMENTS = 100
+"""A padded copy whose planes hold at most this many elements (a 7- or
+8-wide map padded by 1) is computed per plane of a stride-1 pool reading
+it, at any size: GoogLeNet's 832x7x7 3x3 max pool 0.022 -> 0.015 ms on one
+thread, 4x4 to 8x8 maps 35-40% faster; a 14-wide map's 16x16 planes lost
+4-10%, a 3x3/2 pool's over a 9x9 plane 33%, a 5x5 pool's 11x11 ones 40%."""
 TILE_ROWS = (16, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2)
 """Register-tile rows a tuner may try (the defaults come from BLOCK_FACTORS)."""
 MAX_UNROLLED_REDUCTION = 8
@@ -224,7 +231,8 @@ class ElementwiseTemplate(NestTemplate):
         """The vector widths dividing the innermost loop, when the nest is
         elementwise and stores along it; () otherwise. A loop longer than
         the widest width that no width divides (a padded copy's 113- or
-        114-wide rows) takes the widest, its remainder a peeled scalar tail;
+        114-wide rows) takes the widest, its remainder a peeled tail (one
+        vector when it has MIN_WHOLE_VECTOR lanes or more, else scalar);
         a shorter one, one vector of its largest divisor from
         MIN_WHOLE_VECTOR lanes (DenseNet's 14- and 7-wide BN-ReLU rows)."""
         innermost = nest.spatial[-1]
@@ -256,7 +264,7 @@ class ElementwiseTemplate(NestTemplate):
             outer.append((_name(innermost), innermost.extent))
         elif innermost.extent != width:
             outer.append((f"{_name(innermost)}_o", innermost.extent // width))
-        return self.vector_steps(config) + self.parallel(outer, config)
+        return self.vector_steps(config) + self.parallel(outer, config) + self.tail_steps(config)
 
     def vector_steps(self, config: Mapping[str, KnobValue], suffix: str = "") -> list[str]:
         """The innermost loop split and vectorized, its loops named with
@@ -272,6 +280,18 @@ class ElementwiseTemplate(NestTemplate):
             f"tir-split{{func={self.func} loop={name} factor={width}}}",
             f"tir-vectorize{{func={self.func} loop={name}_i}}",
         ]
+
+    def tail_steps(self, config: Mapping[str, KnobValue], suffix: str = "") -> list[str]:
+        """The split's peeled tail vectorized when it has MIN_WHOLE_VECTOR
+        lanes or more (a 30-wide padded row's 14 columns: the copy of
+        GoogLeNet's 192x28x28 3x3 max pool about 5% faster); last, so that
+        a refusal stops nothing else."""
+        extent = self.nest.spatial[-1].extent
+        width = int(config["vector_width"])
+        if width == 0 or extent % width < MIN_WHOLE_VECTOR:
+            return []
+        name = _name(self.nest.spatial[-1]) + suffix
+        return [f"tir-vectorize{{func={self.func} loop={name}_tail}}"]
 
 
 class RowReductionTemplate(NestTemplate):
@@ -675,6 +695,7 @@ class KernelSchedule:
             nests[i + 1] += [
                 f"tir-compute-at{{func={self.func} loop={root} at={at} local=true}}",
                 *template.vector_steps(_nest_config(config, i), COMPUTE_AT_SUFFIX),
+                *template.tail_steps(_nest_config(config, i), COMPUTE_AT_SUFFIX),
             ]
         return [[step] for step in self.prologue] + nests
 
@@ -704,12 +725,15 @@ def kernel_schedule(kernel: FuncOp) -> KernelSchedule:
     return KernelSchedule(name, templates, reuses, computed_at)
 
 
-def _copy_pays_per_plane(buffer: SSAValue, output: SSAValue, strided_pays: bool) -> bool:
+def _copy_pays_per_plane(
+    buffer: SSAValue, output: SSAValue, strided_pays: bool, is_pool: bool
+) -> bool:
     """Whether a copy computed per plane of its reader gains: the whole
     copy outgrows the L2 cache, or (where `strided_pays`) the reader strides
-    over it (it stores a fraction of the elements it reads). A stride-1
-    depthwise conv over a copy that stays in L2 lost 10-30% so
-    (MobileNet-v2's 192x28x28)."""
+    over it (it stores a fraction of the elements it reads), or the reader
+    is a pool not strided over it (`is_pool`) and a plane of the copy holds
+    at most SMALL_PLANE_ELEMENTS. A stride-1 depthwise conv over a copy
+    that stays in L2 lost 10-30% so (MobileNet-v2's 192x28x28)."""
     buffer_type, output_type = buffer.type, output.type
     if not isinstance(buffer_type, MemRefType) or not isinstance(output_type, MemRefType):
         return False
@@ -720,7 +744,10 @@ def _copy_pays_per_plane(buffer: SSAValue, output: SSAValue, strided_pays: bool)
     elements = prod(buffer_type.get_shape())
     if elements * size > PLANE_COPY_MIN_BYTES:
         return True
-    return strided_pays and elements >= STRIDED_READ_RATIO * prod(output_type.get_shape())
+    strided = elements >= STRIDED_READ_RATIO * prod(output_type.get_shape())
+    if is_pool and not strided and prod(buffer_type.get_shape()[-2:]) <= SMALL_PLANE_ELEMENTS:
+        return True
+    return strided_pays and strided
 
 
 def _plane_loop(kernel: FuncOp, producer: Nest, consumer: Nest) -> ForOp | None:
@@ -739,7 +766,10 @@ def _plane_loop(kernel: FuncOp, producer: Nest, consumer: Nest) -> ForOp | None:
     if not isinstance(buffer.owner, memref.AllocOp) or buffer.owner.parent_op() is not kernel:
         return None
     multiplies = any(isinstance(op, arith.MulfOp) for op in consumer.spatial[0].walk())
-    if not _copy_pays_per_plane(buffer, consumer.store.memref, strided_pays=multiplies):
+    pays = _copy_pays_per_plane(
+        buffer, consumer.store.memref, strided_pays=multiplies, is_pool=not multiplies
+    )
+    if not pays:
         return None
     outer = next((loop for loop in consumer.spatial if loop.extent > 1), None)
     if outer is None:
