@@ -221,14 +221,7 @@ def test_a_peeled_tail_tile_moves_its_window_column_out_too() -> None:
     steps = schedule.steps(config)
     assert "tir-reorder{func=conv2d_0 order=r0,r2,r1}" in steps
     assert "tir-reorder{func=conv2d_0 order=r0_i3_1_tail,r2_i3_1_tail,r1_i3_1_tail}" in steps
-    copy = module.clone()
-    for step in steps:
-        apply_pipeline(copy, step)
-    main = copy.body.block.first_op
-    assert isinstance(main, FuncOp)
-    main.sym_name = type(main.sym_name)("main")
-    main.sym_visibility = None
-    for got, want in zip(run_native(copy, inputs), expected, strict=True):
+    for got, want in zip(run_native(applied_as_main(module, steps), inputs), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
