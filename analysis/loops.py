@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from xtc.dialects.tir import ForOp
@@ -28,6 +28,14 @@ def constant_int(value: SSAValue) -> int | None:
     """The value of an integer (or index) arith.constant, None for another value."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def constant_float(value: SSAValue) -> float | None:
+    """The value of a float arith.constant, None for another value."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
         return owner.value.value.data
     return None
 

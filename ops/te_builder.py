@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from xtc.analysis.loops import constant_float
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
 from xtc.dialects.tir import AssertOp
 
@@ -210,18 +211,9 @@ def _zeros_unordered(result: Expr) -> Expr:
     op = result.value.owner
     if not isinstance(op, arith.MaximumfOp | arith.MinimumfOp):
         return result
-    if any(_is_zero_constant(operand) for operand in op.operands):
+    if any(constant_float(operand) == 0.0 for operand in op.operands):
         op.properties["fastmath"] = arith.FastMathFlagsAttr((arith.FastMathFlag.NO_SIGNED_ZEROS,))
     return result
-
-
-def _is_zero_constant(value: SSAValue) -> bool:
-    owner = value.owner
-    return (
-        isinstance(owner, arith.ConstantOp)
-        and isinstance(owner.value, FloatAttr)
-        and owner.value.value.data == 0.0
-    )
 
 
 def _unary_math(op: type) -> Callable[[Expr], Expr]:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnrealizedConversionCastOp
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -21,6 +21,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from xtc.analysis.loops import constant_int
 from xtc.dialects.te import ComputeOp, ReduceOp, YieldOp
 from xtc.dialects.tir import AssertOp
 
@@ -98,12 +99,7 @@ def body_size(compute: ComputeOp) -> int:
 
 def is_zero(value: SSAValue) -> bool:
     """Whether the value is the integer or index constant 0."""
-    constant = value.owner
-    return (
-        isinstance(constant, arith.ConstantOp)
-        and isinstance(constant.value, IntegerAttr)
-        and constant.value.value.data == 0
-    )
+    return constant_int(value) == 0
 
 
 def is_epilogue_read(producer: ComputeOp, reads: list[tensor.ExtractOp]) -> bool:
