@@ -83,6 +83,16 @@ def llvm_type(t: Attribute) -> Attribute:
     kind = type(t)
     if kind in _KEPT_CLASSES:
         return t
+    # The common types that are not kept, before _llvm_type's float test (an
+    # isinstance of a union of ABCs, a few microseconds a call).
+    if kind is IntegerType:
+        integer = cast(IntegerType, t)
+        if integer.signedness.data == Signedness.SIGNLESS:
+            return t
+    elif kind is IndexType:
+        return i64
+    elif kind is MemRefType:
+        return PTR
     lowered = _llvm_type(t)
     if lowered is t and not isinstance(t, IntegerType):  # signed integers are not kept
         _KEPT_CLASSES.add(kind)
@@ -291,6 +301,14 @@ def integer_attr(value: int, t: IntegerType) -> IntegerAttr[IntegerType]:
     per value and type (attributes are immutable; building and verifying
     one costs more than the op that holds it)."""
     return IntegerAttr(value, t, truncate_bits=True)
+
+
+@lru_cache(maxsize=1024)
+def vector_of(element: Attribute, lanes: int) -> VectorType[Attribute]:
+    """VectorType(element, [lanes]): one attribute per element type and
+    width (building and verifying a vector type costs more than a cached
+    lookup, and a vector lowering asks for thousands)."""
+    return VectorType(element, [lanes])
 
 
 @lru_cache(maxsize=256)
