@@ -244,10 +244,10 @@ class Emitter:
 
     def int_const(self, value: int, t: Attribute) -> SSAValue:
         t = cast(IntegerType, llvm_type(t))
-        return self.op(llvm.ConstantOp(integer_attr(value, t), t))
+        return self.op(constant_op(integer_attr(value, t), t))
 
     def float_const(self, value: float, t: Attribute) -> SSAValue:
-        return self.op(llvm.ConstantOp(FloatAttr(value, cast(AnyFloat, t)), t))
+        return self.op(constant_op(FloatAttr(value, cast(AnyFloat, t)), t))
 
     def icmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         index = arith.CMPI_COMPARISON_OPERATIONS.index(predicate)
@@ -301,6 +301,18 @@ def integer_attr(value: int, t: IntegerType) -> IntegerAttr[IntegerType]:
     per value and type (attributes are immutable; building and verifying
     one costs more than the op that holds it)."""
     return IntegerAttr(value, t, truncate_bits=True)
+
+
+def cast_op(value: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
+    """`builtin.unrealized_conversion_cast value to t`, built without IRDL's
+    argument matching (as constant_op)."""
+    return UnrealizedConversionCastOp.create(operands=[value], result_types=[t])
+
+
+def constant_op(value: Attribute, t: Attribute) -> llvm.ConstantOp:
+    """llvm.ConstantOp(value, t), built without IRDL's argument matching (a
+    third of the time: a lowering makes tens of thousands of constants)."""
+    return llvm.ConstantOp.create(result_types=[t], properties={"value": value})
 
 
 @lru_cache(maxsize=1024)
@@ -371,11 +383,11 @@ def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
         owner.inputs[0].type, llvm.LLVMPointerType
     ):
         return owner.inputs[0]
-    return emit.op(UnrealizedConversionCastOp.get([value], [PTR]))
+    return emit.op(cast_op(value, PTR))
 
 
 def as_memref(pointer: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
-    return UnrealizedConversionCastOp.get([pointer], [t])
+    return cast_op(pointer, t)
 
 
 SAME_BINARY: dict[type[Operation], type[IRDLOperation]] = {

@@ -83,6 +83,7 @@ from xtc.lowering.llvm_emit import (
     LOWERING,
     PTR,
     LoweringError,
+    cast_op,
     gep,
     llvm_type,
     load_op,
@@ -187,7 +188,7 @@ def _index(value: int) -> arith.ConstantOp:
 
 
 def _cast(value: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
-    return UnrealizedConversionCastOp.get([value], [t])
+    return cast_op(value, t)
 
 
 def _slot(context: SSAValue, position: int) -> llvm.GEPOp:

@@ -113,6 +113,8 @@ from xtc.lowering.llvm_emit import (
     SAME_BINARY,
     Emitter,
     Externals,
+    cast_op,
+    constant_op,
     element_bytes,
     element_pointer,
     fastmath_of,
@@ -341,9 +343,9 @@ class LLVMScalars:
             owner = value.owner
             if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
                 data = IntegerAttr(owner.value.value.data, cast(IntegerType, t), truncate_bits=True)
-                lowered: Operation = llvm.ConstantOp(data, t)
+                lowered: Operation = constant_op(data, t)
             else:
-                lowered = UnrealizedConversionCastOp.get([value], [t])
+                lowered = cast_op(value, t)
             where = (
                 InsertPoint.after(owner)
                 if isinstance(owner, Operation)
@@ -627,7 +629,7 @@ class _VectorCode:
         """An llvm-typed scalar seen as type `t` (i64 as index)."""
         if value.type == t:
             return value
-        return self.emit.op(UnrealizedConversionCastOp.get([value], [t]))
+        return self.emit.op(cast_op(value, t))
 
     def constant_vector(self, values: Sequence[int] | Sequence[float], t: Attribute) -> SSAValue:
         """A constant vector of elements of type `t`."""
@@ -641,7 +643,7 @@ class _VectorCode:
         else:
             vector_type = vector_of(element, self.lanes)
             data = DenseIntOrFPElementsAttr.from_list(vector_type, [float(v) for v in values])
-        return self.emit.op(llvm.ConstantOp(data, vector_type))
+        return self.emit.op(constant_op(data, vector_type))
 
     def splat(self, value: SSAValue) -> SSAValue:
         """A vector of a uniform value in every lane (a constant when it is one)."""
