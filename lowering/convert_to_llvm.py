@@ -62,6 +62,8 @@ from xtc.lowering.llvm_emit import (
     Externals,
     as_memref,
     buffer_bytes,
+    cast_op,
+    constant_op,
     element_bytes,
     element_pointer,
     fail,
@@ -234,7 +236,7 @@ class LowerArithConstant(LoweringPattern):
             value = integer_attr(value.value.data, cast(IntegerType, t))
         elif not isinstance(value, FloatAttr):
             raise fail(op, f"of {value} is not a scalar constant")
-        rewriter.replace(op, llvm.ConstantOp(value, t))
+        rewriter.replace(op, constant_op(value, t))
 
 
 class LowerArithBinary(LoweringPattern):
@@ -514,7 +516,7 @@ class LowerFloatCast(LoweringPattern):
             bits = encode(emit, result, target_format)
             # typed back as the narrow float, so that its users (lowered
             # later) still see which format the bits are in
-            result = emit.op(UnrealizedConversionCastOp.get([bits], [op.results[0].type]))
+            result = emit.op(cast_op(bits, op.results[0].type))
         rewriter.replace(op, [], [result])
 
 
@@ -1046,8 +1048,8 @@ def _fold_bridges(module: ModuleOp) -> None:
     PatternRewriteWalker would visit every op of the module twice)."""
     fold = FoldBridge()
     casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
-    for cast_op in reversed(casts):
-        fold.match_and_rewrite(cast_op, PatternRewriter(cast_op))
+    for bridge in reversed(casts):
+        fold.match_and_rewrite(bridge, PatternRewriter(bridge))
 
 
 def _has_narrow_floats(module: ModuleOp) -> bool:

@@ -83,6 +83,16 @@ def llvm_type(t: Attribute) -> Attribute:
     kind = type(t)
     if kind in _KEPT_CLASSES:
         return t
+    # The common types that are not kept, before _llvm_type's float test (an
+    # isinstance of a union of ABCs, a few microseconds a call).
+    if kind is IntegerType:
+        integer = cast(IntegerType, t)
+        if integer.signedness.data == Signedness.SIGNLESS:
+            return t
+    elif kind is IndexType:
+        return i64
+    elif kind is MemRefType:
+        return PTR
     lowered = _llvm_type(t)
     if lowered is t and not isinstance(t, IntegerType):  # signed integers are not kept
         _KEPT_CLASSES.add(kind)
@@ -234,10 +244,10 @@ class Emitter:
 
     def int_const(self, value: int, t: Attribute) -> SSAValue:
         t = cast(IntegerType, llvm_type(t))
-        return self.op(llvm.ConstantOp(integer_attr(value, t), t))
+        return self.op(constant_op(integer_attr(value, t), t))
 
     def float_const(self, value: float, t: Attribute) -> SSAValue:
-        return self.op(llvm.ConstantOp(FloatAttr(value, cast(AnyFloat, t)), t))
+        return self.op(constant_op(FloatAttr(value, cast(AnyFloat, t)), t))
 
     def icmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         index = arith.CMPI_COMPARISON_OPERATIONS.index(predicate)
@@ -291,6 +301,26 @@ def integer_attr(value: int, t: IntegerType) -> IntegerAttr[IntegerType]:
     per value and type (attributes are immutable; building and verifying
     one costs more than the op that holds it)."""
     return IntegerAttr(value, t, truncate_bits=True)
+
+
+def cast_op(value: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
+    """`builtin.unrealized_conversion_cast value to t`, built without IRDL's
+    argument matching (as constant_op)."""
+    return UnrealizedConversionCastOp.create(operands=[value], result_types=[t])
+
+
+def constant_op(value: Attribute, t: Attribute) -> llvm.ConstantOp:
+    """llvm.ConstantOp(value, t), built without IRDL's argument matching (a
+    third of the time: a lowering makes tens of thousands of constants)."""
+    return llvm.ConstantOp.create(result_types=[t], properties={"value": value})
+
+
+@lru_cache(maxsize=1024)
+def vector_of(element: Attribute, lanes: int) -> VectorType[Attribute]:
+    """VectorType(element, [lanes]): one attribute per element type and
+    width (building and verifying a vector type costs more than a cached
+    lookup, and a vector lowering asks for thousands)."""
+    return VectorType(element, [lanes])
 
 
 @lru_cache(maxsize=256)
@@ -353,11 +383,11 @@ def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
         owner.inputs[0].type, llvm.LLVMPointerType
     ):
         return owner.inputs[0]
-    return emit.op(UnrealizedConversionCastOp.get([value], [PTR]))
+    return emit.op(cast_op(value, PTR))
 
 
 def as_memref(pointer: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
-    return UnrealizedConversionCastOp.get([pointer], [t])
+    return cast_op(pointer, t)
 
 
 SAME_BINARY: dict[type[Operation], type[IRDLOperation]] = {

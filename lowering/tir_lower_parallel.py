@@ -79,7 +79,16 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
 from xtc.dialects.tir import AssertOp, ForOp
-from xtc.lowering.llvm_emit import LOWERING, PTR, LoweringError, llvm_type
+from xtc.lowering.llvm_emit import (
+    LOWERING,
+    PTR,
+    LoweringError,
+    cast_op,
+    gep,
+    llvm_type,
+    load_op,
+    store_op,
+)
 
 NUM_THREADS_GLOBAL = "xtc_num_threads"
 """The i32 global holding the team size parallel loops ask for (0: default);
@@ -179,11 +188,11 @@ def _index(value: int) -> arith.ConstantOp:
 
 
 def _cast(value: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
-    return UnrealizedConversionCastOp.get([value], [t])
+    return cast_op(value, t)
 
 
 def _slot(context: SSAValue, position: int) -> llvm.GEPOp:
-    return llvm.GEPOp(context, [position], i64, inbounds=True)
+    return gep(context, i64, position, inbounds=True)
 
 
 def _convert(op_type: type[IRDLOperation], value: SSAValue, t: Attribute) -> Operation:
@@ -247,7 +256,7 @@ def _store_context(passed: Sequence[SSAValue]) -> tuple[list[Operation], SSAValu
         if conversions:
             stored = conversions[-1].results[0]
         slot = _slot(pointer.results[0], position)
-        ops += [slot, llvm.StoreOp(stored, slot, alignment=SLOT_ALIGNMENT)]
+        ops += [slot, store_op(stored, slot.result, SLOT_ALIGNMENT)]
     return ops, pointer.results[0]
 
 
@@ -261,7 +270,7 @@ def _load_context(
     values: list[SSAValue] = []
     for position, value in enumerate(passed):
         slot = _slot(pointer.results[0], position)
-        loaded = llvm.LoadOp(slot, i64, alignment=SLOT_ALIGNMENT)
+        loaded = load_op(slot.result, i64, SLOT_ALIGNMENT)
         ops += [slot, loaded]
         result = loaded.dereferenced_value
         t = llvm_type(value.type)

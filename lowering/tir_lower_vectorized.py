@@ -83,6 +83,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
     i1,
+    i8,
     i32,
     i64,
 )
@@ -112,6 +113,8 @@ from xtc.lowering.llvm_emit import (
     SAME_BINARY,
     Emitter,
     Externals,
+    cast_op,
+    constant_op,
     element_bytes,
     element_pointer,
     fastmath_of,
@@ -120,6 +123,7 @@ from xtc.lowering.llvm_emit import (
     llvm_type,
     load_op,
     store_op,
+    vector_of,
 )
 from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
 
@@ -339,9 +343,9 @@ class LLVMScalars:
             owner = value.owner
             if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
                 data = IntegerAttr(owner.value.value.data, cast(IntegerType, t), truncate_bits=True)
-                lowered: Operation = llvm.ConstantOp(data, t)
+                lowered: Operation = constant_op(data, t)
             else:
-                lowered = UnrealizedConversionCastOp.get([value], [t])
+                lowered = cast_op(value, t)
             where = (
                 InsertPoint.after(owner)
                 if isinstance(owner, Operation)
@@ -527,7 +531,7 @@ class _VectorCode:
 
     def vector_type(self, t: Attribute) -> VectorType[Attribute]:
         """One lane per iteration of the llvm type of `t`."""
-        return VectorType(llvm_type(t), [self.lanes])
+        return vector_of(llvm_type(t), self.lanes)
 
     def vector(self, value: SSAValue) -> SSAValue:
         """`value` in every lane, as one vector."""
@@ -625,21 +629,21 @@ class _VectorCode:
         """An llvm-typed scalar seen as type `t` (i64 as index)."""
         if value.type == t:
             return value
-        return self.emit.op(UnrealizedConversionCastOp.get([value], [t]))
+        return self.emit.op(cast_op(value, t))
 
     def constant_vector(self, values: Sequence[int] | Sequence[float], t: Attribute) -> SSAValue:
         """A constant vector of elements of type `t`."""
         element = llvm_type(t)
         if isinstance(element, IntegerType):
-            vector_type = VectorType(IntegerType(element.bitwidth), [self.lanes])
+            vector_type = vector_of(IntegerType(element.bitwidth), self.lanes)
             if isinstance(t, AnyFloat):  # a narrow float (bf16, float8): its bits
                 bits = np.array(values, numpy_dtype(t)).view(f"u{element.bitwidth // 8}")
                 values = [int(b) for b in bits]
             data = DenseIntOrFPElementsAttr.from_list(vector_type, [int(v) for v in values])
         else:
-            vector_type = VectorType(cast(AnyFloat, element), [self.lanes])
+            vector_type = vector_of(element, self.lanes)
             data = DenseIntOrFPElementsAttr.from_list(vector_type, [float(v) for v in values])
-        return self.emit.op(llvm.ConstantOp(data, vector_type))
+        return self.emit.op(constant_op(data, vector_type))
 
     def splat(self, value: SSAValue) -> SSAValue:
         """A vector of a uniform value in every lane (a constant when it is one)."""
@@ -722,9 +726,9 @@ class _VectorCode:
         of two: LLVM splits a contiguous `<14 x float>` load into 8 + 4 + 2
         lanes and two inserts (five instructions), one masked `vmovups` here."""
         element = llvm_type(op.res.type)
-        wide_type = VectorType(element, [width])
+        wide_type = vector_of(element, width)
         needed = (self.lanes - 1) * stride + 1
-        mask_type = VectorType(i1, [width])
+        mask_type = vector_of(i1, width)
         enabled = [1] * needed + [0] * (width - needed)
         mask = self.emit.op(
             llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(mask_type, enabled), mask_type)
@@ -760,7 +764,7 @@ class _VectorCode:
         per element there (a `<N x i4>` load would read N * 4 bits)."""
         element = t.get_element_type()
         if isinstance(element, IntegerType) and element.bitwidth < 8:
-            return VectorType(IntegerType(8), [self.lanes])
+            return vector_of(i8, self.lanes)
         return t
 
     def vector_address(
@@ -779,7 +783,7 @@ class _VectorCode:
         the same in every lane, one vector load when lanes are 4 bytes
         apart; None otherwise."""
         stride = self.analysis.address_stride(load.memref, load.indices)
-        bytes_type = VectorType(IntegerType(8), [DOT_DEPTH * self.lanes])
+        bytes_type = vector_of(i8, DOT_DEPTH * self.lanes)
         if stride == DOT_DEPTH:
             address = self.vector_address(load, bytes_type)
             return self.emit.op(llvm.LoadOp(address, bytes_type, alignment=1))

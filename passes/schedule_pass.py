@@ -21,12 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 
 from xtc.dialects.tir import ForOp
 from xtc.passes.tir_loops import (
@@ -136,19 +131,13 @@ class SchedulePass(ModulePass, ABC):
         self.schedule(func, PatternRewriter(func))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = select_functions(op, self.name, self.func, self.loops_named())
-        pattern = ScheduleFunctions(self, functions)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
-
-
-@dataclass(frozen=True)
-class ScheduleFunctions(RewritePattern):
-    """Applies a schedule pass to each function it chose."""
-
-    schedule_pass: SchedulePass
-    functions: frozenset[str]
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: FuncOp, rewriter: PatternRewriter) -> None:
-        if function_name(op) in self.functions:
-            self.schedule_pass.schedule(op, rewriter)
+        chosen = select_functions(op, self.name, self.func, self.loops_named())
+        # The chosen functions are ops of the module's body: a loop over them,
+        # not a rewrite walk that visits every op of the module (a quarter of
+        # a kernel's scheduling); an error gets the walk's note all the same.
+        functions = [f for f in op.ops if isinstance(f, FuncOp) and function_name(f) in chosen]
+        for func in functions:
+            try:
+                self.schedule(func, PatternRewriter(func))
+            except Exception as err:
+                func.emit_error(f"Error while applying pattern: {err}", underlying_error=err)

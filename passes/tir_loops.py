@@ -97,22 +97,28 @@ def select_functions(
     `loops` or has two loops of one of those names."""
     functions = _defined_functions(module)
     if func:
-        chosen = [f for f in functions if function_name(f) == func]
+        chosen = [(f, loops_by_name(f)) for f in functions if function_name(f) == func]
         if not chosen:
             raise ScheduleError(pass_name, f"no function @{func} in the module")
     else:
-        chosen = [f for f in functions if loops[0] in loops_by_name(f)]
+        named = [(f, loops_by_name(f)) for f in functions]
+        chosen = [(f, by_name) for f, by_name in named if loops[0] in by_name]
         if not chosen:
             raise ScheduleError(pass_name, f"no function has a loop named '{loops[0]}'")
-    for f in chosen:
+    for f, by_name in chosen:
         for name in loops:
-            find_loop(pass_name, f, name)
-    return frozenset(function_name(f) for f in chosen)
+            _only_loop(pass_name, f, name, by_name.get(name, []))
+    return frozenset(function_name(f) for f, _ in chosen)
 
 
 def find_loop(pass_name: str, func: FuncOp, name: str) -> ForOp:
     """The loop of `func` named `name`; refuses a missing or ambiguous name."""
-    found = loops_by_name(func).get(name, [])
+    return _only_loop(pass_name, func, name, loops_by_name(func).get(name, []))
+
+
+def _only_loop(pass_name: str, func: FuncOp, name: str, found: list[ForOp]) -> ForOp:
+    """The one loop of `found` (those of `func` named `name`); refuses none
+    or several."""
     if not found:
         raise ScheduleError(pass_name, f"no loop named '{name}' in @{function_name(func)}", func)
     if len(found) > 1:
