@@ -773,8 +773,11 @@ def _verify_stage(module: ModuleOp, stage: str) -> None:
     find the pass that broke it."""
     from xdsl.utils.exceptions import VerifyException
 
+    from xtc.driver.indexed_symbols import symbols_indexed
+
     try:
-        module.verify()
+        with symbols_indexed(module):  # the calls' callees found in a dict, not a scan each
+            module.verify()
     except VerifyException as e:
         e.add_note(
             f"the IR was verified at the end of the {stage} stage: compile with "

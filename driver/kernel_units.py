@@ -36,7 +36,7 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,14 +89,14 @@ class KernelUnit:
 
 def split_kernel_units(
     module: ModuleOp, entry: str, keep: Callable[[FuncOp], bool] = lambda kernel: False
-) -> list[KernelUnit]:
+) -> Iterator[KernelUnit]:
     """Takes every self-contained kernel out of `module` (see the module
     doc), but those `keep` keeps, leaving its declaration (with the
     kernel's attributes: tir-concat-in-place reads them); the units, in
-    the module's order."""
+    the module's order, each as soon as it is out (start_units hands it to
+    a worker while the next is printed)."""
     from xtc.driver.textual_ir import module_to_text
 
-    units: list[KernelUnit] = []
     for kernel in list(module.ops):
         if not _self_contained(kernel, entry) or keep(kernel):
             continue
@@ -108,8 +108,7 @@ def split_kernel_units(
         module.body.block.insert_op_before(declaration, kernel)
         module.body.block.detach_op(kernel)
         kernel.sym_visibility = None  # defined in one object, called from another
-        units.append(KernelUnit(name, module_to_text(ModuleOp([kernel]))))
-    return units
+        yield KernelUnit(name, module_to_text(ModuleOp([kernel])))
 
 
 def _self_contained(op: Any, entry: str) -> bool:
@@ -332,21 +331,23 @@ class PendingUnits:
 
 
 def start_units(
-    units: Sequence[KernelUnit],
+    units: Iterable[KernelUnit],
     opt_level: int,
     plan: UnitPlan,
     workers: ProcessPoolExecutor | None,
     cache: CompileCache | None,
 ) -> PendingUnits:
-    """Looks each unit up in `cache` and hands the misses to `workers`."""
-    keys = (
-        [unit_cache_key(u, opt_level, plan) for u in units]
-        if cache is not None
-        else [""] * len(units)
-    )
+    """Looks each unit up in `cache` and hands the misses to `workers`,
+    each as `units` gives it (split_kernel_units: the workers start on the
+    first while the others are split)."""
+    taken: list[KernelUnit] = []
+    keys: list[str] = []
     results: list[UnitResult | Future[UnitResult] | None] = []
     hits = 0
-    for unit, key in zip(units, keys, strict=True):
+    for unit in units:
+        taken.append(unit)
+        key = unit_cache_key(unit, opt_level, plan) if cache is not None else ""
+        keys.append(key)
         found = _cached_result(cache, key) if cache is not None else None
         if found is not None:
             hits += 1
@@ -355,7 +356,7 @@ def start_units(
             results.append(workers.submit(compile_unit, unit.text, opt_level, plan))
         else:
             results.append(None)
-    return PendingUnits(units, opt_level, plan, cache, keys, results, hits)
+    return PendingUnits(taken, opt_level, plan, cache, keys, results, hits)
 
 
 def unit_cache_key(unit: KernelUnit, opt_level: int, plan: UnitPlan) -> str:

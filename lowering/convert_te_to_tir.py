@@ -44,7 +44,6 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import DiagnosticException
-from xdsl.utils.hints import isa
 
 from xtc.dialects.graph import control
 from xtc.dialects.graph.constant import ConstantOp, blob_data
@@ -72,8 +71,9 @@ def buffer_type(t: Attribute) -> MemRefType[Attribute]:
 
 
 def _as_buffer(t: Attribute) -> Attribute:
-    """A tensor argument's memref; other arguments keep their type."""
-    return buffer_type(t) if isa(t, TensorType[Attribute]) else t
+    """A tensor argument's memref; other arguments keep their type (isinstance:
+    `isa` of a generic type builds its constraint at each call)."""
+    return buffer_type(t) if isinstance(t, TensorType) else t
 
 
 def _integer(t: Attribute) -> tuple[int, Signedness] | None:

@@ -3,7 +3,7 @@ their places in its output, and its copy gone."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -20,7 +20,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
 
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import CONCAT_AXIS_ATTR
@@ -34,13 +33,16 @@ VIEW_ALIGNMENT = 64
 buffer does (kernels may load its rows aligned)."""
 
 
-def concat_axis_of(call: CallOp) -> int | None:
-    """The callee's `tir.concat_axis`, when the call is of a concat kernel."""
-    callee = SymbolTable.lookup_symbol(call, call.callee)
-    if not isinstance(callee, FuncOp):
-        return None
-    axis = callee.attributes.get(CONCAT_AXIS_ATTR)
-    return axis.value.data if isinstance(axis, IntegerAttr) else None
+def concat_axes(module: ModuleOp) -> dict[str, int]:
+    """Each concat kernel's `tir.concat_axis`, by the kernel's name (found
+    once: a symbol lookup per call scans the module's ops)."""
+    axes: dict[str, int] = {}
+    for op in module.ops:
+        if isinstance(op, FuncOp):
+            axis = op.attributes.get(CONCAT_AXIS_ATTR)
+            if isinstance(axis, IntegerAttr):
+                axes.setdefault(op.sym_name.data, axis.value.data)
+    return axes
 
 
 def _buffer_bytes(t: Attribute) -> int | None:
@@ -81,12 +83,12 @@ def _member(value: SSAValue, block: Block, offset: int) -> _Member | str:
     return _Member(alloc, deallocs, offset)
 
 
-def _is_other_concat(op: Operation, call: CallOp) -> bool:
-    """Whether `op` is a call of a concat kernel other than `call`."""
-    return isinstance(op, CallOp) and op is not call and concat_axis_of(op) is not None
+def _is_other_concat(op: Operation, call: CallOp, axes: Mapping[str, int]) -> bool:
+    """Whether `op` is a call of a concat kernel (in `axes`) other than `call`."""
+    return isinstance(op, CallOp) and op is not call and op.callee.string_value() in axes
 
 
-def _members(call: CallOp, axis: int) -> list[_Member] | str:
+def _members(call: CallOp, axis: int, axes: Mapping[str, int]) -> list[_Member] | str:
     """The output (first) and the inputs at their byte offsets in it, or
     why the concatenation stays a copy."""
     *inputs, output = call.arguments
@@ -100,7 +102,7 @@ def _members(call: CallOp, axis: int) -> list[_Member] | str:
     members = [_member(output, block, 0)]
     offset = 0
     for value in inputs:
-        if any(_is_other_concat(u.operation, call) for u in value.uses):
+        if any(_is_other_concat(u.operation, call, axes) for u in value.uses):
             return "an input is concatenated more than once"
         if offset % VIEW_ALIGNMENT:
             return f"an input's place in the output is not {VIEW_ALIGNMENT}-byte aligned"
@@ -137,16 +139,20 @@ def _rewrite(call: CallOp, members: Sequence[_Member], rewriter: PatternRewriter
     rewriter.erase(call)
 
 
+@dataclass(frozen=True)
 class ConcatIntoViews(RewritePattern):
-    """A call of a concat kernel -> its inputs and output as views of one
-    buffer, the inputs side by side where the output has them; no call."""
+    """A call of a concat kernel (one of `axes`: the concat kernels' axes by
+    name) -> its inputs and output as views of one buffer, the inputs side
+    by side where the output has them; no call."""
+
+    axes: Mapping[str, int]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CallOp, rewriter: PatternRewriter) -> None:
-        axis = concat_axis_of(op)
+        axis = self.axes.get(op.callee.string_value())
         if axis is None:
             return
-        members = _members(op, axis)
+        members = _members(op, axis, self.axes)
         if isinstance(members, str):
             report(
                 Remark(
@@ -189,4 +195,6 @@ class TirConcatInPlace(ModulePass):
     name = PASS_NAME
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ConcatIntoViews(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            ConcatIntoViews(concat_axes(op)), apply_recursively=False
+        ).rewrite_module(op)

@@ -3,14 +3,27 @@ their objects cached; the library behaves as the one-module compile."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 
 from xtc.driver.compiler import CompileError, compile_model
-from xtc.driver.kernel_units import JOBS_VARIABLE, KERNELS, compile_jobs
+from xtc.driver.kernel_units import (
+    JOBS_VARIABLE,
+    KERNELS,
+    KernelUnit,
+    UnitPlan,
+    UnitResult,
+    compile_jobs,
+    split_kernel_units,
+    start_units,
+)
 from xtc.runtime.compile_cache import HEADER_BYTES, CompileCache
 from xtc.runtime.timing import Timer
 from xtc.tools.model_builders import resnet_like
@@ -176,3 +189,60 @@ def test_a_model_is_imported_while_its_workers_start(monkeypatch: pytest.MonkeyP
     np.testing.assert_allclose(
         model.run(INPUT)[0], compile_model(small_model(), cache=False, jobs=1).run(INPUT)[0]
     )
+
+
+def _tir_model() -> tuple[ModuleOp, str]:
+    """A small model lowered to tir (convert-te-to-tir), as split_kernel_units
+    meets it, and its model function's name."""
+    from xtc import interp
+    from xtc.driver.compiler import pipeline
+    from xtc.driver.pipelines import apply_pipeline
+    from xtc.frontend.onnx import import_model
+
+    module = import_model(resnet_like(widths=(4, 8), image=16))
+    entry = interp.entry_function(module).sym_name.data
+    for name in pipeline(3).split(","):
+        apply_pipeline(module, name)
+        if name == "convert-te-to-tir":
+            return module, entry
+    raise AssertionError("no convert-te-to-tir in the pipeline")
+
+
+def _defined(module: ModuleOp, entry: str) -> int:
+    return sum(
+        1
+        for op in module.ops
+        if isinstance(op, FuncOp) and op.body.blocks and op.sym_name.data != entry
+    )
+
+
+def test_each_unit_is_given_as_soon_as_it_is_split() -> None:
+    # the workers start on the first unit while the others are printed
+    module, entry = _tir_model()
+    kernels = _defined(module, entry)
+    assert kernels >= 2
+    units = split_kernel_units(module, entry)
+    first = next(units)
+    assert _defined(module, entry) == kernels - 1
+    defined = {f.sym_name.data for f in module.ops if isinstance(f, FuncOp) and f.body.blocks}
+    assert first.function not in defined
+    rest = list(units)
+    assert len(rest) == kernels - 1 and _defined(module, entry) == 0
+
+
+def test_start_units_submits_each_unit_as_it_is_split() -> None:
+    module, entry = _tir_model()
+    events: list[str] = []
+
+    def split() -> Iterator[KernelUnit]:
+        for unit in split_kernel_units(module, entry):
+            events.append("split")
+            yield unit
+
+    class Workers:
+        def submit(self, *args: object) -> Future[UnitResult]:
+            events.append("submit")
+            return Future()
+
+    pending = start_units(split(), 3, UnitPlan(), Workers(), None)  # type: ignore[arg-type]
+    assert events == ["split", "submit"] * len(pending.units)
