@@ -5,10 +5,12 @@ LLVM lowers f16 conversions to instructions where the CPU has them (F16C:
 f16 <-> f32; AVX512-FP16: f16 <-> f64 too) and otherwise to calls of
 compiler-rt's `__extendhfsf2`, `__truncsfhf2` and `__truncdfhf2`. Neither the
 Python process nor a plain `cc -shared` link guarantees those symbols, and
-MCJIT binds a symbol it cannot find to address 0. So every compiled module
-gets its own definitions (hidden, kept through optimization by
-`llvm.compiler.used`; a few hundred bytes of code): integer code, correctly
-rounded to nearest even, for any x86-64 CPU.
+MCJIT binds a symbol it cannot find to address 0. So every JIT module and
+every library gets its own definitions (hidden, kept through optimization
+by `llvm.compiler.used`; a few hundred bytes of code): integer code,
+correctly rounded to nearest even, for any x86-64 CPU. A library's kernel
+objects built apart (runtime/library.py) do not carry them: their calls
+bind, at link time, to the model object's, compiled once per library.
 
     ref = llvm_binding.parse_assembly(text)
     link_float_builtins(ref)
@@ -108,12 +110,10 @@ entry:
 """
 
 
-def link_float_builtins(ref: llvm_binding.ModuleRef, shared: bool = False) -> None:
+def link_float_builtins(ref: llvm_binding.ModuleRef) -> None:
     """Adds the definitions of FLOAT_BUILTINS to `ref` (which must not define
-    them itself), before it is optimized; `shared`: for an object linked
-    with others that have them too (linkonce_odr: the linker keeps one)."""
-    text = _IR.replace("define hidden", "define linkonce_odr hidden") if shared else _IR
-    builtins = llvm_binding.parse_assembly(text)
+    them itself), before it is optimized."""
+    builtins = llvm_binding.parse_assembly(_IR)
     builtins.triple = ref.triple
     builtins.data_layout = ref.data_layout
     ref.link_in(builtins)

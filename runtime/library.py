@@ -58,7 +58,7 @@ from xtc.runtime.faults import (
 )
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
-from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, uses_libgomp
+from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, CpuTarget, uses_libgomp
 from xtc.runtime.timing import NO_TIMER, Timer
 from xtc.runtime.toolchain import (
     Assembly,
@@ -119,22 +119,30 @@ class KernelObject:
 
 
 def build_kernel_object(
-    module: ModuleOp, opt_level: int = 3, timer: Timer = NO_TIMER
+    module: ModuleOp,
+    opt_level: int = 3,
+    timer: Timer = NO_TIMER,
+    *,
+    target: CpuTarget | None = None,
 ) -> KernelObject:
     """Compiles an llvm-level module of kernels (no model function, no
     weights) into an object for build_library's `kernel_objects`: its
     functions hidden (seen by the library's other objects only), its failed
     checks reported to the model object's fault record, its parallel loops
-    sized by the model object's `xtc_set_num_threads`."""
-    from xtc.runtime.llvm_jit import host_cpu, host_features, optimize_at
+    sized by the model object's `xtc_set_num_threads`, its calls of the f16
+    helpers (runtime/float_builtins.py; made only for a `target` CPU, this
+    one by default, without the conversion instructions) bound to the model
+    object's definitions: each library compiles them once, not per object."""
+    from xtc.runtime.llvm_jit import optimize_at
 
+    target = target or CpuTarget.host()
     parallel = uses_libgomp(module)
     with timer.scope("translate"):
         ir_module = translate_module(module, declared=_thread_count(module))
         text = with_fault_support(ir_module, thread_local=True, role=CLIENT)
-    machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
+    machine = _pic_target_machine(target.cpu, target.features, opt_level)
     with timer.scope("parse"):
-        ref = _parsed(text, machine, shared=True)
+        ref = _parsed(text, machine, False)
         for function in ref.functions:
             if not function.is_declaration and function.linkage == llvm_binding.Linkage.external:
                 function.visibility = "hidden"
@@ -144,12 +152,17 @@ def build_kernel_object(
         return KernelObject(machine.emit_object(ref), parallel)
 
 
-def _parsed(text: str, machine: llvm_binding.TargetMachine, shared: bool) -> llvm_binding.ModuleRef:
+def _parsed(
+    text: str, machine: llvm_binding.TargetMachine, float_builtins: bool
+) -> llvm_binding.ModuleRef:
+    """The module of `text` for `machine`; with `float_builtins`, defining
+    the f16 helpers (hidden) for itself and the library's kernel objects."""
     ref = llvm_binding.parse_assembly(text)
     ref.triple = machine.triple
     ref.data_layout = str(machine.target_data)
     ref.verify()
-    link_float_builtins(ref, shared=shared)
+    if float_builtins:
+        link_float_builtins(ref)
     return ref
 
 
@@ -211,7 +224,7 @@ def build_library(
             text += _entry_points(n_inputs, n_outputs, has_thread_count, split)
         machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
         with timer.scope("parse"):
-            ref = _parsed(text, machine, shared=split)
+            ref = _parsed(text, machine, True)
         with timer.scope("optimize"):
             optimize_at(ref, opt_level, machine)
         with timer.scope("codegen"):

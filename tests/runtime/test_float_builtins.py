@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from pathlib import Path
 
 import llvmlite.binding as llvm_binding
 import numpy as np
@@ -190,3 +191,99 @@ builtin.module {
     squared = (x.astype(np.float64) ** 2).astype(np.float16)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(y, (squared.astype(np.float32) + x).astype(np.float16))
+
+
+HALF_KERNEL = """
+builtin.module {
+  func.func @halve(%x: memref<64xf16>, %y: memref<64xf16>) {
+    tir.for %i = 0 to 64 step 1 {name = "i0", kind = "serial"} {
+      %a = memref.load %x[%i] : memref<64xf16>
+      %f = arith.extf %a : f16 to f32
+      %h = arith.constant 0.5 : f32
+      %m = arith.mulf %f, %h : f32
+      %t = arith.truncf %m : f32 to f16
+      memref.store %t, %y[%i] : memref<64xf16>
+    }
+    func.return
+  }
+}
+"""
+FLOAT_KERNEL = """
+builtin.module {
+  func.func @halve(%x: memref<64xf32>, %y: memref<64xf32>) {
+    tir.for %i = 0 to 64 step 1 {name = "i0", kind = "serial"} {
+      %a = memref.load %x[%i] : memref<64xf32>
+      %h = arith.constant 0.5 : f32
+      %m = arith.mulf %a, %h : f32
+      memref.store %m, %y[%i] : memref<64xf32>
+    }
+    func.return
+  }
+}
+"""
+CALLS_HALVE = """
+builtin.module {
+  func.func private @halve(memref<64xf16>, memref<64xf16>)
+  func.func @main(%x: memref<64xf16>, %y: memref<64xf16> {graph.output = 0 : i64}) {
+    func.call @halve(%x, %y) : (memref<64xf16>, memref<64xf16>) -> ()
+    func.return
+  }
+}
+"""
+
+
+def _builtins_named(object_file: bytes) -> tuple[set[str], set[str]]:
+    """The FLOAT_BUILTINS an ELF object defines, and those it calls undefined."""
+    from xtc.runtime.elf_symbols import undefined_symbols
+
+    named = {name for name in FLOAT_BUILTINS if name.encode() in object_file}
+    undefined = named & set(undefined_symbols(object_file))
+    return named - undefined, undefined
+
+
+def _linkers() -> list[object]:
+    from xtc.runtime import toolchain
+
+    found: list[object] = ["default"]
+    if toolchain._zig_binary() is not None:
+        found.append(toolchain.Linker("zig cc", (str(toolchain._zig_binary()), "cc"), "pip"))
+    return found
+
+
+@pytest.mark.parametrize("linker", _linkers(), ids=lambda linker: getattr(linker, "name", linker))
+def test_kernel_objects_call_the_model_objects_builtins(
+    linker: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel object built apart for a CPU without F16C calls the f16
+    helpers without defining them (each library compiles them once, in the
+    model's object); the library links and converts exactly."""
+    from xtc.runtime import library
+    from xtc.runtime.library import build_kernel_object, build_library
+
+    if linker != "default":
+        monkeypatch.setattr(library, "find_linker", lambda: linker)
+    kernel = apply_pipeline(parse_module(HALF_KERNEL), "convert-tir-to-llvm")
+    built = build_kernel_object(kernel, target=CpuTarget("x86-64"))
+    assert _builtins_named(built.data) == (set(), {"__extendhfsf2", "__truncsfhf2"})
+    model = apply_pipeline(parse_module(CALLS_HALVE), "convert-tir-to-llvm")
+    build_library(model, tmp_path, kernels=lambda: [built])
+    native = ctypes.CDLL(str(tmp_path / "model.so"))
+    for name in FLOAT_BUILTINS:  # hidden: the library does not export them
+        assert not hasattr(native, name)
+    every_half = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    for start in range(0, every_half.size, 64):
+        x = aligned_copy(every_half[start : start + 64])
+        y = aligned_empty(64, np.float16)
+        buffers = (ctypes.c_void_p * 1)(x.ctypes.data), (ctypes.c_void_p * 1)(y.ctypes.data)
+        assert native.xtc_run(*buffers) == 0
+        with np.errstate(invalid="ignore"):  # NaN halves
+            expected = (x.astype(np.float32) * np.float32(0.5)).astype(np.float16)
+        _assert_same_bits(y, expected, x)
+
+
+def test_kernel_objects_without_half_conversions_name_no_builtins() -> None:
+    from xtc.runtime.library import build_kernel_object
+
+    kernel = apply_pipeline(parse_module(FLOAT_KERNEL), "convert-tir-to-llvm")
+    built = build_kernel_object(kernel, target=CpuTarget("x86-64"))
+    assert _builtins_named(built.data) == (set(), set())
