@@ -17,6 +17,7 @@ tensor, a divisor), usable in te compute bodies too:
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Sequence
 
@@ -61,6 +62,13 @@ the blocks of the grid, or the threads of a block, along that axis."""
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", *GPU_AXES)
 
 
+@functools.lru_cache(maxsize=1024)
+def _i64_attr(value: int) -> IntegerAttr[IntegerType]:
+    """`value : i64`, one attribute per value (an IntegerAttr is immutable,
+    and checking its range costs more than the op that holds it)."""
+    return IntegerAttr(value, i64)
+
+
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """`for (i = lower; i < upper; i += step)` over its body, which takes the
@@ -92,11 +100,15 @@ class ForOp(IRDLOperation):
             block = Block(arg_types=[IndexType()])
             block.add_ops(body)
             body = Region(block)
-        super().__init__(
+        # Operation's own constructor, as `ForOp.create` calls it: IRDL's
+        # would check the arguments this signature already types, at three
+        # times the cost (schedules build thousands of loops)
+        Operation.__init__(
+            self,
             properties={
-                "lower": IntegerAttr(lower, i64),
-                "upper": IntegerAttr(upper, i64),
-                "step": IntegerAttr(step, i64),
+                "lower": _i64_attr(lower),
+                "upper": _i64_attr(upper),
+                "step": _i64_attr(step),
                 "name": StringAttr(name),
                 "kind": StringAttr(kind),
             },

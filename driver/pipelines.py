@@ -18,8 +18,12 @@ def _all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return dict(multiverse().all_passes)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_pipeline(spec: str) -> PassPipeline:
-    """`"graph-simplify-inference,graph-fold-constants,dce"` as a pipeline."""
+    """`"graph-simplify-inference,graph-fold-constants,dce"` as a pipeline.
+    Kept per spec (a compile applies each schedule step's spec to a kernel,
+    and the same lowering spec to every kernel): a pass is a frozen
+    dataclass, so one pipeline serves every module."""
     return PassPipeline.parse_spec(_all_passes(), spec)
 
 

@@ -10,12 +10,12 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Input, Location
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from xtc.dialects import string_literals  # noqa: F401 - installs the linear string pattern
 from xtc.dialects.resource_blobs import blob_storage
@@ -52,6 +52,30 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self._parser_state = ParserState(LinearTimeLexer(Input(text, name)))
         self.op_starts: dict[Operation, int] = {}
+        self._shaped_types: dict[str, TypeAttribute] = {}
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        """xDSL's, but a shaped type (`memref<1x64x56x56xf32>`) written as
+        the same text earlier in this file is the type read there: a kernel
+        names each of its buffers' types at every load and store, and a
+        memref type costs more to read than the op it ends."""
+        token = self._current_token
+        if token.kind is not MLIRTokenKind.BARE_IDENT or token.text not in _SHAPED_TYPES:
+            return super().parse_optional_type()
+        content = self.lexer.input.content
+        start = token.span.start
+        end = _after_angle_brackets(content, token.span.end)
+        text = content[start:end] if end is not None else ""
+        known = self._shaped_types.get(text)
+        if known is not None:
+            self._resume_from(end)
+            return known
+        parsed = super().parse_optional_type()
+        # kept only where the type read is exactly that text (a comment
+        # after it, or brackets the scan misread, keep it out)
+        if parsed is not None and end is not None and not content[end : self.pos].strip():
+            self._shaped_types[text] = parsed
+        return parsed
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -77,6 +101,29 @@ class LocatingParser(Parser):
         line = source.content.count("\n", 0, start) + 1
         col = start - (source.content.rfind("\n", 0, start) + 1) + 1
         return Location(source.name, line, col)
+
+
+_SHAPED_TYPES = frozenset(("memref", "vector", "tensor"))
+
+
+def _after_angle_brackets(content: str, start: int) -> int | None:
+    """The position after the `>` that closes the `<` at `start` (None when
+    `start` holds no `<`, or it is not closed on its line); the `>` of `->`
+    (in an affine map) closes nothing."""
+    if content[start : start + 1] != "<":
+        return None
+    depth = 0
+    for position in range(start, len(content)):
+        char = content[position]
+        if char == "<":
+            depth += 1
+        elif char == ">" and content[position - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        elif char == "\n" or char == '"':
+            return None
+    return None
 
 
 def parse_module(text: str, name: str = "<string>", ctx: Context | None = None) -> ModuleOp:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -18,6 +19,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import BlockInsertPoint, InsertPoint
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 
+from xtc.analysis.walk import ops_within
 from xtc.dialects import tir
 from xtc.passes.typed_applier import TypedPatternApplier, matched_op_types
 
@@ -27,17 +29,27 @@ class LowerTirFor(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.ForOp, rewriter: PatternRewriter) -> None:
-        bounds = [
-            arith.ConstantOp(IntegerAttr(attr.value.data, IndexType()))
-            for attr in (op.lower, op.upper, op.step)
-        ]
+        bounds = [_index_constant(attr.value.data) for attr in (op.lower, op.upper, op.step)]
         body = op.body.block
-        body.add_op(scf.YieldOp())
-        lower, upper, step = bounds
-        loop = scf.ForOp(
-            lower, upper, step, [], rewriter.move_region_contents_to_new_regions(op.body)
+        body.add_op(scf.YieldOp.create())
+        # scf.ForOp(lower, upper, step, [], body) without IRDL's argument checks
+        loop = scf.ForOp.create(
+            operands=[bound.result for bound in bounds],
+            regions=[rewriter.move_region_contents_to_new_regions(op.body)],
         )
         rewriter.replace(op, [*bounds, loop], [])
+
+
+def _index_constant(value: int) -> arith.ConstantOp:
+    """`arith.constant value : index`, built as arith.ConstantOp(...) builds it."""
+    return arith.ConstantOp.create(
+        properties={"value": _index_attr(value)}, result_types=[IndexType()]
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_attr(value: int) -> IntegerAttr[IndexType]:
+    return IntegerAttr(value, IndexType())
 
 
 class WhileLowering(RewritePattern):
@@ -112,5 +124,5 @@ def apply_to_each(module: ModuleOp, pattern: RewritePattern) -> None:
     outer loop's body) but must not erase them, nor create ops the pattern
     rewrites."""
     types = matched_op_types(pattern)
-    for target in [inner for inner in module.walk() if isinstance(inner, types)]:
+    for target in [inner for inner in ops_within(module) if isinstance(inner, types)]:
         pattern.match_and_rewrite(target, PatternRewriter(target))

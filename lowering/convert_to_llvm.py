@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
+from xdsl.irdl import AttrSizedOperandSegments
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -53,6 +54,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
+from xtc.analysis.walk import ops_within, ops_within_reversed
 from xtc.dialects import llvm_ext, tir
 from xtc.lowering.llvm_emit import (
     MATH_INTRINSICS,
@@ -70,6 +72,7 @@ from xtc.lowering.llvm_emit import (
     fastmath_of,
     float_suffix,
     fused_multiply_add,
+    i32_array,
     int_width,
     integer_attr,
     is_lowered_type,
@@ -1007,15 +1010,20 @@ class LowerBranch(LoweringPattern):
     op_types = (cf.BranchOp, cf.ConditionalBranchOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        # the ops llvm.BrOp(...) and llvm.CondBrOp(...) build, without IRDL's
+        # argument checks (a unit has thousands of branches)
         if isinstance(op, cf.BranchOp):
-            rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
+            branch = llvm.BrOp.create(operands=list(op.arguments), successors=[op.successor])
+            rewriter.replace(op, branch)
         elif isinstance(op, cf.ConditionalBranchOp):
-            rewriter.replace(
-                op,
-                llvm.CondBrOp(
-                    op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments
-                ),
+            then_arguments, else_arguments = list(op.then_arguments), list(op.else_arguments)
+            segments = i32_array((1, len(then_arguments), len(else_arguments)))
+            branch = llvm.CondBrOp.create(
+                operands=[op.cond, *then_arguments, *else_arguments],
+                properties={AttrSizedOperandSegments.attribute_name: segments},
+                successors=[op.then_block, op.else_block],
             )
+            rewriter.replace(op, branch)
 
 
 # ------------------------------------------------------ step 3: clean-up
@@ -1037,7 +1045,7 @@ class FoldBridge(RewritePattern):
 def _erase_dead_ops(module: ModuleOp) -> None:
     """Erases the ops whose results nobody uses and that have no effect,
     users before producers (so a dead chain goes at once)."""
-    for op in list(module.walk(reverse=True)):
+    for op in ops_within_reversed(module):
         if op.results and is_trivially_dead(op):
             Rewriter.erase_op(op)
 
@@ -1047,7 +1055,7 @@ def _fold_bridges(module: ModuleOp) -> None:
     erased leaves the casts it used foldable when they are reached (a
     PatternRewriteWalker would visit every op of the module twice)."""
     fold = FoldBridge()
-    casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
+    casts = [op for op in ops_within(module) if isinstance(op, UnrealizedConversionCastOp)]
     for bridge in reversed(casts):
         fold.match_and_rewrite(bridge, PatternRewriter(bridge))
 
@@ -1055,7 +1063,7 @@ def _fold_bridges(module: ModuleOp) -> None:
 def _has_narrow_floats(module: ModuleOp) -> bool:
     """Whether a value of `module` (a result or a block argument: every
     operand is one) is a narrow float (bf16, the float8 types, f4E2M1FN)."""
-    for op in module.walk():
+    for op in ops_within(module):
         for result in op.results:
             if narrow_format(result.type) is not None:
                 return True
@@ -1069,7 +1077,7 @@ def _has_narrow_floats(module: ModuleOp) -> bool:
 def _check_lowered(module: ModuleOp) -> None:
     """A lowering error for an op left unlowered, or a value (a result or a
     block argument: every operand is one of those) of a tir-level type."""
-    for op in module.walk():
+    for op in ops_within(module):
         if op is module:
             continue
         if not op.name.startswith(LOWERED_PREFIXES):

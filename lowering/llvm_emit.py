@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    StringAttr,
     TensorType,
     UnrealizedConversionCastOp,
     VectorType,
@@ -265,9 +266,18 @@ class Emitter:
         result: Attribute | None,
         fastmath: llvm.FastMathAttr | None = None,
     ) -> SSAValue | None:
-        op = llvm.CallIntrinsicOp(name, args, [llvm_type(result)] if result is not None else [])
-        if fastmath is not None:
-            op.fastmathFlags = fastmath
+        # the op llvm.CallIntrinsicOp(name, args, results) builds (its
+        # properties in that order), without IRDL's argument matching
+        op = llvm.CallIntrinsicOp.create(
+            operands=list(args),
+            result_types=[llvm_type(result)] if result is not None else [],
+            properties={
+                "intrin": StringAttr(name),
+                "op_bundle_sizes": i32_array(()),
+                "operandSegmentSizes": i32_array((len(args), 0)),
+                "fastmathFlags": fastmath if fastmath is not None else _NO_FASTMATH,
+            },
+        )
         self.rewriter.insert(op)
         return op.ress
 
@@ -323,9 +333,39 @@ def vector_of(element: Attribute, lanes: int) -> VectorType[Attribute]:
     return VectorType(element, [lanes])
 
 
-@lru_cache(maxsize=256)
-def _gep_indices(indices: tuple[int, ...]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i32, indices)
+@lru_cache(maxsize=1024)
+def i32_array(values: tuple[int, ...]) -> DenseArrayBase:
+    """DenseArrayBase.from_list(i32, values), one attribute per tuple of
+    values (GEP indices, shuffle masks, operand segment sizes)."""
+    return DenseArrayBase.from_list(i32, values)
+
+
+_NO_FASTMATH = llvm.FastMathAttr(None)
+
+
+def undef_op(t: Attribute) -> llvm.UndefOp:
+    """llvm.UndefOp(t), built without IRDL's argument matching (as constant_op)."""
+    return llvm.UndefOp.create(result_types=[t])
+
+
+def insert_element_op(
+    vector: SSAValue, value: SSAValue, position: SSAValue
+) -> llvm.InsertElementOp:
+    """llvm.InsertElementOp(vector, value, position), built without IRDL's
+    argument matching."""
+    return llvm.InsertElementOp.create(
+        operands=[vector, value, position], result_types=[vector.type]
+    )
+
+
+def shuffle_vector_op(
+    first: SSAValue, second: SSAValue, mask: tuple[int, ...], t: Attribute
+) -> llvm.ShuffleVectorOp:
+    """llvm.ShuffleVectorOp(first, second, mask as i32s, t), built without
+    IRDL's argument matching."""
+    return llvm.ShuffleVectorOp.create(
+        operands=[first, second], properties={"mask": i32_array(mask)}, result_types=[t]
+    )
 
 
 _NO_WRAP = IntegerAttr(0, 32)
@@ -342,7 +382,7 @@ def gep(
     properties: dict[str, Attribute] = {
         "elem_type": element,
         "noWrapFlags": _NO_WRAP,
-        "rawConstantIndices": _gep_indices(
+        "rawConstantIndices": i32_array(
             (llvm.GEP_USE_SSA_VAL,) if isinstance(index, SSAValue) else (index,)
         ),
     }

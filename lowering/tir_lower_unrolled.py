@@ -12,12 +12,13 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 
+from xtc.analysis.walk import ops_within
 from xtc.dialects import tir
 
 
 def loops_innermost_first(module: ModuleOp, kind: str) -> list[tir.ForOp]:
     """The module's loops of `kind`, every inner loop before its outer ones."""
-    loops = [op for op in module.walk() if isinstance(op, tir.ForOp) and op.kind.data == kind]
+    loops = [op for op in ops_within(module) if isinstance(op, tir.ForOp) and op.kind.data == kind]
     return loops[::-1]  # a pre-order walk reversed: inner loops before outer ones
 
 

@@ -68,7 +68,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -120,9 +119,12 @@ from xtc.lowering.llvm_emit import (
     fastmath_of,
     fused_multiply_add,
     gep,
+    insert_element_op,
     llvm_type,
     load_op,
+    shuffle_vector_op,
     store_op,
+    undef_op,
     vector_of,
 )
 from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
@@ -652,19 +654,19 @@ class _VectorCode:
             constant = owner.value.value.data
             return self.constant_vector([constant] * self.lanes, value.type)
         vector_type = self.vector_type(value.type)
-        undefined = self.emit.op(llvm.UndefOp(vector_type))
+        undefined = self.emit.op(undef_op(vector_type))
         first = self.emit.op(
-            llvm.InsertElementOp(undefined, self.to_llvm_scalar(value), self.lane_index(0))
+            insert_element_op(undefined, self.to_llvm_scalar(value), self.lane_index(0))
         )
-        mask = DenseArrayBase.from_list(i32, [0] * self.lanes)
-        return self.emit.op(llvm.ShuffleVectorOp(first, undefined, mask, vector_type))
+        mask = (0,) * self.lanes
+        return self.emit.op(shuffle_vector_op(first, undefined, mask, vector_type))
 
     def build_vector(self, scalars: Sequence[SSAValue], t: Attribute) -> SSAValue:
         """A vector of one scalar per lane."""
-        vector = self.emit.op(llvm.UndefOp(self.vector_type(t)))
+        vector = self.emit.op(undef_op(self.vector_type(t)))
         for lane, scalar in enumerate(scalars):
             vector = self.emit.op(
-                llvm.InsertElementOp(vector, self.to_llvm_scalar(scalar), self.lane_index(lane))
+                insert_element_op(vector, self.to_llvm_scalar(scalar), self.lane_index(lane))
             )
         return vector
 
@@ -734,15 +736,15 @@ class _VectorCode:
             llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(mask_type, enabled), mask_type)
         )
         alignment = self.emit.int_const(element_bytes(op.res.type), i32)
-        unused = self.emit.op(llvm.UndefOp(wide_type))
+        unused = self.emit.op(undef_op(wide_type))
         # the alignment argument is the pre-LLVM-22 form, which LLVM's IR
         # reader upgrades (to an `align` on the pointer), as for xDSL's masked store
         name = f"llvm.masked.load.{_vector_suffix(wide_type)}.p0"
         address = self.vector_address(op, wide_type)
         wide = self.emit.value_intrinsic(name, [address, alignment, mask, unused], wide_type)
-        picked = DenseArrayBase.from_list(i32, [lane * stride for lane in range(self.lanes)])
+        picked = tuple(lane * stride for lane in range(self.lanes))
         vector_type = self.vector_type(op.res.type)
-        return self.emit.op(llvm.ShuffleVectorOp(wide, unused, picked, vector_type))
+        return self.emit.op(shuffle_vector_op(wide, unused, picked, vector_type))
 
     def store(self, op: memref.StoreOp) -> None:
         """One vector store at stride 1, else a scalar store per lane."""
@@ -798,10 +800,10 @@ class _VectorCode:
     def splat_llvm(self, value: SSAValue, t: Attribute) -> SSAValue:
         """A vector of an llvm scalar of type `t` in every lane."""
         vector_type = self.vector_type(t)
-        undefined = self.emit.op(llvm.UndefOp(vector_type))
-        first = self.emit.op(llvm.InsertElementOp(undefined, value, self.lane_index(0)))
-        mask = DenseArrayBase.from_list(i32, [0] * self.lanes)
-        return self.emit.op(llvm.ShuffleVectorOp(first, undefined, mask, vector_type))
+        undefined = self.emit.op(undef_op(vector_type))
+        first = self.emit.op(insert_element_op(undefined, value, self.lane_index(0)))
+        mask = (0,) * self.lanes
+        return self.emit.op(shuffle_vector_op(first, undefined, mask, vector_type))
 
     def report_widened_dot_product(self) -> None:
         """A `dot-product-widened` remark, once per loop."""

@@ -17,7 +17,7 @@ reads the same."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
@@ -69,11 +69,22 @@ def loop_name(loop: ForOp) -> str:
     return loop.loop_name.data
 
 
-def loops_in(op: Operation) -> Iterator[ForOp]:
+def loops_in(op: Operation) -> list[ForOp]:
     """Every tir.for inside `op` (and `op` itself when it is one), outer first."""
-    for inner in op.walk():
-        if isinstance(inner, ForOp):
-            yield inner
+    found: list[ForOp] = []
+    _add_loops(op, found)
+    return found
+
+
+def _add_loops(op: Operation, found: list[ForOp]) -> None:
+    # a loop is an op with a region: only those are looked into
+    if isinstance(op, ForOp):
+        found.append(op)
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                if inner.regions:
+                    _add_loops(inner, found)
 
 
 def loops_by_name(func: FuncOp) -> dict[str, list[ForOp]]:
@@ -194,7 +205,7 @@ def only_inner_loop(loop: ForOp) -> ForOp | None:
 
 def has_inner_loop(loop: ForOp) -> bool:
     """Whether a tir.for is nested anywhere in `loop`'s body."""
-    return any(True for op in loop.body.walk() if isinstance(op, ForOp))
+    return len(loops_in(loop)) > 1  # the loop itself, and one inside
 
 
 def rank0_accumulator(loop: ForOp) -> memref.AllocaOp | None:

@@ -41,6 +41,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import Rewriter
 
 from xtc.analysis.loops import constant_int
+from xtc.analysis.walk import ops_within, ops_within_reversed
 from xtc.dialects.tir import ForOp
 from xtc.passes.tir_loops import (
     index_constant,
@@ -101,7 +102,7 @@ def find_partition(top: ForOp) -> Partition | None:
     with constants, and those constants; None when no select does."""
     loops = {loop.induction_variable: loop for loop in _nest(top)}
     found: dict[ForOp, set[int]] = {}
-    for op in top.walk():
+    for op in ops_within(top):
         if isinstance(op, arith.SelectOp) and (hit := _select_bound(op, loops)) is not None:
             found.setdefault(hit[0], set()).add(hit[1])
     if not found:
@@ -114,7 +115,7 @@ def chain_selects(top: ForOp, loop: ForOp) -> dict[arith.SelectOp, int]:
     """The selects of `top` on `i < c`, i the index of `loop`: their c."""
     loops = {loop.induction_variable: loop}
     chain: dict[arith.SelectOp, int] = {}
-    for op in top.walk():
+    for op in ops_within(top):
         if isinstance(op, arith.SelectOp) and (hit := _select_bound(op, loops)) is not None:
             chain[op] = hit[1]
     return chain
@@ -342,7 +343,7 @@ def _decided_extremum(op: arith.MaxSIOp | arith.MinSIOp) -> SSAValue | None:
 
 def _fold_decided(piece: ForOp) -> None:
     """Replaces the compares, selects and clamps the ranges decide."""
-    for op in list(piece.walk()):
+    for op in ops_within(piece):
         if isinstance(op, arith.CmpiOp) and (value := _decided_compare(op)) is not None:
             constant = arith.ConstantOp(IntegerAttr(int(value), i1))
             assert op.parent is not None
@@ -361,7 +362,7 @@ def _fold_decided(piece: ForOp) -> None:
 def _erase_unused(piece: ForOp) -> None:
     """Erases the values nothing uses any more (a load has no effect), in
     one walk from the end: an op's users come after it, and go first."""
-    for op in list(piece.walk(reverse=True)):
+    for op in ops_within_reversed(piece):
         if op is piece or any(result.uses for result in op.results):
             continue
         if is_pure_scalar(op) or isinstance(op, memref.LoadOp):

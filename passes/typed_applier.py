@@ -12,6 +12,7 @@ one whose type check would have failed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from types import UnionType
 from typing import Union, cast, get_args, get_origin
@@ -59,16 +60,14 @@ class TypedPatternApplier(GreedyRewritePatternApplier):
     def __init__(self, patterns: Sequence[RewritePattern]) -> None:
         super().__init__(list(patterns))
         self.types = [matched_types(p) for p in self.rewrite_patterns]
+        self._types_key = tuple(self.types)
         self._by_class: dict[type[Operation], list[RewritePattern]] = {}
 
     def _patterns_for(self, op_class: type[Operation]) -> list[RewritePattern]:
         found = self._by_class.get(op_class)
         if found is None:
-            found = [
-                pattern
-                for pattern, types in zip(self.rewrite_patterns, self.types, strict=True)
-                if issubclass(op_class, types)
-            ]
+            chosen = _chosen_patterns(self._types_key, op_class)
+            found = [self.rewrite_patterns[i] for i in chosen]
             self._by_class[op_class] = found
         return found
 
@@ -80,3 +79,13 @@ class TypedPatternApplier(GreedyRewritePatternApplier):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+@functools.cache
+def _chosen_patterns(
+    types: tuple[tuple[type[Operation], ...], ...], op_class: type[Operation]
+) -> tuple[int, ...]:
+    """The positions of the patterns that may rewrite `op_class`, given
+    each pattern's op types: kept for the process (a pass makes a new
+    applier for each module, and each issubclass test costs an abc check)."""
+    return tuple(i for i, taken in enumerate(types) if issubclass(op_class, taken))
