@@ -61,6 +61,7 @@ GRAPH_PASSES = (
     "graph-alter-layout",
     "graph-fold-constants",
     "graph-sink-transpose",  # after the folding: it permutes the constants it meets
+    "graph-share-concat-prefix",  # before fusion: a shared concat stays out of its users' groups
     "dce",
     "graph-fuse-ops",
 )

@@ -109,6 +109,12 @@ def get_graph_sink_transpose() -> type[ModulePass]:
     return GraphSinkTranspose
 
 
+def get_graph_share_concat_prefix() -> type[ModulePass]:
+    from xtc.passes.graph_share_concat_prefix import GraphShareConcatPrefix
+
+    return GraphShareConcatPrefix
+
+
 def get_graph_fold_scale_axis() -> type[ModulePass]:
     from xtc.passes.graph_fold_scale_axis import GraphFoldScaleAxis
 
@@ -327,6 +333,7 @@ XTC_PASSES = {
     "graph-sink-slice": get_graph_sink_slice,
     "graph-alter-layout": get_graph_alter_layout,
     "graph-sink-transpose": get_graph_sink_transpose,
+    "graph-share-concat-prefix": get_graph_share_concat_prefix,
     "graph-apply-pdl": get_graph_apply_pdl,
     "graph-fuse-ops": get_graph_fuse_ops,
     "te-inline": get_te_inline,

@@ -279,7 +279,7 @@ def test_pipeline_strings() -> None:
         "graph-qdq-to-integer,graph-fold-constants,"
         "graph-simplify-inference,graph-fold-scale-axis,graph-pad-conv-channels,"
         "graph-sink-slice,graph-alter-layout,"
-        "graph-fold-constants,graph-sink-transpose,dce,graph-fuse-ops"
+        "graph-fold-constants,graph-sink-transpose,graph-share-concat-prefix,dce,graph-fuse-ops"
     )
     fused = (
         f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-partition,tir-expand-math,tir-concat-in-place,"
