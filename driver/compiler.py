@@ -67,14 +67,17 @@ GRAPH_PASSES = (
 )
 FUSED_LOWERINGS = ("convert-graph-to-te", "te-inline")
 """From -O1 on: fused groups become one kernel, their epilogues inlined."""
+IN_PLACE = ("tir-concat-in-place",)
+"""From -O1 on, right after convert-te-to-tir: a concatenation's inputs
+written where its output has them, its copy gone and its kernel erased
+(before the kernels are split into units: an erased one is never compiled;
+what follows it, up to the memory plan, works on kernels, not on the model
+function's buffers)."""
 PARTITION = ("tir-partition",)
-"""From -O1 on, right after convert-te-to-tir: a Concat's select chain as
-one nest per input (each element reads only its own input)."""
+"""From -O1 on, after IN_PLACE: a Concat's select chain as one nest per
+input (each element reads only its own input)."""
 FAST_MATH = ("tir-expand-math",)
 """From -O1 on: f32 exp and erf as polynomials that vectorize (error ~1e-7)."""
-IN_PLACE = ("tir-concat-in-place",)
-"""From -O1 on, before the memory plan: a concatenation's inputs written
-where its output has them, its copy gone."""
 SCHEDULE_LEVEL = 2
 """From -O2 on, each kernel gets its default schedule (ops/schedules.py)
 right after SCHEDULED_AFTER; the manifest's pipeline lists its steps."""
@@ -147,9 +150,9 @@ def pipeline(opt_level: int = 3) -> str:
             GRAPH_PASSES
             + FUSED_LOWERINGS
             + LOWERINGS[1:2]
+            + IN_PLACE
             + PARTITION
             + FAST_MATH
-            + IN_PLACE
             + LOWERINGS[2:]
         )
     # convert-tir-to-llvm as its stages, so that each is timed and replayable
@@ -594,9 +597,11 @@ def _compile_graph(
     schedule_at = 0  # where they go in the replayed pipeline
     serial = False  # a model too small for threads: no parallel loop
     # kernels are scheduled (from -O2 on) after this pass; they are split off
-    # into units right after convert-te-to-tir, the units taking the passes
-    # up to it (per kernel: tir-partition) with them
+    # into units after `split_after` (the concat kernels it erases are not
+    # compiled), the units taking the passes from there up to the schedule
+    # (per kernel: tir-partition) with them
     scheduled_after = SCHEDULED_AFTER if SCHEDULED_AFTER in passes else "convert-te-to-tir"
+    split_after = IN_PLACE[-1] if IN_PLACE[-1] in passes else "convert-te-to-tir"
     lowered_from = passes.index(STAGE_NAMES[0])
 
     def kernels() -> list[KernelObject]:
@@ -619,7 +624,7 @@ def _compile_graph(
                 if name_of_pass == "convert-te-to-tir":
                     schedules = {name: [] for name in _kernel_names(module, entry)}
                     serial = opt_level >= SCHEDULE_LEVEL and runs_serial(module, entry)
-                if name_of_pass == "convert-te-to-tir" and split:
+                if name_of_pass == split_after and split:
                     with timer.scope("split kernels"):
                         scheduled_from = passes.index(scheduled_after) + 1
                         before_schedule = passes[done:scheduled_from]

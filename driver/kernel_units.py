@@ -1,7 +1,7 @@
 """Kernels compiled apart: in worker processes, and found again in the
 compile cache.
 
-    units = split_kernel_units(module, "main")   # at tir, right after convert-te-to-tir
+    units = split_kernel_units(module, "main")   # at tir, after tir-concat-in-place
     plan = UnitPlan(tir_passes, schedule=True, verify_each=False)
     with kernel_workers(jobs) as workers:
         pending = start_units(units, opt_level, plan, workers, cache)
@@ -92,7 +92,7 @@ def split_kernel_units(
 ) -> Iterator[KernelUnit]:
     """Takes every self-contained kernel out of `module` (see the module
     doc), but those `keep` keeps, leaving its declaration (with the
-    kernel's attributes: tir-concat-in-place reads them); the units, in
+    kernel's attributes, for passes that read a callee's); the units, in
     the module's order, each as soon as it is out (start_units hands it to
     a worker while the next is printed)."""
     from xtc.driver.textual_ir import module_to_text
@@ -127,7 +127,7 @@ def _self_contained(op: Any, entry: str) -> bool:
 @dataclass(frozen=True)
 class UnitPlan:
     """What is done to each unit before its lowering: the compile's passes
-    that come before the schedules (`before_schedule`: tir-partition), the
+    from the split to the schedules (`before_schedule`: tir-partition), the
     default schedule (`schedule`, from -O2 on), then the compile's
     `tir_passes` in order; `verify_each` verifies after every step, else
     the unit is verified once, at the end of the tir stage (its LLVM IR is

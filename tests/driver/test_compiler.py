@@ -282,8 +282,8 @@ def test_pipeline_strings() -> None:
         "graph-fold-constants,graph-sink-transpose,graph-share-concat-prefix,dce,graph-fuse-ops"
     )
     fused = (
-        f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-partition,tir-expand-math,tir-concat-in-place,"
-        f"tir-plan-memory,{to_llvm}"
+        f"convert-graph-to-te,te-inline,convert-te-to-tir,tir-concat-in-place,tir-partition,"
+        f"tir-expand-math,tir-plan-memory,{to_llvm}"
     )
     assert pipeline(3) == f"{graph},{fused}"
     assert pipeline_steps("a,b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]
