@@ -12,7 +12,8 @@ timed side by side in one process, blocks of runs alternating, on the
 same thread count. The table gives medians and ratios; outputs are checked
 against onnxruntime.
 
-Curves: the `--kernels` heaviest conv kernels of ResNet-50 are tuned on
+Curves: the `--kernels` heaviest conv kernels of ResNet-50 (or those at
+`--kernel-indices` among them, e.g. `--kernel-indices 1`) are tuned on
 their own by each tuner (`--tuners`, default xgb and random) for `--trials`
 candidates and `--seeds` seeds, from a cold start: neither tuner is given
 the default schedule, so the curves show the search alone. For each tuner, the best-so-far GFLOP/s
@@ -181,8 +182,22 @@ def conv_tasks(count: int) -> list[Task]:
     return convs[:count]
 
 
+def picked_conv_tasks(count: int, indices: Sequence[int] | None) -> list[Task]:
+    """The first `count` heavy conv kernels, or those at `indices` among them."""
+    if indices is None:
+        return conv_tasks(count)
+    convs = conv_tasks(max(indices) + 1)
+    if max(indices) >= len(convs) or min(indices) < 0:
+        raise SystemExit(f"--kernel-indices {list(indices)}: there are {len(convs)} conv kernels")
+    return [convs[i] for i in indices]
+
+
+def _indices(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")]
+
+
 def bench_curves(args: argparse.Namespace) -> dict[str, object]:
-    tasks = conv_tasks(args.kernels)
+    tasks = picked_conv_tasks(args.kernels, args.kernel_indices)
     curves: list[Curve] = []
     runner = LocalRunner(MeasureOptions(threads=args.threads))
     for task in tasks:
@@ -270,7 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="32x32 images (a smoke test)")
     parser.add_argument("--curves", action="store_true", help="the tuners against each other")
     parser.add_argument("--tuners", default="xgb,random")
-    parser.add_argument("--kernels", type=int, default=3)
+    parser.add_argument("--kernels", type=int, default=3, help="curves of the first N conv kernels")
+    parser.add_argument(
+        "--kernel-indices",
+        type=_indices,
+        help="curves of these conv kernels instead (0-based, comma-separated: 1 or 0,2)",
+    )
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--reach", type=float, default=0.01)

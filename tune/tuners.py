@@ -22,19 +22,28 @@ seed, fed the same results, propose the same configs.
 - `GATuner`: a genetic search. Children of two parents, drawn from the
   best configs so far in proportion to their throughput, take each knob
   from either parent and mutate some knobs. The elites each parent a child.
+  A child is a new schedule: not an alias (below) of a proposed point.
 - `XGBTuner`: a cost model (tune/cost_model.py) on features of the configs
   (tune/features.py) ranks the unmeasured configs. The top `plan_size`
   form a plan, and batches are taken from it, with ε-greedy random picks.
+  The plan holds distinct schedules, none an alias of a proposed point.
   The model is refit after each update, and the plan remade. Until the
   model has learnt something (enough measured configs of this task, or
   data of earlier tasks of its kind in a shared model), picks are random.
+
+Many points of a space are aliases, one schedule: their steps are equal
+(a parallel grain that picks the same loop as another, a knob of a nest
+that has no such choice). The model cannot tell aliases apart, so a plan
+of points would re-measure its favourite schedule under each alias, and
+children bred from the best would too: the model-guided and the genetic
+search skip them. The random and grid tuners, baselines, keep to points.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,6 +85,7 @@ class Tuner:
         self.trials_since_improvement = 0
         self._visited: set[int] = set()
         self._costs: dict[int, float] = {}
+        self._steps: dict[int, tuple[str, ...]] = {}
 
     # ---------------------------------------------------------- the API
 
@@ -131,6 +141,14 @@ class Tuner:
         """Learns new results (after `measured` and the best are updated)."""
 
     # ---------------------------------------------------------- helpers
+
+    def steps_of(self, index: int) -> tuple[str, ...]:
+        """The schedule steps of point `index` (cached): points of equal
+        steps are one schedule, aliases."""
+        steps = self._steps.get(index)
+        if steps is None:
+            steps = self._steps[index] = tuple(self.task.steps(self.space.point(index)))
+        return steps
 
     def _record(
         self,
@@ -260,7 +278,7 @@ class GATuner(Tuner):
         parents = [self._genes(index) for _, index in ranked]
         weights = [fitness for fitness, _ in ranked]
         children: list[int] = []
-        seen = set(children)
+        seen = {self.steps_of(index) for index in self._visited}
         for number in range(self.population):
             first = parents[number] if number < self.elites else self._select(parents, weights)
             second = self._select(parents, weights)
@@ -270,12 +288,12 @@ class GATuner(Tuner):
             self._mutate(genes, self.mutation)
             index = self._index(genes)
             for _ in range(self.RETRIES):
-                if index not in self._visited and index not in seen:
+                if self.steps_of(index) not in seen:
                     break
                 self._mutate(genes, 1.0 / len(genes))
                 index = self._index(genes)
-            if index not in self._visited and index not in seen:
-                seen.add(index)
+            if self.steps_of(index) not in seen:
+                seen.add(self.steps_of(index))
                 children.append(index)
         return children
 
@@ -371,9 +389,12 @@ class XGBTuner(Tuner):
         return None
 
     def _make_plan(self, taken: set[int] | None = None) -> list[int]:
-        excluded = self._visited | (taken or set())
+        """The best scored points of distinct schedules, none of them the
+        schedule of a visited or `taken` point."""
+        proposed = self._visited | (taken or set())
+        excluded = _SameSchedule(proposed, {self.steps_of(i) for i in proposed}, self.steps_of)
         best_measured = sorted(self._costs, key=lambda i: (self._costs[i], i))
-        return best_unvisited(
+        found = best_unvisited(
             self._score,
             self.space,
             excluded,
@@ -382,6 +403,13 @@ class XGBTuner(Tuner):
             starts=best_measured[: self.plan_size // 4],
             options=self.annealing,
         )
+        planned: set[tuple[str, ...]] = set()
+        plan: list[int] = []
+        for index in found:
+            if self.steps_of(index) not in planned:
+                planned.add(self.steps_of(index))
+                plan.append(index)
+        return plan
 
     def _score(self, indices: Sequence[int]) -> np.ndarray:
         return self.model.predict(self.features.of_indices(indices))
@@ -403,6 +431,26 @@ class XGBTuner(Tuner):
         if data >= self.min_train or self.model.informative(exclude=self.task.key):
             self.model.fit()
         self._plan = self._make_plan() if self._model_ready() else []
+
+
+class _SameSchedule(Container[int]):
+    """The points `proposed`, and every point whose steps are one of
+    `schedules` (theirs): an alias of a proposed schedule."""
+
+    def __init__(
+        self,
+        proposed: set[int],
+        schedules: set[tuple[str, ...]],
+        steps_of: Callable[[int], tuple[str, ...]],
+    ) -> None:
+        self.proposed = proposed
+        self.schedules = schedules
+        self.steps_of = steps_of
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int):
+            return False
+        return index in self.proposed or self.steps_of(index) in self.schedules
 
 
 def add_task_data(
