@@ -77,6 +77,16 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
+def filecheck_cases(text: str) -> list[str]:
+    """Each function of a FileCheck file's `text` as a module of its own,
+    the function renamed @main and the comment lines (RUN, CHECK) dropped:
+    what the numerical twin of a graph pass's FileCheck test runs."""
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    return [
+        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
+    ]
+
+
 def assert_pipeline_preserves_outputs(
     text: str, pipeline: str, seeds: Sequence[int] = (0, 1), rtol: float = 1e-5
 ) -> ModuleOp:

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from xtc import interp
 from xtc.frontend.onnx import import_model
-from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
 from xtc.driver.compiler import compile_graph
 from xtc.tools.model_builders import bert_encoder, mobilenet_v2, resnet_like
 from xtc.driver.pipelines import apply_pipeline
@@ -24,15 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-alter-layout.mlir").read_text()
 
 
-def _functions() -> list[str]:
-    body = "\n".join(line for line in FILECHECK.splitlines() if not line.lstrip().startswith("//"))
-    return [
-        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
-    ]
-
-
 def test_every_filecheck_case_is_numerically_unchanged() -> None:
-    for text in _functions():
+    for text in filecheck_cases(FILECHECK):
         assert_pipeline_preserves_outputs(text, "graph-alter-layout,dce", rtol=1e-5)
 
 

@@ -17,23 +17,16 @@ from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text
 from xtc.frontend.onnx import import_model
 from xtc.passes.graph_pad_conv_channels import padded_channels
-from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _functions(name: str) -> list[str]:
-    text = (ROOT / "filecheck" / "passes" / f"{name}.mlir").read_text()
-    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    return [
-        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
-    ]
+PASSES = ROOT / "filecheck" / "passes"
 
 
 def test_every_filecheck_case_is_numerically_unchanged() -> None:
-    for text in _functions("graph-pad-conv-channels"):
+    for text in filecheck_cases((PASSES / "graph-pad-conv-channels.mlir").read_text()):
         assert_pipeline_preserves_outputs(text, "graph-pad-conv-channels{multiple=4},dce")
-    for text in _functions("graph-sink-slice"):
+    for text in filecheck_cases((PASSES / "graph-sink-slice.mlir").read_text()):
         assert_pipeline_preserves_outputs(text, "graph-sink-slice,dce")
 
 

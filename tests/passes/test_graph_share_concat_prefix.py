@@ -20,22 +20,15 @@ from xtc.dialects.graph.tensor import ConcatOp
 from xtc.driver.compiler import GRAPH_PASSES
 from xtc.driver.pipelines import apply_pipeline
 from xtc.frontend.onnx import import_model
-from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
 from xtc.tools.model_builders import densenet
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _functions(name: str) -> list[str]:
-    text = (ROOT / "filecheck" / "passes" / f"{name}.mlir").read_text()
-    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
-    return [
-        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
-    ]
+PASSES = ROOT / "filecheck" / "passes"
 
 
 def test_every_filecheck_case_is_numerically_unchanged() -> None:
-    for text in _functions("graph-share-concat-prefix"):
+    for text in filecheck_cases((PASSES / "graph-share-concat-prefix.mlir").read_text()):
         assert_pipeline_preserves_outputs(text, "graph-share-concat-prefix")
 
 

@@ -10,22 +10,14 @@ from hypothesis import strategies as st
 
 from xtc.dialects.graph.elementwise import DropoutOp, IdentityOp
 from xtc.dialects.graph.nn import BatchNormOp, Conv2dOp, DenseOp
-from xtc.testing.graph_op import assert_pipeline_preserves_outputs
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-simplify-inference.mlir").read_text()
 
 
-def _functions() -> list[str]:
-    """Each function of the FileCheck file as its own module text."""
-    body = "\n".join(line for line in FILECHECK.splitlines() if not line.lstrip().startswith("//"))
-    return [
-        "func.func @main" + chunk[chunk.index("(") :] for chunk in body.split("func.func @")[1:]
-    ]
-
-
 def test_every_filecheck_case_is_numerically_unchanged() -> None:
-    for text in _functions():
+    for text in filecheck_cases(FILECHECK):
         assert_pipeline_preserves_outputs(text, "graph-simplify-inference,dce", rtol=1e-4)
         assert_pipeline_preserves_outputs(
             text, "graph-simplify-inference,graph-fold-constants,dce", rtol=1e-4
