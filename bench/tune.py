@@ -16,12 +16,20 @@ Curves: the `--kernels` heaviest conv kernels of ResNet-50 (or those at
 `--kernel-indices` among them, e.g. `--kernel-indices 1`) are tuned on
 their own by each tuner (`--tuners`, default xgb and random) for `--trials`
 candidates and `--seeds` seeds, from a cold start: neither tuner is given
-the default schedule, so the curves show the search alone. For each tuner, the best-so-far GFLOP/s
-after each trial is averaged over the seeds; the summary says after how
+the default schedule, so the curves show the search alone.
+
+A best-so-far curve is the maximum of noisy timings, so a tuner that times
+the top schedules more often (random does, under aliases: configs of equal
+steps) gets ahead by noise alone. After the tuners,
+every distinct schedule any of them tried is timed again, `--retime-rounds`
+rounds (3 by default) in a shuffled order, and its median is its value in
+one table; each curve is then also given as that table's value of the best
+schedule tried so far. The summary, for both kinds of curve, says after how
 many trials the XGBoost tuner reaches the random tuner's final best (mean
-over kernels and seeds; within `--reach` of it, 1% by default, as timings
-of one config vary by about that much). `--plot` draws the curves
-(matplotlib, `pip install 'xtc[bench]'`).
+over kernels and seeds, as a fraction of random's trials; within `--reach`
+of it, 1% by default, as timings of one schedule vary by about that much).
+`--plot` draws the curves, re-timed where they were (matplotlib,
+`pip install 'xtc[bench]'`).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -48,7 +56,8 @@ from models import (  # noqa: E402 - bench/models.py, beside this script
 )
 
 import xtc  # noqa: E402
-from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions  # noqa: E402
+from xtc.ops.space import Config  # noqa: E402
+from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions, Runner  # noqa: E402
 from xtc.tune.task import Task, extract_tasks  # noqa: E402
 from xtc.tune.tuners import make_tuner  # noqa: E402
 from xtc.tune.tuning import tune_model  # noqa: E402
@@ -139,18 +148,36 @@ def format_model(row: ModelRow) -> str:
 
 @dataclass
 class Curve:
-    """Best-so-far GFLOP/s after each trial (the default schedule first)."""
+    """Best-so-far GFLOP/s after each trial, as timed while tuning; and,
+    once the kernel's schedules were timed again (`retime`), as that table
+    says."""
 
     task: str
     tuner: str
     seed: int
     gflops: list[float] = field(default_factory=list[float])
+    retimed: list[float] = field(default_factory=list[float])
 
 
-def tuning_curve(task: Task, tuner: str, seed: int, trials: int, runner: LocalRunner) -> Curve:
+Steps = tuple[str, ...]
+
+
+@dataclass
+class Tried:
+    """What one tuner tried, trial by trial: the schedule of each, None for
+    a failed one."""
+
+    schedules: list[Steps | None] = field(default_factory=list[Steps | None])
+    configs: dict[Steps, Config] = field(default_factory=dict[Steps, Config])
+
+
+def tuning_curve(
+    task: Task, tuner: str, seed: int, trials: int, runner: Runner
+) -> tuple[Curve, Tried]:
     """The tuner alone from a cold start (the default schedule is not
-    given to it): best-so-far GFLOP/s after each of `trials` candidates."""
-    curve = Curve(task.name, tuner, seed)
+    given to it): best-so-far GFLOP/s after each of `trials` candidates,
+    and the schedules it tried."""
+    curve, tried = Curve(task.name, tuner, seed), Tried()
     search = make_tuner(tuner, task, seed)
     best = 0.0
     while len(curve.gflops) < trials:
@@ -159,10 +186,45 @@ def tuning_curve(task: Task, tuner: str, seed: int, trials: int, runner: LocalRu
             break
         results = runner.measure([MeasureInput(task, c) for c in configs])
         search.update(configs, results)
-        for result in results:
+        for config, result in zip(configs, results, strict=True):
+            steps: Steps | None = None
             if result.ok:
+                steps = tuple(task.steps(config))
                 best = max(best, task.flops / result.cost / 1e9)
+                tried.configs.setdefault(steps, config)
+            tried.schedules.append(steps)
             curve.gflops.append(best)
+    return curve, tried
+
+
+def retime(
+    task: Task, configs: dict[Steps, Config], runner: Runner, rounds: int, seed: int
+) -> dict[Steps, float]:
+    """GFLOP/s of each schedule, timed `rounds` times in a shuffled order
+    each round, as the median. A tuner's best-so-far takes the maximum of
+    noisy timings, so the tuner that times the top schedules more often
+    (under aliases: configs of equal steps) wins by noise alone; one table for all tuners compares their searches."""
+    rng = np.random.default_rng(seed)
+    timings: dict[Steps, list[float]] = {steps: [] for steps in configs}
+    order = list(configs)
+    for _ in range(rounds):
+        rng.shuffle(order)  # type: ignore[arg-type]
+        for start in range(0, len(order), 8):
+            batch = order[start : start + 8]
+            results = runner.measure([MeasureInput(task, configs[s]) for s in batch])
+            for steps, result in zip(batch, results, strict=True):
+                if result.ok:
+                    timings[steps].append(task.flops / result.cost / 1e9)
+    return {steps: float(np.median(values)) for steps, values in timings.items() if values}
+
+
+def best_so_far(schedules: Sequence[Steps | None], table: dict[Steps, float]) -> list[float]:
+    """The table's GFLOP/s of the best schedule tried so far, trial by trial."""
+    curve, best = [], 0.0
+    for steps in schedules:
+        if steps is not None:
+            best = max(best, table.get(steps, 0.0))
+        curve.append(best)
     return curve
 
 
@@ -200,46 +262,79 @@ def bench_curves(args: argparse.Namespace) -> dict[str, object]:
     tasks = picked_conv_tasks(args.kernels, args.kernel_indices)
     curves: list[Curve] = []
     runner = LocalRunner(MeasureOptions(threads=args.threads))
+    tables: dict[str, list[float]] = {}
     for task in tasks:
+        tried: list[tuple[Curve, Tried]] = []
         for tuner in args.tuners.split(","):
             for seed in range(args.seeds):
                 started = time.perf_counter()
-                curve = tuning_curve(task, tuner, seed, args.trials, runner)
-                curves.append(curve)
+                curve, schedules = tuning_curve(task, tuner, seed, args.trials, runner)
+                tried.append((curve, schedules))
                 print(
                     f"{task.name:<44} {tuner:<6} seed {seed}: {curve.gflops[-1]:7.1f} GFLOP/s "
                     f"after {len(curve.gflops) - 1} trials ({time.perf_counter() - started:.0f} s)",
                     file=sys.stderr,
                 )
+        if args.retime_rounds:
+            configs: dict[Steps, Config] = {}
+            for _, schedules in tried:
+                configs.update(schedules.configs)
+            started = time.perf_counter()
+            table = retime(task, configs, runner, args.retime_rounds, seed=len(curves))
+            tables[task.name] = sorted(table.values(), reverse=True)
+            print(
+                f"{task.name:<44} {len(table)} schedules timed again, {args.retime_rounds} "
+                f"rounds ({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+            )
+            for curve, schedules in tried:
+                curve.retimed = best_so_far(schedules.schedules, table)
+        curves += [curve for curve, _ in tried]
+    runner.close()
+    result: dict[str, object] = {"curves": [asdict(c) for c in curves], "retimed_gflops": tables}
+    for name, pick in [("timed", lambda c: c.gflops), ("retimed", lambda c: c.retimed)]:
+        if name == "retimed" and not args.retime_rounds:
+            continue
+        result[name] = compare_curves(curves, tasks, args.seeds, pick, args.reach)
+    if args.plot:
+        plot(curves, tasks, args.plot)
+    return result
+
+
+def compare_curves(
+    curves: Sequence[Curve],
+    tasks: Sequence[Task],
+    seeds: int,
+    values: Callable[[Curve], list[float]],
+    reach: float,
+) -> dict[str, object]:
+    """After how many trials xgb's curve reaches random's final best, as a
+    fraction of random's trials, per kernel and seed (never: 2.0)."""
     reached: list[float] = []
     lines = []
     for task in tasks:
-        for seed in range(args.seeds):
-            pick = {c.tuner: c for c in curves if c.task == task.name and c.seed == seed}
+        for seed in range(seeds):
+            pick = {c.tuner: values(c) for c in curves if c.task == task.name and c.seed == seed}
             if "xgb" not in pick or "random" not in pick:
                 continue
-            goal = pick["random"].gflops[-1] * (1 - args.reach)
-            trial = trials_to_reach(pick["xgb"].gflops, goal)
-            fraction = (trial if trial is not None else 2 * len(pick["xgb"].gflops)) / len(
-                pick["random"].gflops
+            goal = pick["random"][-1] * (1 - reach)
+            trial = trials_to_reach(pick["xgb"], goal)
+            fraction = (trial if trial is not None else 2 * len(pick["xgb"])) / len(
+                pick["random"]
             )
             reached.append(fraction)
             lines.append(
-                f"{task.name:<44} seed {seed}: random's best {pick['random'].gflops[-1]:.1f} "
-                f"GFLOP/s; xgb reaches it at trial {trial} of {len(pick['xgb'].gflops)}"
+                f"{task.name:<44} seed {seed}: random's best {pick['random'][-1]:.1f} "
+                f"GFLOP/s, reached at trial {trials_to_reach(pick['random'], goal)}; "
+                f"xgb reaches it at trial {trial} of {len(pick['xgb'])}"
             )
-    runner.close()
-    result = {
-        "curves": [asdict(c) for c in curves],
+    return {
         "xgb_fraction_of_random_trials": float(np.mean(reached)) if reached else None,
         "xgb_fraction_median": float(np.median(reached)) if reached else None,
         "xgb_reached": sum(1 for f in reached if f <= 1.0),
         "pairs": len(reached),
         "lines": lines,
     }
-    if args.plot:
-        plot(curves, tasks, args.plot)
-    return result
 
 
 def plot(curves: Sequence[Curve], tasks: Sequence[Task], path: str) -> None:
@@ -251,7 +346,9 @@ def plot(curves: Sequence[Curve], tasks: Sequence[Task], path: str) -> None:
     figure, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 4), squeeze=False)
     for axis, task in zip(axes[0], tasks, strict=True):
         for tuner in sorted({c.tuner for c in curves}):
-            mine = [c.gflops for c in curves if c.task == task.name and c.tuner == tuner]
+            mine = [
+                c.retimed or c.gflops for c in curves if c.task == task.name and c.tuner == tuner
+            ]
             if not mine:
                 continue
             length = min(len(g) for g in mine)
@@ -263,6 +360,24 @@ def plot(curves: Sequence[Curve], tasks: Sequence[Task], path: str) -> None:
         axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
+
+
+def print_comparison(name: str, result: dict[str, object], reach: float) -> None:
+    how = {
+        "timed": "as timed while tuning",
+        "retimed": "every schedule tried timed again, one table for all tuners",
+    }[name]
+    print(f"-- best so far {how}")
+    for line in result["lines"]:  # type: ignore[attr-defined]
+        print(line)
+    mean, median = result["xgb_fraction_of_random_trials"], result["xgb_fraction_median"]
+    if mean is not None:
+        print(
+            f"xgb reaches random's final best (within {reach:.0%}) in "
+            f"{result['xgb_reached']} of {result['pairs']} kernel-seed pairs; in "
+            f"{mean:.2f} of random's trials on average, {median:.2f} at the median "
+            "(a pair it never reaches counts 2.0)"
+        )
 
 
 def _duration(text: str) -> float:
@@ -294,6 +409,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--reach", type=float, default=0.01)
+    parser.add_argument(
+        "--retime-rounds",
+        type=int,
+        default=3,
+        help="time every schedule the tuners tried again, this many rounds (0: don't)",
+    )
     parser.add_argument("--plot", help="write the curves as a PNG")
     parser.add_argument("--json", help="write the results as JSON")
     args = parser.parse_args(argv)
@@ -301,16 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     output: dict[str, object] = {}
     if args.curves:
         result = bench_curves(args)
-        for line in result["lines"]:  # type: ignore[attr-defined]
-            print(line)
-        mean, median = result["xgb_fraction_of_random_trials"], result["xgb_fraction_median"]
-        if mean is not None:
-            print(
-                f"xgb reaches random's final best (within {args.reach:.0%}) in "
-                f"{result['xgb_reached']} of {result['pairs']} kernel-seed pairs; in "
-                f"{mean:.2f} of random's trials on average, {median:.2f} at the median "
-                "(a pair it never reaches counts 2.0)"
-            )
+        for name in ("timed", "retimed"):
+            if name in result:
+                print_comparison(name, result[name], args.reach)  # type: ignore[arg-type]
         output["curves"] = result
     else:
         print(MODEL_HEADER)
