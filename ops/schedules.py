@@ -70,6 +70,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import permutations
 from math import prod
 from typing import cast
 
@@ -407,9 +408,10 @@ _PREFETCH = Knob(
 
 class MicroKernelTemplate(PrefetchingTemplate):
     """A reduction nest as a register-blocked micro-kernel (module doc): the
-    vector loop's column split, the register tile (rows x vectors), packing
-    of the row slabs and the column panels, the prefetch distance, an
-    unrolled innermost reduction loop, the parallel grain."""
+    vector loop's column split, the register tile (rows x vectors), the
+    order of the loops outside the tile, packing of the row slabs and the
+    column panels, the prefetch distance, an unrolled innermost reduction
+    loop, the parallel grain."""
 
     kind = "micro_kernel"
 
@@ -444,21 +446,59 @@ class MicroKernelTemplate(PrefetchingTemplate):
         self.panel_exists = _panel_argument(nest, vector, default_split[0]) is not None
         self.unrollable = _innermost_reduction(nest)
         self.window = _sliding_window(nest, self.block)
+        self.pinned: str | None = None
+        """A loop that stays outermost whatever the tile order (the plane
+        loop a producer nest is computed at, `_plane_loop`)."""
 
-    def knobs(self) -> tuple[Knob, ...]:
-        # Rows dividing the blocked loop (a tail costs a second, smaller
-        # tile), and the default's when none does or too few do.
+    def tile_loops(self) -> tuple[str, ...]:
+        """The loops outside the register tile that `tile_order` orders, in
+        today's order with the rows not packed: the column blocks, the other
+        spatial loops and the row blocks, each of more than one iteration
+        at some config (the columns' or rows' knob). The pinned loop and a
+        column block's second vector (`v_i_o`, one vector a tile) keep their
+        place."""
+        v, b = _name(self.vector), _name(self.block)
+        most: dict[str, int] = {}
+        for option in self.columns:
+            split, width, vectors = (int(part) for part in option.split(":"))
+            for name, extent in self.outer_loops(split, width, vectors)[0]:
+                most[name] = max(most.get(name, 1), extent)
+        rows = min(int(r) for r in self.rows_values())
+        most[f"{b}_o"] = self.block.extent // rows
+        split, width = self.default_split
+        vectors = _tile_shape(self.block.extent, split // width, self.rows_within)[1]
+        names = [name for name, _ in self.outer_loops(split, width, vectors)[0]] + [f"{b}_o"]
+        return tuple(
+            name
+            for name in names
+            if most.get(name, 1) > 1 and name not in (self.pinned, f"{v}_i_o")
+        )
+
+    def rows_values(self) -> tuple[int, ...]:
+        """Rows dividing the blocked loop (a tail costs a second, smaller
+        tile), and the default's when none does or too few do."""
         extent = self.block.extent
         split, width = self.default_split
         default_rows = _tile_shape(extent, split // width, self.rows_within)[0]
-        rows = tuple(f for f in TILE_ROWS if extent % f == 0 or f == default_rows)
+        return tuple(f for f in TILE_ROWS if extent % f == 0 or f == default_rows)
+
+    def knobs(self) -> tuple[Knob, ...]:
         knobs = [
             Knob("columns", self.columns, "split:lanes:vectors of the vector loop's columns"),
-            Knob("rows", rows, "rows of the register tile"),
+            Knob("rows", self.rows_values(), "rows of the register tile"),
         ]
+        loops = self.tile_loops()
+        if len(loops) > 1:
+            orders = tuple(",".join(order) for order in permutations(loops))
+            knobs.append(Knob("tile_order", orders, "the loops outside the tile, outermost first"))
         if self.rows_argument is not None:
             knobs.append(
-                Knob("pack_rows", (0, 1), "rows outside the column blocks, each row slab packed")
+                Knob(
+                    "pack_rows",
+                    (0, 1),
+                    "each row slab packed (and, without a tile order, the rows "
+                    "outside the column blocks)",
+                )
             )
         if self.panel_exists:
             knobs.append(Knob("pack_panel", (0, 1), "the column panel packed per column block"))
@@ -470,9 +510,16 @@ class MicroKernelTemplate(PrefetchingTemplate):
         split, width = self.default_split
         rows, vectors = _tile_shape(self.block.extent, split // width, self.rows_within)
         config: Config = {"columns": f"{split}:{width}:{vectors}", "rows": rows}
+        outer, position = self.outer_loops(split, width, vectors)
+        pack_rows = self.rows_argument is not None and self.rows_pay(outer, position)
+        loops = self.tile_loops()
+        if len(loops) > 1:
+            if pack_rows:
+                outer.insert(position, outer.pop(position + 1))
+            names = [name for name, _ in outer] + [f"{_name(self.block)}_o"]
+            config["tile_order"] = ",".join(name for name in names if name in loops)
         if self.rows_argument is not None:
-            outer, position = self.outer_loops(split, width, vectors)
-            config["pack_rows"] = int(self.rows_pay(outer, position))
+            config["pack_rows"] = int(pack_rows)
         if self.panel_exists:
             config["pack_panel"] = 1
         if self.unrollable is not None:
@@ -521,14 +568,25 @@ class MicroKernelTemplate(PrefetchingTemplate):
         packed_rows = None
         if config.get("pack_rows") and self.rows_argument and position + 1 < len(outer):
             outer.insert(position, outer.pop(position + 1))
-            packed_rows = self.rows_argument[0]
-        chain = [name for name, _ in outer] + tile
-        steps += [
-            f"tir-reorder{{func={func} order={','.join(chain)}}}",
-            f"tir-split{{func={func} loop={b} factor={rows}}}",
-            *self.tile(config, b, tile[1:], "", rows),
-        ]
+            packed_rows = self.rows_argument[0], outer[position][0]
         remainder = self.block.extent % rows
+        outer = self.ordered([*outer, (f"{b}_o", self.block.extent // rows)], config)
+        names = [name for name, _ in outer]
+        if names[-1] == f"{b}_o":
+            # Today's steps: the rows split after the reorder, under the rest.
+            steps += [
+                f"tir-reorder{{func={func} order={','.join(names[:-1] + tile)}}}",
+                f"tir-split{{func={func} loop={b} factor={rows}}}",
+            ]
+        else:
+            # The row blocks among the outer loops: split first, the tile
+            # cached under whichever loop ends up innermost. A peeled tail
+            # leaves no perfect nest: tir-reorder refuses (an invalid config).
+            steps += [
+                f"tir-split{{func={func} loop={b} factor={rows}}}",
+                f"tir-reorder{{func={func} order={','.join([*names, f'{b}_i', *tile[1:]])}}}",
+            ]
+        steps += self.tile(config, b, tile[1:], "", rows, names[-1])
         if remainder:
             # The peeled rows (tir-split's `b_tail`, its loops suffixed) get
             # a register tile of their own, `remainder` rows high.
@@ -542,12 +600,27 @@ class MicroKernelTemplate(PrefetchingTemplate):
             # then reads contiguous lines per reduction step.
             steps.append(f"tir-cache-read{{func={func} loop={v}_o buffer={panel}}}")
         if packed_rows is not None:
-            steps.append(
-                f"tir-cache-read{{func={func} loop={outer[position][0]} buffer={packed_rows}}}"
-            )
-        if not remainder:  # a loop holding a peeled tail cannot run in parallel
-            outer.append((f"{b}_o", self.block.extent // rows))
+            buffer, loop = packed_rows
+            steps.append(f"tir-cache-read{{func={func} loop={loop} buffer={buffer}}}")
+        if remainder:  # a loop holding a peeled tail cannot run in parallel
+            outer = [(name, extent) for name, extent in outer if name != f"{b}_o"]
         return steps + self.parallel(outer, config) + self.hints(steps, config)
+
+    def ordered(
+        self, outer: list[tuple[str, int]], config: Mapping[str, KnobValue]
+    ) -> list[tuple[str, int]]:
+        """The loops outside the tile (name, extent) in the config's
+        `tile_order`: its loops of more than one iteration take, in that
+        order, the places those loops hold in `outer`; every other loop
+        keeps its place (so orders differing only where a loop runs once
+        give the same steps)."""
+        if "tile_order" not in config:
+            return outer
+        extents = dict(outer)
+        moving = [name for name in str(config["tile_order"]).split(",") if extents[name] > 1]
+        placed = iter(moving)
+        order = [next(placed) if name in moving else name for name, _ in outer]
+        return [(name, extents[name]) for name in order]
 
     def tile(
         self,
@@ -556,15 +629,17 @@ class MicroKernelTemplate(PrefetchingTemplate):
         columns: list[str],
         suffix: str,
         height: int,
+        cached: str | None = None,
     ) -> list[str]:
-        """The register tile under `rows`_o (`height` rows of `rows`_i, the
-        vectors and lanes `columns`, each named with `suffix` in a peeled
-        tail): the accumulators cached, the window's column loop moved out
-        of the innermost place where its reuse would spill (`SlidingWindow`),
-        rows and vectors unrolled, lanes vectorized, the write-back."""
+        """The register tile under `cached` (default `rows`_o; `height` rows
+        of `rows`_i, the vectors and lanes `columns`, each named with
+        `suffix` in a peeled tail): the accumulators cached, the window's
+        column loop moved out of the innermost place where its reuse would
+        spill (`SlidingWindow`), rows and vectors unrolled, lanes
+        vectorized, the write-back."""
         func = self.func
         columns = [f"{name}{suffix}" for name in columns]
-        steps = [f"tir-cache-write{{func={func} loop={rows}_o}}"]
+        steps = [f"tir-cache-write{{func={func} loop={cached or f'{rows}_o'}}}"]
         if self.window is not None and self.window.spills(height, len(columns)):
             order = ",".join(f"{name}{suffix}" for name in self.window.swapped_order())
             steps.append(f"tir-reorder{{func={func} order={order}}}")
@@ -721,6 +796,10 @@ def kernel_schedule(kernel: FuncOp) -> KernelSchedule:
         if isinstance(template, ElementwiseTemplate)
         and (loop := _plane_loop(kernel, template.nest, templates[i + 1].nest)) is not None
     }
+    for i, loop in computed_at.items():
+        consumer = templates[i + 1]
+        if isinstance(consumer, MicroKernelTemplate):
+            consumer.pinned = loop  # the plane a copy is computed at stays outermost
     reuses = tuple(_term_reuses(kernel, nests, templates))
     return KernelSchedule(name, templates, reuses, computed_at)
 

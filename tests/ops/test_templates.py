@@ -309,3 +309,73 @@ def test_default_configs_are_points_of_their_spaces() -> None:
         schedule = kernel_schedule(the_kernel(text)[1])
         schedule.space().check(schedule.default())
         assert len(schedule.space()) > 1
+
+
+@pytest.mark.parametrize(
+    ("text", "loops", "rows"),
+    [
+        # two column blocks of 32, 14 output rows, 14-wide rows in two blocks of 7
+        # (the loops of the conv nest, after the padding's, suffixed _1)
+        (conv_text(8, 64, 14, "OIHW32o"), ["i1_1_o", "i2_1", "i3_1_o"], 7),
+        # matmul: the column blocks and the row blocks (24 rows, blocks of 6)
+        (matmul_text(24, 32, 64), ["i1_o", "i0_o"], 6),
+    ],
+)
+def test_each_tile_order_is_another_schedule_that_keeps_the_numbers(
+    text: str, loops: list[str], rows: int
+) -> None:
+    """The micro-kernel's `tile_order` knob: every order of the loops
+    outside the register tile, today's first and the default; each gives
+    its own steps (the loops nested in that order) and the numbers stay
+    the interpreter's natively."""
+    from itertools import permutations
+
+    module, function, inputs, expected = the_kernel(text)
+    schedule = kernel_schedule(function)
+    index = len(schedule.templates) - 1
+    knob = f"{index}.tile_order"
+    orders = schedule.space().knob(knob).values
+    assert sorted(orders) == sorted(",".join(p) for p in permutations(loops))
+    default = schedule.default()
+    assert orders[0] == default[knob] == ",".join(loops)
+    config = {**default, f"{index}.rows": rows}
+    seen: set[tuple[str, ...]] = set()
+    for order in orders:
+        steps = schedule.steps({**config, knob: order})
+        seen.add(tuple(steps))
+        chain = next(s for s in steps if s.startswith("tir-reorder"))
+        names = chain.split("order=")[1].rstrip("}").split(",")
+        # the row blocks' loop is named before its split (today's steps) or after
+        loops_in_order = str(order).split(",")
+        places = [names.index(n) if n in names else names.index(n[:-2]) for n in loops_in_order]
+        assert places == sorted(places), (order, chain)
+        got = run_native(applied_as_main(module, steps), inputs)
+        for got_array, want in zip(got, expected, strict=True):
+            np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+    assert len(seen) == len(orders)
+
+
+def test_a_tile_order_moves_only_loops_of_several_iterations() -> None:
+    """Orders that differ only in where a loop of one iteration goes (a
+    14-wide row in one block of 14 rows) give the same steps: the tuner
+    sees one schedule, not several."""
+    _, function, _, _ = the_kernel(conv_text(8, 64, 14, "OIHW32o"))
+    schedule = kernel_schedule(function)
+    config = {**schedule.default(), "1.rows": 14}
+    first = schedule.steps({**config, "1.tile_order": "i1_1_o,i2_1,i3_1_o"})
+    assert schedule.steps({**config, "1.tile_order": "i3_1_o,i1_1_o,i2_1"}) == first
+    assert schedule.steps({**config, "1.tile_order": "i2_1,i1_1_o,i3_1_o"}) != first
+
+
+def test_a_pinned_plane_loop_is_left_out_of_the_tile_order() -> None:
+    """A depthwise conv whose padded copy is computed per channel plane
+    (`_plane_loop`): the channel loop stays outermost, so the tile order
+    only orders the loops inside it."""
+    text = depthwise_text(96, 56)  # a 1.3 MB padded copy
+    _, function, _, _ = the_kernel(text)
+    schedule = kernel_schedule(function)
+    assert schedule.computed_at, "the padded copy is computed per plane"
+    (at,) = schedule.computed_at.values()
+    consumer = schedule.templates[-1]
+    assert isinstance(consumer, MicroKernelTemplate) and consumer.pinned == at
+    assert at not in consumer.tile_loops()
