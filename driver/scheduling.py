@@ -289,32 +289,45 @@ def _record_steps(
     its config, or, where the record measured other steps (the template
     changed since: a stale record), the steps it measured, renamed for the
     kernel, with a remark (records apply what was measured, as Ansor's do).
-    CompileError for a config outside today's space."""
-    from xtc import remarks
+    A config outside today's space (a knob added or dropped since) replays
+    its measured steps too; CompileError when it kept none."""
     from xtc.driver.workload import KERNEL_NAME
     from xtc.ops.space import ConfigError
 
     name = kernel.sym_name.data
+    measured = [_renamed(step, KERNEL_NAME, name) for step in record.measured_steps()]
     try:
         schedule.space().check(record.config)
     except ConfigError as e:
-        raise _stale_error(kernel, record, records, e) from None
+        if not record.steps:
+            raise _stale_error(kernel, record, records, e) from None
+        _report_stale(record, name, f"a config today's space no longer has ({e})", measured)
+        return measured
     today = schedule.steps(record.config)
-    measured = [_renamed(step, KERNEL_NAME, name) for step in record.measured_steps()]
     if not record.steps or measured == today:
         return today
+    _report_stale(
+        record,
+        name,
+        f"steps that today's recipe of its config ({len(today)} steps) no longer makes",
+        measured,
+    )
+    return measured
+
+
+def _report_stale(record: Record, kernel: str, why: str, measured: Sequence[str]) -> None:
+    from xtc import remarks
+
     remarks.report(
         remarks.Remark(
             "analysis",
             remarks.STALE_RECORD,
             "schedule-kernels",
-            f"the tuning record of {record.key} measured {len(measured)} steps that today's "
-            f"recipe of its config ({len(today)} steps) no longer makes: its own steps replayed "
-            "(tune again to measure today's)",
-            name,
+            f"the tuning record of {record.key} measured {len(measured)} steps, with {why}: "
+            "its own steps replayed (tune again to measure today's)",
+            kernel,
         )
     )
-    return measured
 
 
 def _renamed(step: str, old: str, new: str) -> str:

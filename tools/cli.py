@@ -448,6 +448,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
             "cost model learnt them, and their configs were tuned as unmeasured",
             file=sys.stderr,
         )
+    if summary.outside_records:
+        print(
+            f"xtc: {summary.outside_records} record(s) in {records} are of configs that "
+            "today's tuning spaces no longer have (xtc changed since): left out of this "
+            "tuning, kept in the file (a compile still replays the steps they measured)",
+            file=sys.stderr,
+        )
     print(
         f"xtc: {summary.trials} trials in {summary.seconds:.0f} s; records in {records} "
         f"(apply them: xtc compile {args.model} --tuning-records {records})",

@@ -13,7 +13,8 @@ file as it completes, so Ctrl-C keeps all of them; tuning into an existing
 file resumes: measured configs are skipped and the tuners warm-start from
 them. A record whose steps differ from today's recipe of its config (xtc
 changed the template since) is stale: its config counts as unmeasured, and
-the cost model learns the steps it measured. At the end the default and the
+the cost model learns the steps it measured; one whose config today's space
+no longer has (a knob added or dropped since) is left out, and counted. At the end the default and the
 best few configs of each task are measured again, so that a time taken
 while the machine was busy does not decide.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xtc.driver.records import Record, RecordsError, RecordWriter, Target, load_records
-from xtc.ops.space import Config, config_key
+from xtc.ops.space import Config, ConfigError, config_key
 from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions, MeasureResult, Runner
 from xtc.tune.scheduler import TaskScheduler
 from xtc.tune.task import Task, extract_tasks
@@ -59,6 +60,9 @@ class TaskSummary:
     errors: int = 0
     stale: int = 0
     """Records of the file it resumed from measured with since-changed steps."""
+    outside: int = 0
+    """Records of the file it resumed from whose configs today's space no
+    longer has (a knob added or dropped since): left out of the tuning."""
 
     def add(self, config: Config, result: MeasureResult) -> None:
         if result.ok:
@@ -123,6 +127,10 @@ class TuningSummary:
     @property
     def stale_records(self) -> int:
         return sum(t.stale for t in self.tasks)
+
+    @property
+    def outside_records(self) -> int:
+        return sum(t.outside for t in self.tasks)
 
     @property
     def speedup(self) -> float:
@@ -298,6 +306,9 @@ def _warm_start(
     for tuner, summary in zip(tuners, summaries, strict=True):
         key = summary.task.key
         mine = [r for r in existing if r.key == key]
+        fits = [r for r in mine if _in_space(summary.task, r.config)]
+        summary.outside = len(mine) - len(fits)
+        mine = fits
         if not mine:
             continue
         flags = [r.is_stale(summary.task.steps(r.config)) for r in mine]
@@ -310,6 +321,15 @@ def _warm_start(
         tuner.learn_records(stale)
         _note(summary, configs, results, count=False)
         summary.stale = len(stale)
+
+
+def _in_space(task: Task, config: Config) -> bool:
+    """Whether `config` is a point of the task's space as it stands."""
+    try:
+        task.space().check(config)
+    except ConfigError:
+        return False
+    return True
 
 
 def _measure_defaults(

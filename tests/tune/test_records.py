@@ -159,6 +159,29 @@ def test_a_stale_record_replays_the_steps_it_measured(tmp_path: Path, task: Task
     assert remarks.STALE_RECORD not in xtc.compile(model, tuning_records=fresh).manifest["remarks"]
 
 
+def test_a_record_of_a_config_outside_todays_space_replays_its_steps(
+    tmp_path: Path, task: Task
+) -> None:
+    """A record made before a knob was added (its config lacks the knob)
+    still applies the steps it measured, with a remark; tuning records
+    outlive template changes."""
+    default = task.default()
+    knob = sorted(default)[-1]
+    older = {k: v for k, v in default.items() if k != knob}
+    measured = task.steps(default)
+    stale = replace(record(task, default, 1e-5, Target.host()), config=older)
+    path = write(tmp_path / "r.jsonl", [stale])
+    model = matmul_model()
+    compiled = xtc.compile(model, tuning_records=path)
+    (tuned,) = compiled.manifest["tuning"]["tuned_kernels"]
+    replayed = [s.replace("func=kernel", f"func={tuned['function']}") for s in measured]
+    assert ",".join(replayed) in compiled.manifest["pipeline"]
+    assert compiled.manifest["remarks"].get(remarks.STALE_RECORD) == 1
+    x = np.random.default_rng(2).standard_normal((24, 32)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(compiled.run([x])[0], session.run(None, {"x": x})[0], rtol=1e-4)
+
+
 def test_records_of_another_cpu_are_refused(tmp_path: Path, task: Task) -> None:
     elsewhere = Target("sapphirerapids", "+avx512fp16")
     path = write(tmp_path / "r.jsonl", [record(task, task.default(), 1e-5, elsewhere)])

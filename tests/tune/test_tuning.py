@@ -120,6 +120,26 @@ def test_a_stale_record_is_learnt_but_its_config_counts_as_unmeasured(tmp_path: 
     assert not any(r.is_stale(task.steps(r.config)) for r in later)
 
 
+def test_a_record_outside_todays_space_is_left_out_and_kept(tmp_path: Path) -> None:
+    """Resuming from a record whose config today's space no longer has (a
+    knob added since): tuning goes on without it, the summary counts it,
+    and the file keeps it."""
+    model = two_layer_model()
+    task = next(t for t in extract_tasks(model) if len(t.space()) > 1)
+    default = task.default()
+    older = {k: v for k, v in default.items() if k != sorted(default)[-1]}
+    measured = Record.of(task, default, MeasureResult(costs=(1e-9,)), Target.host())
+    records = tmp_path / "records.jsonl"
+    with RecordWriter(records) as writer:
+        writer.write([replace(measured, config=older)])
+    summary = tune_model(model, records, trials=4, batch_size=4, runner=SyntheticRunner())
+    assert summary.outside_records == 1 and summary.stale_records == 0
+    (mine,) = [s for s in summary.tasks if s.task.key == task.key]
+    assert mine.default_cost > 1e-9
+    kept = load_records(records)
+    assert kept[0].config == older and len(kept) > 1
+
+
 def test_ctrl_c_keeps_every_finished_record(tmp_path: Path) -> None:
     records = tmp_path / "records.jsonl"
     runner = SyntheticRunner(interrupt_after=3)  # defaults, then two rounds
