@@ -20,10 +20,10 @@ the default schedule, so the curves show the search alone.
 
 A best-so-far curve is the maximum of noisy timings, so a tuner that times
 the top schedules more often (random does, under aliases: configs of equal
-steps) gets ahead by noise alone. After the tuners,
-every distinct schedule any of them tried is timed again, `--retime-rounds`
-rounds (3 by default) in a shuffled order, and its median is its value in
-one table; each curve is then also given as that table's value of the best
+steps) gets ahead by noise alone. After the tuners, every distinct schedule
+any of them timed within `--retime-window` (10%) of the best is timed again,
+`--retime-rounds` rounds (3 by default) in a shuffled order, and its median
+is its value in one table (the others keep their median timing); each curve is then also given as that table's value of the best
 schedule tried so far. The summary, for both kinds of curve, says after how
 many trials the XGBoost tuner reaches the random tuner's final best (mean
 over kernels and seeds, as a fraction of random's trials; within `--reach`
@@ -169,6 +169,8 @@ class Tried:
 
     schedules: list[Steps | None] = field(default_factory=list[Steps | None])
     configs: dict[Steps, Config] = field(default_factory=dict[Steps, Config])
+    gflops: dict[Steps, list[float]] = field(default_factory=dict[Steps, list[float]])
+    """Each schedule's GFLOP/s as timed while tuning."""
 
 
 def tuning_curve(
@@ -190,8 +192,10 @@ def tuning_curve(
             steps: Steps | None = None
             if result.ok:
                 steps = tuple(task.steps(config))
-                best = max(best, task.flops / result.cost / 1e9)
+                gflops = task.flops / result.cost / 1e9
+                best = max(best, gflops)
                 tried.configs.setdefault(steps, config)
+                tried.gflops.setdefault(steps, []).append(gflops)
             tried.schedules.append(steps)
             curve.gflops.append(best)
     return curve, tried
@@ -216,6 +220,25 @@ def retime(
                 if result.ok:
                     timings[steps].append(task.flops / result.cost / 1e9)
     return {steps: float(np.median(values)) for steps, values in timings.items() if values}
+
+
+def near_the_top(
+    tried: Sequence[Tried], window: float
+) -> tuple[dict[Steps, Config], dict[Steps, float]]:
+    """The schedules whose best timing while tuning came within `window` of
+    the best of all (their configs: to be timed again), and the median
+    timing of every other one (a few % of noise cannot make those the
+    best, and timing them all again would take longer than the tuning)."""
+    timed: dict[Steps, list[float]] = {}
+    configs: dict[Steps, Config] = {}
+    for one in tried:
+        for steps, values in one.gflops.items():
+            timed.setdefault(steps, []).extend(values)
+            configs.setdefault(steps, one.configs[steps])
+    top = max((max(v) for v in timed.values()), default=0.0)
+    near = {s: configs[s] for s, v in timed.items() if max(v) >= (1 - window) * top}
+    rest = {s: float(np.median(v)) for s, v in timed.items() if s not in near}
+    return near, rest
 
 
 def best_so_far(schedules: Sequence[Steps | None], table: dict[Steps, float]) -> list[float]:
@@ -276,15 +299,13 @@ def bench_curves(args: argparse.Namespace) -> dict[str, object]:
                     file=sys.stderr,
                 )
         if args.retime_rounds:
-            configs: dict[Steps, Config] = {}
-            for _, schedules in tried:
-                configs.update(schedules.configs)
             started = time.perf_counter()
-            table = retime(task, configs, runner, args.retime_rounds, seed=len(curves))
+            near, table = near_the_top([t for _, t in tried], args.retime_window)
+            table |= retime(task, near, runner, args.retime_rounds, seed=len(curves))
             tables[task.name] = sorted(table.values(), reverse=True)
             print(
-                f"{task.name:<44} {len(table)} schedules timed again, {args.retime_rounds} "
-                f"rounds ({time.perf_counter() - started:.0f} s)",
+                f"{task.name:<44} {len(near)} of {len(table)} schedules timed again, "
+                f"{args.retime_rounds} rounds ({time.perf_counter() - started:.0f} s)",
                 file=sys.stderr,
             )
             for curve, schedules in tried:
@@ -365,7 +386,7 @@ def plot(curves: Sequence[Curve], tasks: Sequence[Task], path: str) -> None:
 def print_comparison(name: str, result: dict[str, object], reach: float) -> None:
     how = {
         "timed": "as timed while tuning",
-        "retimed": "every schedule tried timed again, one table for all tuners",
+        "retimed": "the schedules near the top timed again, one table for all tuners",
     }[name]
     print(f"-- best so far {how}")
     for line in result["lines"]:  # type: ignore[attr-defined]
@@ -413,7 +434,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--retime-rounds",
         type=int,
         default=3,
-        help="time every schedule the tuners tried again, this many rounds (0: don't)",
+        help="time the schedules near the top again, this many rounds (0: don't)",
+    )
+    parser.add_argument(
+        "--retime-window",
+        type=float,
+        default=0.1,
+        help="time again the schedules timed within this fraction of the best (0.1: 10%%)",
     )
     parser.add_argument("--plot", help="write the curves as a PNG")
     parser.add_argument("--json", help="write the results as JSON")

@@ -120,6 +120,18 @@ def test_retime_takes_each_schedules_median_over_shuffled_rounds() -> None:
     assert all(sorted(r) == ["a", "b", "c"] for r in rounds)
 
 
+def test_near_the_top_picks_the_schedules_to_time_again() -> None:
+    tune = bench_tune()
+    one = tune.Tried(
+        configs={("a",): {"n": 1}, ("b",): {"n": 2}, ("c",): {"n": 3}},
+        gflops={("a",): [100.0, 80.0], ("b",): [50.0, 60.0, 40.0], ("c",): [91.0]},
+    )
+    other = tune.Tried(configs={("d",): {"n": 4}}, gflops={("d",): [89.0]})
+    near, rest = tune.near_the_top([one, other], window=0.1)
+    assert near == {("a",): {"n": 1}, ("c",): {"n": 3}}
+    assert rest == {("b",): 50.0, ("d",): 89.0}
+
+
 def test_best_so_far_reads_the_table_and_skips_failures() -> None:
     tune = bench_tune()
     table = {("a",): 3.0, ("b",): 5.0}
