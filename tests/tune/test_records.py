@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -144,19 +145,25 @@ def test_a_stale_record_replays_the_steps_it_measured(tmp_path: Path, task: Task
     measured = task.steps(task.default())
     assert measured != task.steps(config)
     stale = replace(record(task, config, 1e-5, Target.host()), steps=",".join(measured))
+    model = assert_replayed(tmp_path, stale, measured)
+    fresh = write(tmp_path / "f.jsonl", [record(task, config, 1e-5, Target.host())])
+    assert remarks.STALE_RECORD not in xtc.compile(model, tuning_records=fresh).manifest["remarks"]
+
+
+def assert_replayed(tmp_path: Path, stale: Record, measured: Sequence[str]) -> onnx.ModelProto:
+    """Compiling the matmul model with `stale` alone replays `measured`,
+    with one stale-record remark, and computes what onnxruntime does."""
     path = write(tmp_path / "r.jsonl", [stale])
     model = matmul_model()
     compiled = xtc.compile(model, tuning_records=path)
     (tuned,) = compiled.manifest["tuning"]["tuned_kernels"]
-    function = tuned["function"]
-    replayed = [s.replace("func=kernel", f"func={function}") for s in measured]
+    replayed = [s.replace("func=kernel", f"func={tuned['function']}") for s in measured]
     assert ",".join(replayed) in compiled.manifest["pipeline"]
     assert compiled.manifest["remarks"].get(remarks.STALE_RECORD) == 1
     x = np.random.default_rng(1).standard_normal((24, 32)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(compiled.run([x])[0], session.run(None, {"x": x})[0], rtol=1e-4)
-    fresh = write(tmp_path / "f.jsonl", [record(task, config, 1e-5, Target.host())])
-    assert remarks.STALE_RECORD not in xtc.compile(model, tuning_records=fresh).manifest["remarks"]
+    return model
 
 
 def test_a_record_of_a_config_outside_todays_space_replays_its_steps(
@@ -170,16 +177,7 @@ def test_a_record_of_a_config_outside_todays_space_replays_its_steps(
     older = {k: v for k, v in default.items() if k != knob}
     measured = task.steps(default)
     stale = replace(record(task, default, 1e-5, Target.host()), config=older)
-    path = write(tmp_path / "r.jsonl", [stale])
-    model = matmul_model()
-    compiled = xtc.compile(model, tuning_records=path)
-    (tuned,) = compiled.manifest["tuning"]["tuned_kernels"]
-    replayed = [s.replace("func=kernel", f"func={tuned['function']}") for s in measured]
-    assert ",".join(replayed) in compiled.manifest["pipeline"]
-    assert compiled.manifest["remarks"].get(remarks.STALE_RECORD) == 1
-    x = np.random.default_rng(2).standard_normal((24, 32)).astype(np.float32)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    np.testing.assert_allclose(compiled.run([x])[0], session.run(None, {"x": x})[0], rtol=1e-4)
+    assert_replayed(tmp_path, stale, measured)
 
 
 def test_records_of_another_cpu_are_refused(tmp_path: Path, task: Task) -> None:
