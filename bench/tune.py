@@ -23,8 +23,9 @@ the top schedules more often (random does, under aliases: configs of equal
 steps) gets ahead by noise alone. After the tuners, every distinct schedule
 any of them timed within `--retime-window` (10%) of the best is timed again,
 `--retime-rounds` rounds (3 by default) in a shuffled order, and its median
-is its value in one table (the others keep their median timing); each curve is then also given as that table's value of the best
-schedule tried so far. The summary, for both kinds of curve, says after how
+is its value in one table (the others keep their median timing); each
+curve is then also given as that table's value of the best schedule tried
+so far. The summary, for both kinds of curve, says after how
 many trials the XGBoost tuner reaches the random tuner's final best (mean
 over kernels and seeds, as a fraction of random's trials; within `--reach`
 of it, 1% by default, as timings of one schedule vary by about that much).
@@ -207,7 +208,8 @@ def retime(
     """GFLOP/s of each schedule, timed `rounds` times in a shuffled order
     each round, as the median. A tuner's best-so-far takes the maximum of
     noisy timings, so the tuner that times the top schedules more often
-    (under aliases: configs of equal steps) wins by noise alone; one table for all tuners compares their searches."""
+    (under aliases: configs of equal steps) wins by noise alone; one table
+    for all tuners compares their searches."""
     rng = np.random.default_rng(seed)
     timings: dict[Steps, list[float]] = {steps: [] for steps in configs}
     order = list(configs)

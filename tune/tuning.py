@@ -14,9 +14,9 @@ file resumes: measured configs are skipped and the tuners warm-start from
 them. A record whose steps differ from today's recipe of its config (xtc
 changed the template since) is stale: its config counts as unmeasured, and
 the cost model learns the steps it measured; one whose config today's space
-no longer has (a knob added or dropped since) is left out, and counted. At the end the default and the
-best few configs of each task are measured again, so that a time taken
-while the machine was busy does not decide.
+no longer has (a knob added or dropped since) is left out, and counted. At
+the end the default and the best few configs of each task are measured
+again, so that a time taken while the machine was busy does not decide.
 """
 
 from __future__ import annotations
