@@ -59,12 +59,16 @@ GRAPH_PASSES = (
     "graph-pad-conv-channels",
     "graph-sink-slice",
     "graph-alter-layout",
+    "graph-block-activations",  # after the weights are blocked: it blocks their convs
     "graph-fold-constants",
     "graph-sink-transpose",  # after the folding: it permutes the constants it meets
     "graph-share-concat-prefix",  # before fusion: a shared concat stays out of its users' groups
     "dce",
     "graph-fuse-ops",
 )
+CPU_GRAPH_PASSES = ("graph-block-activations",)
+"""Graph passes for the CPU's micro-kernels only: the CUDA pipeline leaves
+them out (its schedules thread NCHW outputs)."""
 FUSED_LOWERINGS = ("convert-graph-to-te", "te-inline")
 """From -O1 on: fused groups become one kernel, their epilogues inlined."""
 IN_PLACE = ("tir-concat-in-place",)

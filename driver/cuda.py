@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
-from xtc.driver.compiler import FAST_MATH, FUSED_LOWERINGS, GRAPH_PASSES, CompileError
+from xtc.driver.compiler import (
+    CPU_GRAPH_PASSES,
+    FAST_MATH,
+    FUSED_LOWERINGS,
+    GRAPH_PASSES,
+    CompileError,
+)
 
 if TYPE_CHECKING:
     from xtc.driver.specializing import CompilingSpecializedModel
@@ -68,7 +74,8 @@ def cuda_pipeline(
         lowerings = (schedule, *GPU_LOWERINGS[1:])
     if opt_level == 0:
         return ",".join(("convert-graph-to-te", "convert-te-to-tir", *FAST_MATH, *lowerings))
-    return ",".join((*GRAPH_PASSES, *FUSED_LOWERINGS, "convert-te-to-tir", *FAST_MATH, *lowerings))
+    graph = tuple(name for name in GRAPH_PASSES if name not in CPU_GRAPH_PASSES)
+    return ",".join((*graph, *FUSED_LOWERINGS, "convert-te-to-tir", *FAST_MATH, *lowerings))
 
 
 def compile_graph_to_gpu(

@@ -103,6 +103,12 @@ def get_graph_qdq_to_integer() -> type[ModulePass]:
     return GraphQdqToInteger
 
 
+def get_graph_block_activations() -> type[ModulePass]:
+    from xtc.passes.graph_block_activations import GraphBlockActivations
+
+    return GraphBlockActivations
+
+
 def get_graph_sink_transpose() -> type[ModulePass]:
     from xtc.passes.graph_sink_transpose import GraphSinkTranspose
 
@@ -332,6 +338,7 @@ XTC_PASSES = {
     "graph-pad-conv-channels": get_graph_pad_conv_channels,
     "graph-sink-slice": get_graph_sink_slice,
     "graph-alter-layout": get_graph_alter_layout,
+    "graph-block-activations": get_graph_block_activations,
     "graph-sink-transpose": get_graph_sink_transpose,
     "graph-share-concat-prefix": get_graph_share_concat_prefix,
     "graph-apply-pdl": get_graph_apply_pdl,

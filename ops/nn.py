@@ -169,26 +169,26 @@ def zero_padded(k: KernelBuilder, x: Tensor, padding: Sequence[int]) -> Tensor:
 
 
 def padded(k: KernelBuilder, x: Tensor, padding: Sequence[int], fill: ExprLike) -> Tensor:
-    """x (N×C×H×W) with `padding` [top, left, bottom, right] rows and columns
-    of `fill` around H×W (x itself when there are none)."""
+    """x (N×C×H×W, or N×C/b×H×W×b) with `padding` [top, left, bottom, right]
+    rows and columns of `fill` around H×W (x itself when there are none)."""
     if not any(padding):
         return x
-    n, c, h, w = x.shape
+    n, c, h, w, *lanes = x.shape
     top, left, bottom, right = padding
-    shape = (n, c, h + top + bottom, w + left + right)
+    shape = (n, c, h + top + bottom, w + left + right, *lanes)
 
-    def element(b: Expr, ch: Expr, *position: Expr) -> Expr:
+    def element(b: Expr, ch: Expr, y: Expr, xx: Expr, *lane: Expr) -> Expr:
         reads: list[ExprLike] = []
         inside: list[Expr] = []
         for p, before, after, size in zip(
-            position, (top, left), (bottom, right), (h, w), strict=True
+            (y, xx), (top, left), (bottom, right), (h, w), strict=True
         ):
             source = affine((p, 1), offset=-before)
             if before or after:
                 inside.append(within(source, 0, size))
                 source = clamp(source, size)
             reads.append(source)
-        return select(cast(Expr, all_of(inside)), x[[b, ch, *reads]], fill)
+        return select(cast(Expr, all_of(inside)), x[[b, ch, *reads, *lane]], fill)
 
     return k.compute(shape, x.element_type, element)
 
@@ -216,6 +216,9 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[n, o, y, x] = Σ_{c, i, j} xpad[n, g·C/g + c, y·sh + i·dh, x·sw + j·dw]
     · w[o, c, i, j], g the group of o; padding is a zero-padded stage."""
     x, w = inputs
+    out_block = nn.channel_block(nn.out_layout(op.properties))
+    if out_block is not None:
+        return conv2d_blocked(k, op, x, w, out_block)
     shape, element_type = _result(op)
     layout = nn.kernel_layout(op.properties)
     o, cg, kh, kw = nn.conv2d_weight_oihw(w.shape, layout)
@@ -239,6 +242,44 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
             return convert(value, acc) * convert(weight, acc)
 
         return convert(k.reduce("sum", (cg, kh, kw), term), element_type)
+
+    return [k.compute(shape, element_type, element)]
+
+
+def conv2d_blocked(
+    k: KernelBuilder, op: GraphOp, x: Tensor, w: Tensor, block: int
+) -> list[Tensor]:
+    """conv2d with its output in layout NCHW<b>c (groups = 1, weights
+    OIHW<b>o): out[n, o / b, y, x, o mod b] = Σ_{c, i, j} xpad[n, c, y·sh +
+    i·dh, x·sw + j·dw] · w[o / b, c, i, j, o mod b], the input in NCHW or in
+    NCHW<b>c (xpad[n, c / b, ..., c mod b], summed block by block)."""
+    shape, element_type = _result(op)
+    _, c, kh, kw, _ = w.shape
+    window = _window(op, (kh, kw))
+    (sh, sw), (dh, dw) = window.strides, window.dilation
+    source = zero_padded(k, x, window.padding)
+    blocked_input = nn.channel_block(nn.data_layout(op.properties)) is not None
+    acc = accumulator_type(element_type)
+
+    def element(b: Expr, ob: Expr, y: Expr, xx: Expr, lane: Expr) -> Expr:
+        def times_weight(value: Expr, channel: ExprLike, i: Expr, j: Expr) -> Expr:
+            return convert(value, acc) * convert(w[[ob, channel, i, j, lane]], acc)
+
+        def tap(i: Expr, j: Expr) -> list[ExprLike]:
+            return [affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
+
+        def blocked_term(cb: Expr, ci: Expr, i: Expr, j: Expr) -> Expr:
+            value = source[[b, cb, *tap(i, j), ci]]
+            return times_weight(value, affine((cb, block), (ci, 1)), i, j)
+
+        def term(ch: Expr, i: Expr, j: Expr) -> Expr:
+            return times_weight(source[[b, ch, *tap(i, j)]], ch, i, j)
+
+        if blocked_input:
+            total = k.reduce("sum", (c // block, block, kh, kw), blocked_term)
+        else:
+            total = k.reduce("sum", (c, kh, kw), term)
+        return convert(total, element_type)
 
     return [k.compute(shape, element_type, element)]
 
@@ -525,7 +566,7 @@ def _pool2d(k: KernelBuilder, op: GraphOp, x: Tensor, take_max: bool) -> Tensor:
     count_include_pad = isinstance(op, nn.AvgPool2dOp) and get_bool(
         op_props(op), "count_include_pad"
     )
-    sizes, out_sizes = x.shape[2:], shape[2:]
+    sizes, out_sizes = x.shape[2:4], shape[2:4]  # (N×C/b×H×W×b: b after them)
     strides, dilation, padding = window.strides, window.dilation, window.padding
 
     def reaches_outside(axis: int, lo: int, hi: int) -> bool:
@@ -549,13 +590,12 @@ def _pool2d(k: KernelBuilder, op: GraphOp, x: Tensor, take_max: bool) -> Tensor:
         _lowest(element_type) if take_max else 0,
     )
 
-    def element(b: Expr, c: Expr, y: Expr, xx: Expr) -> Expr:
+    def element(b: Expr, c: Expr, y: Expr, xx: Expr, *lane: Expr) -> Expr:
         outs = (y, xx)
 
         def term(*taps: Expr) -> Expr:
-            read = source[
-                [b, c, *(affine((outs[a], strides[a]), (taps[a], dilation[a])) for a in range(2))]
-            ]
+            positions = (affine((outs[a], strides[a]), (taps[a], dilation[a])) for a in range(2))
+            read = source[[b, c, *positions, *lane]]
             return read if take_max else convert(read, acc)
 
         if take_max:
@@ -597,14 +637,12 @@ def global_max_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> li
     """out[n, c, 0, 0] = max over H×W of x[n, c]."""
     (x,) = inputs
     shape, element_type = _result(op)
-    window = x.shape[2:]
-    return [
-        k.compute(
-            shape,
-            element_type,
-            lambda b, c, _y, _x: reduce_max(k, window, lambda i, j: x[b, c, i, j], element_type),
-        )
-    ]
+    window = x.shape[2:4]  # (N×C/b×H×W×b: b after them)
+
+    def element(b: Expr, c: Expr, _y: Expr, _x: Expr, *lane: Expr) -> Expr:
+        return reduce_max(k, window, lambda i, j: x[[b, c, i, j, *lane]], element_type)
+
+    return [k.compute(shape, element_type, element)]
 
 
 @compute_rule(nn.GlobalAvgPool2dOp)
@@ -612,11 +650,11 @@ def global_avg_pool2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> li
     """out[n, c, 0, 0] = Σ over H×W of x[n, c] / (H·W)."""
     (x,) = inputs
     shape, element_type = _result(op)
-    window = x.shape[2:]
+    window = x.shape[2:4]  # (N×C/b×H×W×b: b after them)
     acc = accumulator_type(element_type)
 
-    def element(b: Expr, c: Expr, _y: Expr, _x: Expr) -> Expr:
-        total = k.reduce("sum", window, lambda i, j: convert(x[b, c, i, j], acc))
+    def element(b: Expr, c: Expr, _y: Expr, _x: Expr, *lane: Expr) -> Expr:
+        total = k.reduce("sum", window, lambda i, j: convert(x[[b, c, i, j, *lane]], acc))
         return convert(total / float(pymath.prod(window)), element_type)
 
     return [k.compute(shape, element_type, element)]

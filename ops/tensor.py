@@ -23,6 +23,7 @@ from math import prod
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, i1, i64
 
+from xtc.dialects.graph import nn
 from xtc.dialects.graph import tensor as t
 from xtc.dialects.graph.base import (
     GraphOp,
@@ -150,6 +151,23 @@ def transpose(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tenso
     def body(*out: Expr) -> Expr:
         indices: dict[int, Expr] = {p: out[i] for i, p in enumerate(perm)}
         return x[[indices[a] for a in range(x.rank)]]
+
+    return [result_compute(k, op, body)]
+
+
+@compute_rule(nn.LayoutTransformOp)
+def layout_transform(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """NCHW to NCHW<b>c: out[n, c / b, y, x, c mod b] = x[n, c, y, x]; and back."""
+    (x,) = inputs
+    to_blocked = nn.channel_block(nn.LayoutTransformOp.layouts(op.properties)[1])
+
+    def body(*out: Expr) -> Expr:
+        if to_blocked is not None:
+            n, cb, y, xx, lane = out
+            return x[n, cb * to_blocked + lane, y, xx]
+        block = x.shape[4]
+        n, c, y, xx = out
+        return x[n, c // block, y, xx, c % block]
 
     return [result_compute(k, op, body)]
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, cast
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -299,6 +300,97 @@ def conv2d_weight_oihw(weight_shape: Sequence[int], layout: str) -> tuple[int, i
     return o, cg, kh, kw
 
 
+DATA_LAYOUTS = ("NCHW", "NCHW<b>c")
+"""graph.conv2d's activation layouts (input and output alike): ONNX's; and
+channels in blocks of b, each block innermost (N×C/b×H×W×b, TVM's
+`NCHW16c`), so that a pixel's b channels are one contiguous vector."""
+
+_BLOCKED_DATA = re.compile(r"NCHW([1-9][0-9]*)c")
+
+
+def data_layout(
+    props: Props, op_class: type[GraphOp] | None = None, prop: str = "data_layout"
+) -> str:
+    """The `data_layout` (or `prop`: a conv's `out_layout`) of graph.conv2d
+    or a pool, its declared default when absent, checked."""
+    op_class = op_class or Conv2dOp
+    layout = get_str(with_defaults(op_class, props), prop)
+    if layout != "NCHW" and _BLOCKED_DATA.fullmatch(layout) is None:
+        raise ShapeError(
+            f'{op_class.name}: property \'{prop}\' is "{layout}", expected "NCHW" or '
+            '"NCHW<b>c" (b a positive integer, as in "NCHW16c")'
+        )
+    return layout
+
+
+def out_layout(props: Props) -> str:
+    """graph.conv2d's `out_layout`, checked."""
+    return data_layout(props, Conv2dOp, "out_layout")
+
+
+def channel_block(layout: str) -> int | None:
+    """b of a blocked activation layout "NCHW<b>c", None for "NCHW"."""
+    match = _BLOCKED_DATA.fullmatch(layout)
+    return int(match.group(1)) if match else None
+
+
+def blocked_shape(shape: Sequence[int], block: int) -> tuple[int, ...]:
+    """An N×C×H×W shape in layout NCHW<block>c: N×C/block×H×W×block."""
+    n, c, h, w = shape
+    return (n, c // block, h, w, block)
+
+
+def unblocked_shape(shape: Sequence[int]) -> tuple[int, int, int, int]:
+    """An N×C/b×H×W×b shape (layout NCHW<b>c) as N×C×H×W."""
+    n, blocks, h, w, block = shape
+    return (n, blocks * block, h, w)
+
+
+def blocked_array(array: np.ndarray, layout: str) -> np.ndarray:
+    """An N×C×H×W array in activation `layout` (a view for "NCHW")."""
+    block = channel_block(layout)
+    if block is None:
+        return array
+    n, c, h, w = array.shape
+    return array.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+
+
+def nchw_array(array: np.ndarray, layout: str) -> np.ndarray:
+    """An array in activation `layout` as N×C×H×W (a view for "NCHW")."""
+    if channel_block(layout) is None:
+        return array
+    n, blocks, h, w, block = array.shape
+    return array.transpose(0, 1, 4, 2, 3).reshape(n, blocks * block, h, w)
+
+
+def nchw_shape(t: Attribute, layout: str) -> tuple[int, ...]:
+    """The N×C×H×W shape of an activation type `t` in `layout`."""
+    shape = shape_of(t)
+    return shape if channel_block(layout) is None else unblocked_shape(shape)
+
+
+def _activation(op_name: str, x: Attribute, layout: str) -> Attribute:
+    """Input type `x` of a conv or pool in `layout`, as the N×C×H×W type it
+    stands for (its rank and block checked)."""
+    block = channel_block(layout)
+    if block is None:
+        _of_rank(op_name, x, "input", 4, "N×C×H×W")
+        return x
+    shape = _of_rank(op_name, x, "input", 5, f"N×C/{block}×H×W×{block}")
+    if shape[4] != block:
+        raise ShapeError(
+            f"{op_name}: input {type_str(x)} in layout {layout} must have {block} "
+            "as its last dimension"
+        )
+    return tensor(unblocked_shape(shape), elem(x))
+
+
+def _in_layout(shape: Sequence[int], element_type: Attribute, layout: str) -> Attribute:
+    """An N×C×H×W result in `layout` (C a multiple of its block, checked by the caller)."""
+    block = channel_block(layout)
+    return tensor(shape if block is None else blocked_shape(shape, block), element_type)
+
+
 def _conv2d_weight(op_name: str, w: Attribute, layout: str) -> tuple[int, int, int, int]:
     """(O, C/groups, KH, KW) of weight type `w` in `layout`, its rank (and
     block) checked."""
@@ -324,7 +416,12 @@ class Conv2dOp(GraphOp):
     `kernel_layout = "IHWO"` the weight is (C/groups)×KH×KW×O instead, and
     with `kernel_layout = "OIHW<b>o"` (O/b)×(C/groups)×KH×KW×b, output
     channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
-    that output channels are contiguous)."""
+    that output channels are contiguous). `data_layout` is the input's
+    layout, `out_layout` the output's: both "NCHW" (the default), both
+    "NCHW<b>c" (N×C/b×H×W×b -> N×O/b×OH×OW×b), or an NCHW input and an
+    NCHW<b>c output (a stem conv whose C is not a multiple of b); a blocked
+    output needs groups = 1 and a weight in "OIHW<b>o" (what
+    graph-block-activations makes)."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -339,20 +436,26 @@ class Conv2dOp(GraphOp):
     dilation = opt_prop_def(_I64_ARRAY)
     groups = opt_prop_def(IntegerAttr[I64])
     kernel_layout = opt_prop_def(StringAttr)
+    data_layout = opt_prop_def(StringAttr)
+    out_layout = opt_prop_def(StringAttr)
     DEFAULTS: ClassVar[Props] = {
         "strides": ints_attr((1, 1)),
         "padding": ints_attr((0, 0, 0, 0)),
         "dilation": ints_attr((1, 1)),
         "groups": int_attr(1),
         "kernel_layout": str_attr("OIHW"),
+        "data_layout": str_attr("NCHW"),
+        "out_layout": str_attr("NCHW"),
     }
 
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
-        x, w = operand_types
-        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        blocked_input, w = operand_types
+        layout = data_layout(props)
+        x = _activation(cls.name, blocked_input, layout)
+        n, c, _, _ = shape_of(x)
         o, cg, kh, kw = _conv2d_weight(cls.name, w, kernel_layout(props))
         element_type = same_element_type(cls.name, x, w)
         groups = _positive_int_prop(cls.name, props, "groups")
@@ -367,8 +470,21 @@ class Conv2dOp(GraphOp):
                 f"{cls.name}: weight {type_str(w)} has {o} output channels, not a "
                 f"multiple of groups={groups}"
             )
+        result = out_layout(props)
+        block = channel_block(result)
+        if layout not in ("NCHW", result):
+            raise ShapeError(
+                f"{cls.name}: data_layout {layout} with out_layout {result}: a blocked "
+                "input needs an output blocked alike"
+            )
+        if block is not None and (groups != 1 or output_block(kernel_layout(props)) != block):
+            raise ShapeError(
+                f"{cls.name}: out_layout {result} needs groups=1 and a weight in layout "
+                f"OIHW{block}o, got groups={groups} and weight {type_str(w)} in layout "
+                f"{kernel_layout(props)}"
+            )
         oh, ow = window.output_hw(cls.name, x)
-        return [tensor((n, o, oh, ow), element_type)]
+        return [_in_layout((n, o, oh, ow), element_type, result)]
 
 
 DOT_DEPTH = 4
@@ -728,13 +844,59 @@ class LayerNormOp(GraphOp):
         return [x]
 
 
+@irdl_op_definition
+class LayoutTransformOp(GraphOp):
+    """The same N×C×H×W tensor in another activation layout: "NCHW" to
+    "NCHW<b>c" (N×C/b×H×W×b, C a multiple of b) or back (what
+    graph-block-activations puts around the convs it blocks; TVM's
+    layout_transform)."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.INJECTIVE
+
+    name = "graph.layout_transform"
+
+    input = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+    src_layout = prop_def(StringAttr)
+    dst_layout = prop_def(StringAttr)
+
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def layouts(cls, props: Props) -> tuple[str, str]:
+        """(src_layout, dst_layout), checked: one of them "NCHW", the other blocked."""
+        src, dst = get_str(props, "src_layout"), get_str(props, "dst_layout")
+        blocks = [channel_block(layout) for layout in (src, dst)]
+        valid = all(layout == "NCHW" or b is not None for layout, b in zip((src, dst), blocks))
+        if not valid or (blocks[0] is None) == (blocks[1] is None):
+            raise ShapeError(
+                f'{cls.name}: cannot transform "{src}" to "{dst}": one layout must be '
+                '"NCHW" and the other "NCHW<b>c" (b a positive integer)'
+            )
+        return src, dst
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        (x,) = operand_types
+        src, dst = cls.layouts(props)
+        nchw = _activation(cls.name, x, src)
+        block = channel_block(dst)
+        if block is not None and shape_of(nchw)[1] % block:
+            raise ShapeError(
+                f"{cls.name}: input {type_str(x)} has {shape_of(nchw)[1]} channels, not a "
+                f"multiple of the block of {dst}"
+            )
+        return [_in_layout(shape_of(nchw), elem(x), dst)]
+
+
 # ---------------------------------------------------------------------------
 # Pooling.
 
 
 class Pool2dOp(GraphOp):
     """Shared definition of max_pool2d and avg_pool2d (ONNX MaxPool and
-    AveragePool output shapes, ceil_mode included)."""
+    AveragePool output shapes, ceil_mode included); with `data_layout =
+    "NCHW<b>c"`, over N×C/b×H×W×b."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -748,19 +910,22 @@ class Pool2dOp(GraphOp):
     padding = opt_prop_def(_I64_ARRAY)
     dilation = opt_prop_def(_I64_ARRAY)
     ceil_mode = opt_prop_def(BoolAttr)
+    data_layout = opt_prop_def(StringAttr)
     DEFAULTS: ClassVar[Props] = {
         "strides": ints_attr((1, 1)),
         "padding": ints_attr((0, 0, 0, 0)),
         "dilation": ints_attr((1, 1)),
         "ceil_mode": bool_attr(False),
+        "data_layout": str_attr("NCHW"),
     }
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
-        (x,) = operand_types
-        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        layout = data_layout(props, cls)
+        x = _activation(cls.name, operand_types[0], layout)
+        n, c, _, _ = shape_of(x)
         if cls.FLOAT_ONLY:
             _float_input(cls.name, x)
         kernel = _ints_prop(cls.name, props, "kernel", 2, minimum=1)
@@ -781,7 +946,7 @@ class Pool2dOp(GraphOp):
                     f"{_dims(window.dilation)}, padding "
                     f"[{', '.join(map(str, window.padding))}], input {type_str(x)})"
                 )
-        return [tensor((n, c, *out), elem(x))]
+        return [_in_layout((n, c, *out), elem(x), layout)]
 
 
 @irdl_op_definition
@@ -805,7 +970,8 @@ class AvgPool2dOp(Pool2dOp):
 
 
 class GlobalPool2dOp(GraphOp):
-    """Pooling over the whole H×W: N×C×H×W -> N×C×1×1."""
+    """Pooling over the whole H×W: N×C×H×W -> N×C×1×1 (with `data_layout =
+    "NCHW<b>c"`, N×C/b×H×W×b -> N×C/b×1×1×b)."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -813,16 +979,19 @@ class GlobalPool2dOp(GraphOp):
 
     input = operand_def(AnyTensorTypeConstr)
     output = result_def(AnyTensorTypeConstr)
+    data_layout = opt_prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"data_layout": str_attr("NCHW")}
 
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     @classmethod
     def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
-        (x,) = operand_types
-        n, c, _, _ = _of_rank(cls.name, x, "input", 4, "N×C×H×W")
+        layout = data_layout(props, cls)
+        x = _activation(cls.name, operand_types[0], layout)
+        n, c, _, _ = shape_of(x)
         if cls.FLOAT_ONLY:
             _float_input(cls.name, x)
-        return [tensor((n, c, 1, 1), elem(x))]
+        return [_in_layout((n, c, 1, 1), elem(x), layout)]
 
 
 @irdl_op_definition

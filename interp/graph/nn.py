@@ -540,11 +540,14 @@ class NnFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: nn.Conv2dOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x, w = (_accumulator(a) for a in args)
+        x = nn.nchw_array(x, nn.data_layout(op.properties))
         w = weight_as_oihw(w, nn.kernel_layout(op.properties))
-        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        layout = nn.out_layout(op.properties)
+        out_hw = cast(tuple[int, int], nn.nchw_shape(op.output.type, layout)[2:])
         window = _window(op, w.shape[2:])
         groups = get_int(op_props(op), "groups")
-        return (_cast(op, conv2d(x, w, window, groups, out_hw)),)
+        out = conv2d(x, w, window, groups, out_hw)
+        return (_cast(op, np.ascontiguousarray(nn.blocked_array(out, layout))),)
 
     @impl(nn.Conv2dU8S8Op)
     def run_conv2d_u8s8(
@@ -627,9 +630,11 @@ class NnFunctions(InterpreterFunctions):
 
     def _pool(self, op: nn.Pool2dOp, x: Array, reduce_max: bool) -> Array:
         window = _window(op, get_ints(op.properties, "kernel"))
-        out_hw = cast(tuple[int, int], shape_of(op.output.type)[2:])
+        layout = nn.data_layout(op.properties, type(op))
+        out_hw = cast(tuple[int, int], nn.nchw_shape(op.output.type, layout)[2:])
         include_pad = isinstance(op, nn.AvgPool2dOp) and get_bool(op_props(op), "count_include_pad")
-        return _cast(op, pool2d(x, window, out_hw, reduce_max, include_pad))
+        out = pool2d(nn.nchw_array(x, layout), window, out_hw, reduce_max, include_pad)
+        return _cast(op, np.ascontiguousarray(nn.blocked_array(out, layout)))
 
     @impl(nn.MaxPool2dOp)
     def run_max_pool2d(
@@ -643,18 +648,25 @@ class NnFunctions(InterpreterFunctions):
     ) -> tuple[Any, ...]:
         return (self._pool(op, _accumulator(args[0]), reduce_max=False),)
 
+    @impl(nn.LayoutTransformOp)
+    def run_layout_transform(
+        self, interpreter: Interpreter, op: nn.LayoutTransformOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        src, dst = nn.LayoutTransformOp.layouts(op.properties)
+        return (np.ascontiguousarray(nn.blocked_array(nn.nchw_array(args[0], src), dst)),)
+
     @impl(nn.GlobalAvgPool2dOp)
     def run_global_avg_pool2d(
         self, interpreter: Interpreter, op: nn.GlobalAvgPool2dOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         x = _accumulator(args[0])
-        return (_cast(op, x.mean(axis=(2, 3), keepdims=True)),)
+        return (_cast(op, x.mean(axis=(2, 3), keepdims=True)),)  # NCHW and NCHW<b>c alike
 
     @impl(nn.GlobalMaxPool2dOp)
     def run_global_max_pool2d(
         self, interpreter: Interpreter, op: nn.GlobalMaxPool2dOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
-        return (_cast(op, args[0].max(axis=(2, 3), keepdims=True)),)
+        return (_cast(op, args[0].max(axis=(2, 3), keepdims=True)),)  # NCHW, NCHW<b>c alike
 
     @impl(nn.SoftmaxOp)
     def run_softmax(

@@ -477,3 +477,19 @@ func.func @conv2d_u8s8_channel_blocks(%x: tensor<1x6x7x8xui8>, %w: tensor<1x3x3x
   %0 = graph.conv2d_u8s8 %x, %w : (tensor<1x6x7x8xui8>, tensor<1x3x3x3x16x4xi8>) -> tensor<1x4x5x16xi32>
   func.return %0 : tensor<1x4x5x16xi32>
 }
+
+// -----
+
+func.func @layout_transform_channels(%x: tensor<1x6x4x4xf32>) -> tensor<1x2x4x4x4xf32> {
+  // expected-error @+1 {{'graph.layout_transform' op input tensor<1x6x4x4xf32> has 6 channels, not a multiple of the block of NCHW4c}}
+  %0 = graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x6x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  func.return %0 : tensor<1x2x4x4x4xf32>
+}
+
+// -----
+
+func.func @conv2d_blocked_input_unblocked_output(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'graph.conv2d' op data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked alike}}
+  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o", data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %0 : tensor<1x8x4x4xf32>
+}

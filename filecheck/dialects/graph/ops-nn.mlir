@@ -12,6 +12,19 @@ func.func @convolutions(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %w1: t
   func.return %0, %1, %2 : tensor<1x6x4x4xf32>, tensor<1x4x8x8xf32>, tensor<1x6x16x16xf32>
 }
 
+// CHECK-LABEL: func.func @blocked_activations
+func.func @blocked_activations(%x: tensor<1x8x4x4xf32>, %w: tensor<2x8x3x3x4xf32>) -> tensor<1x8x2x2xf32> {
+  // CHECK: graph.layout_transform %{{.*}} {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x8x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  %0 = graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x8x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x8x3x3x4xf32>) -> tensor<1x2x4x4x4xf32>
+  %1 = graph.conv2d %0, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x8x3x3x4xf32>) -> tensor<1x2x4x4x4xf32>
+  // CHECK: graph.max_pool2d %{{.*}} {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x4xf32>
+  %2 = graph.max_pool2d %1 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x4xf32>
+  // CHECK: graph.layout_transform %{{.*}} {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
+  %3 = graph.layout_transform %2 {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x2x2x2x4xf32>) -> tensor<1x8x2x2xf32>
+  func.return %3 : tensor<1x8x2x2xf32>
+}
+
 // CHECK-LABEL: func.func @products
 func.func @products(%x: tensor<2x3x5xf32>, %w: tensor<4x5xf32>, %v: tensor<5xf32>, %a: tensor<2x3x5xf32>, %b: tensor<1x4x5xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3x4xf32>) {
   // CHECK: graph.dense %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<4x5xf32>) -> tensor<2x3x4xf32>

@@ -691,6 +691,56 @@ REFUSED: list[tuple[type[nn.GraphOp], list[Attribute], dict[str, Attribute], str
         "operand element types differ",
     ),
     (
+        nn.Conv2dOp,
+        [t(1, 2, 4, 4, 4), t(2, 8, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "data_layout": str_attr("NHWC")},
+        r"property 'data_layout' is \"NHWC\", expected \"NCHW\" or \"NCHW<b>c\"",
+    ),
+    (
+        nn.Conv2dOp,
+        [t(1, 2, 4, 4, 8), t(2, 8, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "data_layout": str_attr("NCHW4c")},
+        r"input tensor<1x2x4x4x8xf32> in layout NCHW4c must have 4 as its last dimension",
+    ),
+    (
+        nn.Conv2dOp,
+        [t(1, 2, 4, 4, 4), t(2, 8, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "data_layout": str_attr("NCHW4c")},
+        r"data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked alike",
+    ),
+    (
+        nn.Conv2dOp,
+        [t(1, 8, 4, 4), t(2, 4, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "out_layout": str_attr("NCHW4c"),
+         "groups": int_attr(2)},
+        r"out_layout NCHW4c needs groups=1 and a weight in layout OIHW4o, got groups=2",
+    ),
+    (
+        nn.Conv2dOp,
+        [t(1, 8, 4, 4), t(8, 8, 1, 1)],
+        {"out_layout": str_attr("NCHW4c")},
+        r"out_layout NCHW4c needs groups=1 and a weight in layout OIHW4o, got groups=1 and "
+        r"weight tensor<8x8x1x1xf32> in layout OIHW",
+    ),
+    (
+        nn.MaxPool2dOp,
+        [t(1, 2, 4, 4)],
+        {"kernel": ints_attr([2, 2]), "data_layout": str_attr("NCHW4c")},
+        r"input must be 5-D \(N×C/4×H×W×4\)",
+    ),
+    (
+        nn.LayoutTransformOp,
+        [t(1, 8, 4, 4)],
+        {"src_layout": str_attr("NCHW"), "dst_layout": str_attr("NHWC")},
+        r"cannot transform \"NCHW\" to \"NHWC\"",
+    ),
+    (
+        nn.LayoutTransformOp,
+        [t(1, 6, 4, 4)],
+        {"src_layout": str_attr("NCHW"), "dst_layout": str_attr("NCHW4c")},
+        r"input tensor<1x6x4x4xf32> has 6 channels, not a multiple of the block of NCHW4c",
+    ),
+    (
         nn.Conv2dTransposeOp,
         [t(1, 3, 4, 4), t(4, 2, 3, 3)],
         {},

@@ -1,0 +1,147 @@
+"""graph-block-activations: convs, pools and their epilogues on NCHW<b>c
+activations keep every output, on the interpreter (the FileCheck cases)
+and natively (random conv chains through the whole compile, and a ResNet
+against onnxruntime); only regions mostly of 1x1 convs and worth their
+transforms are blocked; the
+compile pipeline runs the pass after the weights are blocked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xtc
+from xtc import interp
+from xtc.driver.compiler import GRAPH_PASSES, compile_graph
+from xtc.driver.pipelines import apply_pipeline
+from xtc.driver.textual_ir import module_to_text, parse_module
+from xtc.frontend.onnx import import_model
+from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
+from xtc.tools.model_builders import mobilenet_v2, resnet
+
+ROOT = Path(__file__).resolve().parents[2]
+FILECHECK = (ROOT / "filecheck" / "passes" / "graph-block-activations.mlir").read_text()
+PASSES = "graph-block-activations{block=4 always=true},dce"
+
+
+def test_filecheck_cases_keep_their_outputs() -> None:
+    cases = filecheck_cases(FILECHECK)
+    assert len(cases) == 5
+    for text in cases:
+        assert_pipeline_preserves_outputs(text, PASSES)
+
+
+def tensor_type(*shape: int) -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}f32>"
+
+
+def weight(rng: np.random.Generator, o: int, c: int, k: int, block: int) -> str:
+    """A constant conv weight in layout OIHW<block>o, as graph IR."""
+    values = rng.standard_normal((o // block, c, k, k, block)).round(2)
+    literal = np.array2string(values, separator=", ", threshold=10**6).replace("\n", "")
+    return f"graph.constant dense<{literal}> : {tensor_type(o // block, c, k, k, block)}"
+
+
+def chain_text(seed: int, c: int, o: int, k: int, stride: int, pad: int, pool: bool) -> str:
+    """@main: conv (k x k, stride, pad; c = 3 as a stem) + per-channel bias + relu, an
+    optional 3x3 max pool, a 1x1 conv back to c channels, and a residual add
+    of the first conv's output when the channels allow; weights in blocks
+    of 4 output channels (what graph-alter-layout makes)."""
+    rng = np.random.default_rng(seed)
+    size = 7
+    out = (size + 2 * pad - k) // stride + 1
+    x, y = tensor_type(1, c, size, size), tensor_type(1, o, out, out)
+    bias = ", ".join(f"{v:.2f}" for v in rng.standard_normal(o))
+    lines = [
+        f"%w1 = {weight(rng, o, c, k, 4)}",
+        f"%w2 = {weight(rng, o, o, 1, 4)}",
+        f"%b = graph.constant dense<[{bias}]> : {tensor_type(o)}",
+        f"%c1 = graph.conv2d %x, %w1 {{strides = array<i64: {stride}, {stride}>, "
+        f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>, kernel_layout = \"OIHW4o\"}} : "
+        f"({x}, {tensor_type(o // 4, c, k, k, 4)}) -> {y}",
+        f"%a1 = graph.bias_add %c1, %b {{axis = 1 : i64}} : ({y}, {tensor_type(o)}) -> {y}",
+        f"%r1 = graph.relu %a1 : ({y}) -> {y}",
+    ]
+    last = "%r1"
+    if pool:
+        lines.append(
+            f"%p = graph.max_pool2d %r1 {{kernel = array<i64: 3, 3>, "
+            f"padding = array<i64: 1, 1, 1, 1>}} : ({y}) -> {y}"
+        )
+        last = "%p"
+    lines += [
+        f"%c2 = graph.conv2d {last}, %w2 {{kernel_layout = \"OIHW4o\"}} : "
+        f"({y}, {tensor_type(o // 4, o, 1, 1, 4)}) -> {y}",
+        f"%s = graph.add %c2, %r1 : ({y}, {y}) -> {y}",
+        f"%r2 = graph.relu %s : ({y}) -> {y}",
+        f"func.return %r2 : {y}",
+    ]
+    body = "\n  ".join(lines)
+    return f"func.func @main(%x: {x}) -> {y} {{\n  {body}\n}}\n"
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    seed=st.integers(0, 1000),
+    c=st.sampled_from([3, 4, 8]),
+    o=st.sampled_from([4, 8]),
+    k=st.sampled_from([1, 3]),
+    stride=st.integers(1, 2),
+    pad=st.integers(0, 1),
+    pool=st.booleans(),
+)
+def test_blocked_chains_keep_their_outputs_natively(
+    seed: int, c: int, o: int, k: int, stride: int, pad: int, pool: bool
+) -> None:
+    text = chain_text(seed, c, o, k, stride, pad, pool)
+    before = parse_module(text)
+    after = apply_pipeline(parse_module(text), PASSES)
+    printed = module_to_text(after)
+    assert printed.count('out_layout = "NCHW4c"') == 2
+    assert printed.count('data_layout = "NCHW4c"') == (3 if pool else 2) - (c == 3)
+    # in (none for a stem conv of 3 channels, which reads NCHW) and out
+    assert printed.count("graph.layout_transform") == (1 if c == 3 else 2)
+    x = np.random.default_rng(seed).standard_normal((1, c, 7, 7)).astype(np.float32)
+    (expected,) = interp.run(before, [x])
+    (interpreted,) = interp.run(after, [x])
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(interpreted, expected, rtol=1e-5, atol=1e-5 * scale)
+    (native,) = compile_graph(after).run([x])
+    np.testing.assert_allclose(native, expected, rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_a_resnet_runs_blocked_and_matches_onnxruntime() -> None:
+    """Every conv of a small ResNet-50 is blocked (NCHW32c, the default
+    block; the 3-channel stem only its output), and its pools, with one
+    transform, out of the global pool, and
+    the compiled model matches onnxruntime; ResNet-18 (mostly 3x3 convs)
+    and MobileNet-v2 (1x1 convs between depthwise ones) stay NCHW."""
+    for plain in (resnet(18, image=32, classes=10), mobilenet_v2(image=32, classes=10)):
+        graph = apply_pipeline(import_model(plain), "graph-alter-layout,graph-block-activations")
+        assert "data_layout" not in module_to_text(graph)
+    model = resnet(50, image=32, classes=10)
+    module = import_model(model)
+    passes = GRAPH_PASSES[: GRAPH_PASSES.index("graph-block-activations") + 1]
+    text = module_to_text(apply_pipeline(module, ",".join(passes) + ",dce"))
+    blocked = [line for line in text.splitlines() if '_layout = "NCHW32c"' in line]
+    assert sum("graph.conv2d" in line for line in blocked) == 53
+    assert sum("graph.max_pool2d" in line or "global_avg_pool2d" in line for line in blocked) == 2
+    assert text.count("graph.layout_transform") == 1
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    name = model.graph.input[0].name
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {name: x})
+    got = xtc.compile(model, cache=False).run({name: x})
+    got = next(iter(got.values())) if isinstance(got, dict) else got[0]
+    scale = float(np.abs(expected).max())
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_compile_pipeline_blocks_activations_after_the_weights() -> None:
+    position = GRAPH_PASSES.index("graph-block-activations")
+    assert GRAPH_PASSES.index("graph-alter-layout") < position
+    assert position < GRAPH_PASSES.index("graph-fuse-ops")
