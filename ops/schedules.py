@@ -611,10 +611,8 @@ class MicroKernelTemplate(PrefetchingTemplate):
             ]
         hoist = None
         if reduction_block:
-            # The blocks outside every loop of the tile's nest but a pinned plane.
-            at = names.index(self.pinned) + 1 if self.pinned in names else 0
-            at = min(at, len(names) - 1)
-            hoist = f"tir-hoist-reduction{{func={func} loop={r}_o outside={names[at]}}}"
+            outside = self.blocks_outside(outer, config)
+            hoist = f"tir-hoist-reduction{{func={func} loop={r}_o outside={outside}}}"
         steps += self.tile(config, b, tile[1:], "", rows, names[-1], hoist)
         if remainder:
             # The peeled rows (tir-split's `b_tail`, its loops suffixed) get
@@ -634,6 +632,20 @@ class MicroKernelTemplate(PrefetchingTemplate):
         if remainder:  # a loop holding a peeled tail cannot run in parallel
             outer = [(name, extent) for name, extent in outer if name != f"{b}_o"]
         return steps + self.parallel(outer, config) + self.hints(steps, config)
+
+    def blocks_outside(self, outer: list[tuple[str, int]], config: Mapping[str, KnobValue]) -> str:
+        """The loop that the reduction's block loop goes around: the one
+        inside the parallel loop, so that each thread sweeps its tiles block
+        by block without a fork per block (ResNet-50's 256-channel conv,
+        blocks of 64, cold: 455 GFLOP/s above the parallel loop, 464 inside);
+        with the parallel loop innermost, the outermost loop (inside a
+        pinned plane loop)."""
+        names = [name for name, _ in outer]
+        parallel = _parallel_loop(outer, int(config["parallel_grain"]))
+        if parallel in names[:-1]:
+            return names[names.index(str(parallel)) + 1]
+        at = names.index(self.pinned) + 1 if self.pinned in names else 0
+        return names[min(at, len(names) - 1)]
 
     def ordered(
         self, outer: list[tuple[str, int]], config: Mapping[str, KnobValue]
