@@ -140,7 +140,11 @@ MAX_UNROLLED_REDUCTION = 8
 REDUCTION_BLOCKS = (64, 128, 256, 512)
 """Blocks of the outermost reduction loop (a conv's input channels, a
 matmul's K) that a tuner may sweep every tile with (`tir-hoist-reduction`),
-those dividing the loop and shorter than it."""
+those dividing the loop and shorter than it. On Zen 5 (1 MB of L2 a core,
+2 threads) none beat the whole loop on ResNet-50's heavy 3x3 convs or on
+1024^3, 128x768x3072 and 384x4096x1024 matmuls (1-10% slower, hot and
+cold): their operand panels already stay in L2 and the default runs near
+the FMA peak; each block reloads and stores the tile's accumulators."""
 
 
 @dataclass(frozen=True)
