@@ -163,6 +163,12 @@ def get_tir_reorder() -> type[ModulePass]:
     return TirReorder
 
 
+def get_tir_hoist_reduction() -> type[ModulePass]:
+    from xtc.passes.tir_hoist_reduction import TirHoistReduction
+
+    return TirHoistReduction
+
+
 def get_tir_tile() -> type[ModulePass]:
     from xtc.passes.tir_tile import TirTile
 
@@ -360,6 +366,7 @@ XTC_PASSES = {
     "tir-partition": get_tir_partition,
     "tir-split": get_tir_split,
     "tir-reorder": get_tir_reorder,
+    "tir-hoist-reduction": get_tir_hoist_reduction,
     "tir-tile": get_tir_tile,
     "tir-fuse": get_tir_fuse,
     "tir-prefetch": get_tir_prefetch,

@@ -372,6 +372,7 @@ class MicroKernelFeatures(PrefetchingFeatures):
             "has_unroll": float(self.unrollable > 0),
             "unroll_reduction": float(int(config.get("unroll_reduction", 0))),
             "unrollable": float(self.unrollable),
+            "reduction_block": float(int(config.get("reduction_block", 0))),
             **self.prefetch_row(config),
             **super().knob_row(config),
         }

@@ -61,8 +61,13 @@ def test_space_numbers_its_points_and_checks_configs() -> None:
         space.check({"rows": 4, "prefetch": 0, "cols": 1})
 
 
-def graph_kernels(text: str) -> ModuleOp:
-    return apply_pipeline(parse_module(text), "convert-graph-to-te,convert-te-to-tir")
+def graph_kernels(text: str, fused: bool = False) -> ModuleOp:
+    """The kernels of a graph text at the tir level, each op its own, or
+    (`fused`) fused as a compile fuses them (a conv's bias and relu)."""
+    pipeline = "convert-graph-to-te,convert-te-to-tir"
+    if fused:
+        pipeline = "graph-fuse-ops,convert-graph-to-te,te-inline,convert-te-to-tir"
+    return apply_pipeline(parse_module(text), pipeline)
 
 
 def conv_text(
@@ -86,6 +91,24 @@ def conv_text(
 func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
   %c = graph.conv2d %x, %w {{{attributes}}} : {types}
   %r = graph.relu %c : (tensor<{y}xf32>) -> tensor<{y}xf32>
+  func.return %r : tensor<{y}xf32>
+}}
+"""
+
+
+def conv_bias_relu_text(c_in: int, c_out: int, size: int) -> str:
+    """A 3x3 conv (OIHW32o weights), its bias and relu: one kernel fused."""
+    x, y = f"1x{c_in}x{size}x{size}", f"1x{c_out}x{size}x{size}"
+    w = f"{c_out // 32}x{c_in}x3x3x32"
+    attributes = 'padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW32o"'
+    types = f"(tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>"
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>, %b: tensor<{c_out}xf32>)
+    -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{{attributes}}} : {types}
+  %s = graph.bias_add %c, %b {{axis = 1 : i64}} : (tensor<{y}xf32>, tensor<{c_out}xf32>)
+    -> tensor<{y}xf32>
+  %r = graph.relu %s : (tensor<{y}xf32>) -> tensor<{y}xf32>
   func.return %r : tensor<{y}xf32>
 }}
 """
@@ -138,6 +161,7 @@ NATIVE_KERNELS = {
     "conv-1x1-few-channels": conv_text(16, 32, 28, "OIHW8o", kernel=1),
     "conv-1x1-grouped-4": conv_text(24, 24, 14, "OIHW4o", kernel=1, groups=3),
     "matmul": matmul_text(24, 32, 64),
+    "matmul-long-reduction": matmul_text(12, 256, 32),
     "matrix-vector": matmul_text(1, 32, 64),
     "depthwise": depthwise_text(8, 14),
     "elementwise": elementwise_text(6, 64),
@@ -148,15 +172,17 @@ TINY_KERNELS = {
     "conv-grouped": conv_text(4, 16, 4, "OIHW8o", groups=2),
     "conv-1x1-grouped-4": conv_text(8, 8, 10, "OIHW4o", kernel=1, groups=2),
     "matmul": matmul_text(4, 8, 32),
+    "matmul-long-reduction": matmul_text(2, 128, 16),
     "depthwise": depthwise_text(4, 6),
     "softmax": softmax_text(3, 40),
 }
 
 
 @cache
-def kernel_alone(text: str) -> tuple[ModuleOp, FuncOp]:
-    """The first kernel of a graph text at the tir level, alone in a module."""
-    module = graph_kernels(text)
+def kernel_alone(text: str, fused: bool = False) -> tuple[ModuleOp, FuncOp]:
+    """The first kernel of a graph text at the tir level (its ops fused
+    or not), alone in a module."""
+    module = graph_kernels(text, fused)
     kernel = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data != "main")
     alone = ModuleOp([kernel.clone()])
     function = alone.body.block.first_op
@@ -167,11 +193,12 @@ def kernel_alone(text: str) -> tuple[ModuleOp, FuncOp]:
 Kernel = tuple[ModuleOp, FuncOp, list[np.ndarray], list[np.ndarray]]
 
 
-def the_kernel(text: str, native: bool = False) -> Kernel:
-    """The first kernel of a graph text at the tir level, alone in a module
-    as @main, random inputs and its outputs unscheduled: interpreted, or
-    run natively (a kernel too large to interpret in a test's time)."""
-    alone, function = kernel_alone(text)
+def the_kernel(text: str, native: bool = False, fused: bool = False) -> Kernel:
+    """The first kernel of a graph text at the tir level (`kernel_alone`),
+    alone in a module as @main, random inputs and its outputs unscheduled:
+    interpreted, or run natively (a kernel too large to interpret in a
+    test's time)."""
+    alone, function = kernel_alone(text, fused)
     outputs = output_arguments(function)
     rng = np.random.default_rng(3)
     inputs = [
@@ -402,3 +429,36 @@ def test_a_pinned_plane_loop_is_left_out_of_the_tile_order() -> None:
     consumer = schedule.templates[-1]
     assert isinstance(consumer, MicroKernelTemplate) and consumer.pinned == at
     assert at not in consumer.tile_loops()
+
+
+@pytest.mark.parametrize(
+    ("text", "fused", "blocks"),
+    [
+        # 256 input channels, a bias and a relu in the write-back
+        (conv_bias_relu_text(256, 32, 6), True, (0, 64, 128)),
+        (matmul_text(24, 512, 64), False, (0, 64, 128, 256)),
+    ],
+)
+def test_each_reduction_block_is_another_schedule_that_keeps_the_numbers(
+    text: str, fused: bool, blocks: tuple[int, ...]
+) -> None:
+    """The micro-kernel's `reduction_block` knob: the outermost reduction
+    loop (input channels, K) in blocks that every tile sweeps in turn
+    (tir-hoist-reduction), 0 (the whole loop, today's) first and the
+    default; each block its own steps, each keeping the numbers natively,
+    the fused bias and relu applied to whole sums only."""
+    module, function, inputs, expected = the_kernel(text, native=True, fused=fused)
+    schedule = kernel_schedule(function)
+    knob = f"{len(schedule.templates) - 1}.reduction_block"
+    assert schedule.space().knob(knob).values == blocks
+    default = schedule.default()
+    assert default[knob] == 0
+    seen: set[tuple[str, ...]] = set()
+    for block in blocks:
+        steps = schedule.steps({**default, knob: block})
+        seen.add(tuple(steps))
+        assert any(s.startswith("tir-hoist-reduction") for s in steps) == (block > 0)
+        got = run_native(applied_as_main(module, steps), inputs)
+        for got_array, want in zip(got, expected, strict=True):
+            np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+    assert len(seen) == len(blocks)
