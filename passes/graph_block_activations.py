@@ -68,7 +68,7 @@ from xtc.dialects.graph.nn import (
     output_block,
 )
 from xtc.dialects.graph.elementwise import AddOp
-from xtc.passes.graph_sink_transpose import is_elementwise
+from xtc.passes.graph_sink_transpose import is_elementwise, sink_below_users
 
 
 def transform(value: SSAValue, src: str, dst: str) -> LayoutTransformOp:
@@ -224,20 +224,7 @@ class SinkUnblockBelowUsers(RewritePattern):
         users = list(dict.fromkeys(use.operation for use in op.output.uses))
         if not users:
             return
-        replacements = [sunk_user(user, op) for user in users]
-        if any(r is None for r in replacements):
-            for built in replacements:
-                for unused in built or []:
-                    unused.drop_all_references()  # its operands forget it
-            return
-        for user, ops in zip(users, replacements, strict=True):
-            assert ops is not None
-            if ops:
-                rewriter.replace(user, ops, [ops[-1].results[0]])
-            else:
-                rewriter.replace(user, [], [op.input])
-        if not op.output.uses:
-            rewriter.erase(op)
+        sink_below_users(rewriter, op, users, [sunk_user(user, op) for user in users])
 
 
 @dataclass(frozen=True)

@@ -158,17 +158,32 @@ class SinkTransposeBelowUsers(RewritePattern):
         users = list(dict.fromkeys(use.operation for use in op.results[0].uses))
         if not users:
             return
-        replacements = [sunk_user(user, op) for user in users]
-        if any(r is None for r in replacements):
-            return
-        for user, ops in zip(users, replacements, strict=True):
-            assert ops is not None
-            if ops:
-                rewriter.replace(user, ops, [ops[-1].results[0]])
-            else:
-                rewriter.replace(user, [], [op.operands[0]])
-        if not op.results[0].uses:
-            rewriter.erase(op)
+        sink_below_users(rewriter, op, users, [sunk_user(user, op) for user in users])
+
+
+def sink_below_users(
+    rewriter: PatternRewriter,
+    op: Operation,
+    users: list[Operation],
+    replacements: list[list[Operation] | None],
+) -> None:
+    """Each of `users` of `op` replaced by its ops (the last one's result
+    taking its place; none: `op`'s input does), then `op` erased once
+    unused; nothing when one user has no replacement (None), the ops built
+    for the others dropped."""
+    if any(r is None for r in replacements):
+        for built in replacements:
+            for unused in built or []:
+                unused.drop_all_references()  # its operands forget it
+        return
+    for user, ops in zip(users, replacements, strict=True):
+        assert ops is not None
+        if ops:
+            rewriter.replace(user, ops, [ops[-1].results[0]])
+        else:
+            rewriter.replace(user, [], [op.operands[0]])
+    if not op.results[0].uses:
+        rewriter.erase(op)
 
 
 @dataclass(frozen=True)
