@@ -89,6 +89,11 @@ SCHEDULED_AFTER = PARTITION[-1]
 """The pass after which kernels are scheduled (from -O2 on): the last that
 changes which loop nests a kernel has."""
 LOWERINGS = ("convert-graph-to-te", "convert-te-to-tir", "tir-plan-memory", "convert-tir-to-llvm")
+SCHEDULED_KERNEL_PASSES = FAST_MATH + LOWERINGS[2:3]
+"""What a scheduled kernel goes through before LLVM from -O2 on (the passes
+between SCHEDULED_AFTER and convert-tir-to-llvm): the tuner builds its
+candidates the same way, so that it times the code a compile makes (an erf
+left to libm runs 30 times slower than its polynomial)."""
 
 
 def _dump_points(passes: Sequence[str]) -> dict[str, str]:

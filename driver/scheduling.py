@@ -292,16 +292,14 @@ def _record_steps(
     A config outside today's space (a knob added or dropped since) replays
     its measured steps too; CompileError when it kept none."""
     from xtc.driver.workload import KERNEL_NAME
-    from xtc.ops.space import ConfigError
 
     name = kernel.sym_name.data
     measured = [_renamed(step, KERNEL_NAME, name) for step in record.measured_steps()]
-    try:
-        schedule.space().check(record.config)
-    except ConfigError as e:
+    problem = schedule.space().problem(record.config)
+    if problem is not None:
         if not record.steps:
-            raise _stale_error(kernel, record, records, e) from None
-        _report_stale(record, name, f"a config today's space no longer has ({e})", measured)
+            raise _stale_error(kernel, record, records, problem)
+        _report_stale(record, name, f"a config today's space no longer has ({problem})", measured)
         return measured
     today = schedule.steps(record.config)
     if not record.steps or measured == today:
@@ -336,7 +334,7 @@ def _renamed(step: str, old: str, new: str) -> str:
 
 
 def _stale_error(
-    kernel: FuncOp, record: Record, records: TuningRecords | None, error: Exception
+    kernel: FuncOp, record: Record, records: TuningRecords | None, error: Exception | str
 ) -> CompileError:
     source = records.source if records is not None else "tuning records"
     return CompileError(

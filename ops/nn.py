@@ -798,8 +798,10 @@ class ResizeAxis:
             else:
                 mapped = out * (end - start) * float(in_size - 1) / (width - 1)
             return mapped + start * (in_size - 1)
-        if mode == "pytorch_half_pixel" and width == 1:
-            return constant(-0.5, f64)
+        if mode == "pytorch_half_pixel" and self.out_size == 1:
+            # ONNX's rule (and onnxruntime's): coordinate 0 for a length-1
+            # output (onnx.reference takes -0.5, which only cubic tells apart)
+            return constant(0.0, f64)
         if mode == "half_pixel_symmetric":
             # ONNX's order of operations, as the interpreter: coordinates on a
             # rounding boundary must round the same way.

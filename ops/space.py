@@ -85,22 +85,29 @@ class Space:
             index = index * len(knob.values) + knob.values.index(config[knob.name])
         return index
 
-    def check(self, config: Mapping[str, KnobValue]) -> None:
-        """ConfigError naming the first knob `config` lacks, adds or sets
-        outside its values."""
+    def problem(self, config: Mapping[str, KnobValue]) -> str | None:
+        """Why `config` is not a point: the first knob it lacks, adds or sets
+        outside its values; None when it is one."""
         names = {k.name for k in self.knobs}
         unknown = sorted(set(config) - names)
         if unknown:
-            raise ConfigError(
-                f"unknown knob {unknown[0]!r} (the knobs: {', '.join(sorted(names))})"
-            )
+            return f"unknown knob {unknown[0]!r} (the knobs: {', '.join(sorted(names))})"
         for knob in self.knobs:
             if knob.name not in config:
-                raise ConfigError(f"knob {knob.name!r} has no value")
+                return f"knob {knob.name!r} has no value"
             if config[knob.name] not in knob.values:
-                raise ConfigError(
-                    f"knob {knob.name!r} = {config[knob.name]!r} is not one of {list(knob.values)}"
-                )
+                value = config[knob.name]
+                return f"knob {knob.name!r} = {value!r} is not one of {list(knob.values)}"
+        return None
+
+    def __contains__(self, config: object) -> bool:
+        return isinstance(config, Mapping) and self.problem(config) is None
+
+    def check(self, config: Mapping[str, KnobValue]) -> None:
+        """ConfigError saying why `config` is not a point (see `problem`)."""
+        problem = self.problem(config)
+        if problem is not None:
+            raise ConfigError(problem)
 
     def sample(self, rng: random.Random) -> Config:
         """A point drawn uniformly."""

@@ -27,13 +27,16 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from xtc.driver.records import ErrorKind, MeasureResult
 from xtc.ops.space import Config
 from xtc.tune.task import KERNEL_NAME, Task
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 
 @dataclass(frozen=True)
@@ -285,11 +288,20 @@ def build_kernel(kernel_text: str, steps: Sequence[str]) -> Any:
     """A task's kernel with `steps` applied, lowered and JIT-compiled: a
     JitModule whose function KERNEL_NAME takes the kernel's buffers.
     Raises _Invalid when a primitive refuses a step."""
+    from xtc.runtime.llvm_jit import compile_module
+
+    return compile_module(lowered_kernel(kernel_text, steps))
+
+
+def lowered_kernel(kernel_text: str, steps: Sequence[str]) -> ModuleOp:
+    """A task's kernel with `steps` applied and lowered to LLVM as a compile
+    lowers it (SCHEDULED_KERNEL_PASSES, then convert-tir-to-llvm), KERNEL_NAME
+    exported. Raises _Invalid when a primitive refuses a step."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from xtc.driver.compiler import SCHEDULED_KERNEL_PASSES
     from xtc.driver.pipelines import apply_pipeline
     from xtc.driver.textual_ir import parse_module
-    from xtc.runtime.llvm_jit import compile_module
 
     module = parse_module(kernel_text)
     try:
@@ -299,8 +311,8 @@ def build_kernel(kernel_text: str, steps: Sequence[str]) -> Any:
         raise _Invalid(brief(e)) from None
     kernel = module.body.block.first_op
     kernel.sym_visibility = None  # type: ignore[union-attr] - exported, callable
-    apply_pipeline(module, "convert-tir-to-llvm")
-    return compile_module(module)
+    apply_pipeline(module, ",".join((*SCHEDULED_KERNEL_PASSES, "convert-tir-to-llvm")))
+    return module
 
 
 class _Invalid(Exception):

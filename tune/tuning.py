@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from xtc.driver.records import Record, RecordsError, RecordWriter, Target, load_records
-from xtc.ops.space import Config, ConfigError, config_key
+from xtc.ops.space import Config, config_key
 from xtc.tune.measure import LocalRunner, MeasureInput, MeasureOptions, MeasureResult, Runner
 from xtc.tune.scheduler import TaskScheduler
 from xtc.tune.task import Task, extract_tasks
@@ -306,7 +306,8 @@ def _warm_start(
     for tuner, summary in zip(tuners, summaries, strict=True):
         key = summary.task.key
         mine = [r for r in existing if r.key == key]
-        fits = [r for r in mine if _in_space(summary.task, r.config)]
+        space = summary.task.space()
+        fits = [r for r in mine if r.config in space]
         summary.outside = len(mine) - len(fits)
         mine = fits
         if not mine:
@@ -321,15 +322,6 @@ def _warm_start(
         tuner.learn_records(stale)
         _note(summary, configs, results, count=False)
         summary.stale = len(stale)
-
-
-def _in_space(task: Task, config: Config) -> bool:
-    """Whether `config` is a point of the task's space as it stands."""
-    try:
-        task.space().check(config)
-    except ConfigError:
-        return False
-    return True
 
 
 def _measure_defaults(

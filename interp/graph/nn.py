@@ -233,8 +233,9 @@ class ResizeAxis:
             else:
                 x = y * (end - start) * (self.in_size - 1) / (width - 1)
             return x + start * (self.in_size - 1)
-        if mode == "pytorch_half_pixel" and width == 1:
-            return np.full(self.out_size, -0.5)
+        if mode == "pytorch_half_pixel" and self.out_size == 1:
+            # ONNX's rule (and onnxruntime's), not onnx.reference's -0.5
+            return np.zeros(self.out_size)
         if mode == "half_pixel_symmetric":
             # In ONNX's order of operations: coordinates on a rounding
             # boundary must round the same way.

@@ -59,6 +59,11 @@ def test_space_numbers_its_points_and_checks_configs() -> None:
         space.check({"rows": 5, "prefetch": 0})
     with pytest.raises(ConfigError, match="unknown knob 'cols'"):
         space.check({"rows": 4, "prefetch": 0, "cols": 1})
+    assert {"rows": 8, "prefetch": 32} in space
+    assert {"rows": 8} not in space
+    assert space.problem({"rows": 8}) == "knob 'prefetch' has no value"
+    assert space.problem({"rows": 8, "prefetch": 32}) is None
+    assert ["rows", "prefetch"] not in space
 
 
 def graph_kernels(text: str, fused: bool = False) -> ModuleOp:

@@ -13,11 +13,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from xdsl.dialects import llvm
 
+from xtc.driver.compiler import SCHEDULED_AFTER, SCHEDULED_KERNEL_PASSES, pipeline
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
-from xtc.tune.measure import ErrorKind, LocalRunner, MeasureInput, MeasureOptions, MeasureResult
-from xtc.tune.task import Task, kernel_tasks
+from xtc.tune.measure import (
+    ErrorKind,
+    LocalRunner,
+    MeasureInput,
+    MeasureOptions,
+    MeasureResult,
+    lowered_kernel,
+)
+from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
+from xtc.tune.task import KERNEL_NAME, Task, kernel_tasks
 
 MATMUL = """
 func.func @main(%a: tensor<32x64xf32>, %b: tensor<64x48xf32>) -> tensor<32x48xf32> {
@@ -174,3 +184,31 @@ def test_identical_kernels_are_one_task() -> None:
     tasks = kernel_tasks(module, "main")
     assert sorted(t.occurrences for t in tasks) == [1, 2]
     assert len({t.key for t in tasks}) == 2
+
+
+GELU = """
+func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %e = graph.erf %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  func.return %e : tensor<8x64xf32>
+}
+"""
+
+
+def test_candidates_are_built_as_a_compile_builds_kernels() -> None:
+    """A candidate goes through the tir passes a compile runs after the
+    schedule: its erf is the polynomial, not a call to libm's erff (30
+    times slower, which made the tuner time code no compile makes)."""
+    module = apply_pipeline(parse_module(GELU), "convert-graph-to-te,convert-te-to-tir")
+    (found,) = kernel_tasks(module, "main")
+    lowered = lowered_kernel(found.kernel_text, found.steps(found.default()))
+    callees = {op.sym_name.data for op in lowered.ops if isinstance(op, llvm.FuncOp)}
+    assert "erff" not in callees
+    assert KERNEL_NAME in callees
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_the_candidates_passes_are_the_compiles(opt_level: int) -> None:
+    passes = pipeline(opt_level).split(",")
+    after = passes.index(SCHEDULED_AFTER) + 1
+    lowered = passes.index(STAGE_NAMES[0])
+    assert tuple(passes[after:lowered]) == SCHEDULED_KERNEL_PASSES
