@@ -60,13 +60,14 @@ GRAPH_PASSES = (
     "graph-sink-slice",
     "graph-alter-layout",
     "graph-block-activations",  # after the weights are blocked: it blocks their convs
+    "graph-winograd",  # after the blocking: it takes blocked 3x3 convs
     "graph-fold-constants",
     "graph-sink-transpose",  # after the folding: it permutes the constants it meets
     "graph-share-concat-prefix",  # before fusion: a shared concat stays out of its users' groups
     "dce",
     "graph-fuse-ops",
 )
-CPU_GRAPH_PASSES = ("graph-block-activations",)
+CPU_GRAPH_PASSES = ("graph-block-activations", "graph-winograd")
 """Graph passes for the CPU's micro-kernels only: the CUDA pipeline leaves
 them out (its schedules thread NCHW outputs)."""
 FUSED_LOWERINGS = ("convert-graph-to-te", "te-inline")

@@ -73,6 +73,12 @@ def get_graph_pad_conv_channels() -> type[ModulePass]:
     return GraphPadConvChannels
 
 
+def get_graph_winograd() -> type[ModulePass]:
+    from xtc.passes.graph_winograd import GraphWinograd
+
+    return GraphWinograd
+
+
 def get_graph_sink_slice() -> type[ModulePass]:
     from xtc.passes.graph_sink_slice import GraphSinkSlice
 
@@ -345,6 +351,7 @@ XTC_PASSES = {
     "graph-sink-slice": get_graph_sink_slice,
     "graph-alter-layout": get_graph_alter_layout,
     "graph-block-activations": get_graph_block_activations,
+    "graph-winograd": get_graph_winograd,
     "graph-sink-transpose": get_graph_sink_transpose,
     "graph-share-concat-prefix": get_graph_share_concat_prefix,
     "graph-apply-pdl": get_graph_apply_pdl,

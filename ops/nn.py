@@ -284,6 +284,86 @@ def conv2d_blocked(
     return [k.compute(shape, element_type, element)]
 
 
+@compute_rule(nn.WinogradConv2dOp)
+def winograd_conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
+    """Five stages over the m×m output tiles (ty, tx), b the channel block:
+    rows t[a, cb, n, ty, tx, j, l] = Σ_i Bᵀ[a, i] xpad[n, cb, ty·m + i, tx·m
+    + j, l]; tiles v[a, β, cb, n, ty, tx, l] = Σ_j Bᵀ[β, j] t[a, .., j, l];
+    products p[a, β, kb, n, ty, tx, l] = Σ_c v[a, β, c / b, .., c mod b] ·
+    U[a, β, kb, c, l]; rows q[a, kb, n, ty, tx, v, l] = Σ_β Aᵀ[v, β] p[a,
+    β, ..]; out[n, kb, y, x, l] = Σ_a Aᵀ[y mod m, a] q[a, kb, n, y / m, x /
+    m, x mod m, l]. xpad is the input zero-padded to whole tiles."""
+    x, u, bt, at = inputs
+    shape, element_type = _result(op)
+    batch, blocks_in, height, width, block = x.shape
+    m, alpha = at.shape
+    _, _, blocks_out, channels, _ = u.shape
+    tiles_h, tiles_w = -(-shape[2] // m), -(-shape[3] // m)
+    top, left, _, _ = get_ints(op_props(op), "padding")
+    source = zero_padded(
+        k,
+        x,
+        (
+            top,
+            left,
+            tiles_h * m + alpha - m - height - top,
+            tiles_w * m + alpha - m - width - left,
+        ),
+    )
+    acc = accumulator_type(element_type)
+
+    def summed(extents: Sequence[int], term: Callable[..., Expr]) -> Expr:
+        return convert(k.reduce("sum", extents, term), element_type)
+
+    def product(a: Expr, b: Expr) -> Expr:
+        return convert(a, acc) * convert(b, acc)
+
+    tiles = (batch, tiles_h, tiles_w)
+    rows = k.compute(
+        (alpha, blocks_in, *tiles, alpha, block),
+        element_type,
+        lambda a, cb, n, ty, tx, j, lane: summed(
+            (alpha,),
+            lambda i: product(
+                bt[a, i], source[n, cb, affine((ty, m), (i, 1)), affine((tx, m), (j, 1)), lane]
+            ),
+        ),
+    )
+    transformed = k.compute(
+        (alpha, alpha, blocks_in, *tiles, block),
+        element_type,
+        lambda a, b, cb, n, ty, tx, lane: summed(
+            (alpha,), lambda j: product(bt[b, j], rows[a, cb, n, ty, tx, j, lane])
+        ),
+    )
+    products = k.compute(
+        (alpha, alpha, blocks_out, *tiles, block),
+        element_type,
+        lambda a, b, kb, n, ty, tx, lane: summed(
+            (channels // block, block),
+            lambda cb, cl: product(
+                transformed[a, b, cb, n, ty, tx, cl],
+                u[a, b, kb, affine((cb, block), (cl, 1)), lane],
+            ),
+        ),
+    )
+    output_rows = k.compute(
+        (alpha, blocks_out, *tiles, m, block),
+        element_type,
+        lambda a, kb, n, ty, tx, v, lane: summed(
+            (alpha,), lambda b: product(at[v, b], products[a, b, kb, n, ty, tx, lane])
+        ),
+    )
+
+    def element(n: Expr, kb: Expr, y: Expr, xx: Expr, lane: Expr) -> Expr:
+        return summed(
+            (alpha,),
+            lambda a: product(at[y % m, a], output_rows[a, kb, n, y // m, xx // m, xx % m, lane]),
+        )
+
+    return [k.compute(shape, element_type, element)]
+
+
 @compute_rule(nn.Conv2dU8S8Op)
 def conv2d_u8s8(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[n, y, x, o] = Σ_{c4, i, j} Σ_{t < 4} in[n, y·sh + i·dh, x·sw + j·dw,

@@ -621,6 +621,81 @@ class Conv2dTransposeOp(GraphOp):
         return [tensor(shape, element_type)]
 
 
+@irdl_op_definition
+class WinogradConv2dOp(GraphOp):
+    """A stride-1 r×r convolution by Winograd's minimal filtering F(m×m, r×r)
+    (Lavin and Gray, 2016), its weight already transformed (what
+    graph-winograd makes of a blocked 3×3 conv): input N×C/b×H×W×b in
+    `data_layout` "NCHW<b>c", weight U α×α×K/b×C×b (U[a, β, k / b, c, k mod
+    b] = (G g_kc Gᵀ)[a, β]), `input_transform` Bᵀ α×α and
+    `output_transform` Aᵀ m×α, α = m + r - 1 -> N×K/b×OH×OW×b, OH = H + top
+    + bottom - r + 1. Each m×m output tile (ty, tx) is Aᵀ [Σ_c U_kc ⊙ (Bᵀ
+    d_c B)] A, d_c the α×α input tile at rows ty·m - top.., columns tx·m -
+    left.. (zero outside the input); the tiles past OH and OW are cut off."""
+
+    FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
+
+    name = "graph.winograd_conv2d"
+
+    input = operand_def(AnyTensorTypeConstr)
+    weight = operand_def(AnyTensorTypeConstr)
+    input_transform = operand_def(AnyTensorTypeConstr)
+    output_transform = operand_def(AnyTensorTypeConstr)
+    output = result_def(AnyTensorTypeConstr)
+
+    padding = opt_prop_def(_I64_ARRAY)
+    data_layout = prop_def(StringAttr)
+    DEFAULTS: ClassVar[Props] = {"padding": ints_attr((0, 0, 0, 0))}
+
+    assembly_format = (
+        "$input `,` $weight `,` $input_transform `,` $output_transform attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    @classmethod
+    def tile(cls, operand_types: Sequence[Attribute]) -> tuple[int, int, int]:
+        """(m, α, r) of the transforms' types, checked."""
+        _, _, bt, at = operand_types
+        alpha, alpha2 = _of_rank(cls.name, bt, "input_transform", 2, "α×α")
+        m, alpha3 = _of_rank(cls.name, at, "output_transform", 2, "m×α")
+        if alpha2 != alpha or alpha3 != alpha or not 0 < m <= alpha:
+            raise ShapeError(
+                f"{cls.name}: input_transform {type_str(bt)} must be α×α and "
+                f"output_transform {type_str(at)} m×α, 0 < m <= α"
+            )
+        return m, alpha, alpha - m + 1
+
+    @classmethod
+    def infer_types(cls, operand_types: Sequence[Attribute], props: Props) -> list[Attribute]:
+        x, w, bt, at = operand_types
+        layout = get_str(props, "data_layout")
+        block = channel_block(layout)
+        if block is None:
+            raise ShapeError(
+                f'{cls.name}: data_layout must be "NCHW<b>c" (b a positive integer), '
+                f'got "{layout}"'
+            )
+        n, c, h, wd = shape_of(_activation(cls.name, x, layout))
+        _, alpha, r = cls.tile(operand_types)
+        a1, a2, kb, wc, lanes = _of_rank(cls.name, w, "weight", 5, f"α×α×K/{block}×C×{block}")
+        element_type = same_element_type(cls.name, x, w)
+        for what, t in (("input_transform", bt), ("output_transform", at)):
+            if elem(t) != element_type:
+                raise ShapeError(
+                    f"{cls.name}: {what} {type_str(t)} must have the element type of "
+                    f"input {type_str(x)}"
+                )
+        if (a1, a2, wc, lanes) != (alpha, alpha, c, block):
+            raise ShapeError(
+                f"{cls.name}: weight {type_str(w)} must be {alpha}×{alpha}×K/{block}×{c}×"
+                f"{block} for input {type_str(x)} and input_transform {type_str(bt)}"
+            )
+        top, left, bottom, right = _ints_prop(cls.name, props, "padding", 4, minimum=0)
+        shape = (n, kb * block, h + top + bottom - r + 1, wd + left + right - r + 1)
+        _check_positive_result(cls.name, shape, f"{type_str(x)}, {type_str(w)}")
+        return [_in_layout(shape, element_type, layout)]
+
+
 # ---------------------------------------------------------------------------
 # Matrix products.
 

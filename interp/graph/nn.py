@@ -105,6 +105,34 @@ def conv2d(x: Array, w: Array, window: nn.Window2d, groups: int, out_hw: tuple[i
     return out.reshape(n, o, oh, ow)
 
 
+def winograd_conv2d(
+    x: Array, u: Array, bt: Array, at: Array, padding: tuple[int, ...], out_hw: tuple[int, int]
+) -> Array:
+    """graph.winograd_conv2d on an NCHW input, tile by tile: Aᵀ [Σ_c U ⊙ (Bᵀ
+    d B)] A, u α×α×K×C (unblocked), then the tiles past out_hw cut off."""
+    n, _, h, w = x.shape
+    m, alpha = at.shape
+    oh, ow = out_hw
+    tiles_h, tiles_w = -(-oh // m), -(-ow // m)
+    top, left, _, _ = padding
+    padded = np.pad(
+        x,
+        (
+            (0, 0),
+            (0, 0),
+            (top, tiles_h * m + alpha - m - h - top),
+            (left, tiles_w * m + alpha - m - w - left),
+        ),
+    )
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (alpha, alpha), axis=(2, 3))
+    tiles = windows[:, :, ::m, ::m]  # n, c, ty, tx, i, j
+    transformed = np.einsum("ai,nctxij,bj->nctxab", bt, tiles, bt)
+    products = np.einsum("abkc,nctxab->nktxab", u, transformed)
+    out = np.einsum("ua,nktxab,vb->nktuxv", at, products, at)
+    out = out.reshape(n, u.shape[2], tiles_h * m, tiles_w * m)
+    return np.ascontiguousarray(out[:, :, :oh, :ow])
+
+
 def conv2d_transpose(
     x: Array,
     w: Array,
@@ -548,6 +576,19 @@ class NnFunctions(InterpreterFunctions):
         window = _window(op, w.shape[2:])
         groups = get_int(op_props(op), "groups")
         out = conv2d(x, w, window, groups, out_hw)
+        return (_cast(op, np.ascontiguousarray(nn.blocked_array(out, layout))),)
+
+    @impl(nn.WinogradConv2dOp)
+    def run_winograd_conv2d(
+        self, interpreter: Interpreter, op: nn.WinogradConv2dOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        x, u, bt, at = (_accumulator(a) for a in args)
+        layout = get_str(op_props(op), "data_layout")
+        alpha, _, blocks, channels, block = u.shape
+        unblocked = u.transpose(0, 1, 2, 4, 3).reshape(alpha, alpha, blocks * block, channels)
+        out_hw = cast(tuple[int, int], nn.nchw_shape(op.output.type, layout)[2:])
+        padding = get_ints(op_props(op), "padding")
+        out = winograd_conv2d(nn.nchw_array(x, layout), unblocked, bt, at, padding, out_hw)
         return (_cast(op, np.ascontiguousarray(nn.blocked_array(out, layout))),)
 
     @impl(nn.Conv2dU8S8Op)

@@ -280,7 +280,7 @@ def test_pipeline_strings() -> None:
     graph = (
         "graph-qdq-to-integer,graph-fold-constants,"
         "graph-simplify-inference,graph-fold-scale-axis,graph-pad-conv-channels,"
-        "graph-sink-slice,graph-alter-layout,graph-block-activations,"
+        "graph-sink-slice,graph-alter-layout,graph-block-activations,graph-winograd,"
         "graph-fold-constants,graph-sink-transpose,graph-share-concat-prefix,dce,graph-fuse-ops"
     )
     fused = (

@@ -20,6 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "filecheck" / "dialects" / "graph").glob("ops-*.mlir"))
 TIR_INTERPRETER_MAX_ELEMENTS = 4096
 """Larger functions skip the (slow) tir interpreter; native code still runs."""
+SCALED_TOLERANCE = {
+    "ops-nn:winograd": "its transforms sum terms of both signs: f32 cancels to an error "
+    "relative to the largest output, not to each",
+}
+"""Cases compared with an absolute tolerance scaled by the largest output."""
 RUN_ENTROPY = "graph.fresh_seed"
 """An op whose value is new on every run (tests/ops/test_random_rules.py
 tests it): the levels cannot agree on it, so its functions are left out."""
@@ -76,9 +81,10 @@ def test_graph_tir_and_native_agree(name: str, text: str) -> None:
         lowered = interp.run(tir, inputs)
     for i, e in enumerate(expected):
         tol = 1e-3 if e.dtype == np.float16 else 1e-5
+        scale = float(np.abs(e).max(initial=1.0)) if name in SCALED_TOLERANCE else 1.0
         for got in [native[i]] + ([lowered[i]] if lowered is not None else []):
             assert got.dtype == e.dtype and got.shape == e.shape
             if e.dtype.kind == "f":
-                np.testing.assert_allclose(got, e, rtol=tol, atol=tol, equal_nan=True)
+                np.testing.assert_allclose(got, e, rtol=tol, atol=tol * scale, equal_nan=True)
             else:
                 np.testing.assert_array_equal(got, e)

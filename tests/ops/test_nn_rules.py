@@ -30,6 +30,7 @@ from xtc.dialects.graph.base import (
 from xtc.dialects.te import ComputeOp, ReduceOp
 from xtc.ops import load_compute_rules
 from xtc.ops.te_builder import KernelBuilder
+from xtc.passes.graph_winograd import TRANSFORMS
 from xtc.testing.graph_op import single_op_module, tensor_type_of
 
 RULES = load_compute_rules()
@@ -138,6 +139,31 @@ def test_conv2d_pads_in_a_stage_of_its_own() -> None:
     unpadded = check(nn.Conv2dOp, [x, w])
     assert sum(isinstance(o, ComputeOp) for o in padded.walk()) == 2
     assert sum(isinstance(o, ComputeOp) for o in unpadded.walk()) == 1
+
+
+@SETTINGS
+@given(
+    st.tuples(st.integers(1, 7), st.integers(1, 7)),
+    st.lists(st.integers(0, 2), min_size=4, max_size=4),
+    st.sampled_from([2, 4]),
+    st.integers(0, 2**31),
+)
+def test_winograd_conv2d(hw: tuple[int, int], padding: list[int], m: int, seed: int) -> None:
+    """The five stages agree with the op on whole and partial tiles (the
+    te interpreter refuses a read past the zero-padded input)."""
+    rng = np.random.default_rng(seed)
+    transforms = TRANSFORMS[m]
+    alpha = m + 2
+    arrays = [
+        randn(rng, 1, 2, *hw, 2),
+        randn(rng, alpha, alpha, 1, 4, 2),
+        transforms.input.astype(np.float32),
+        transforms.output.astype(np.float32),
+    ]
+    props = {"padding": ints_attr(padding), "data_layout": str_attr("NCHW2c")}
+    build_or_reject(nn.WinogradConv2dOp, arrays, props)
+    kernel = check(nn.WinogradConv2dOp, arrays, props, atol=1e-4)
+    assert sum(isinstance(o, ReduceOp) for o in kernel.walk()) == 5
 
 
 @SETTINGS

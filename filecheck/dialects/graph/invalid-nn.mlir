@@ -493,3 +493,27 @@ func.func @conv2d_blocked_input_unblocked_output(%x: tensor<1x2x4x4x4xf32>, %w: 
   %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o", data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
   func.return %0 : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+func.func @winograd_unblocked(%x: tensor<1x8x8x8xf32>, %u: tensor<6x6x3x8x4xf32>, %bt: tensor<6x6xf32>, %at: tensor<4x6xf32>) -> tensor<1x12x8x8xf32> {
+  // expected-error @+1 {{'graph.winograd_conv2d' op data_layout must be "NCHW<b>c" (b a positive integer), got "NCHW"}}
+  %0 = graph.winograd_conv2d %x, %u, %bt, %at {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW"} : (tensor<1x8x8x8xf32>, tensor<6x6x3x8x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x12x8x8xf32>
+  func.return %0 : tensor<1x12x8x8xf32>
+}
+
+// -----
+
+func.func @winograd_transforms(%x: tensor<1x2x8x8x4xf32>, %u: tensor<6x6x3x8x4xf32>, %bt: tensor<6x6xf32>, %at: tensor<4x4xf32>) -> tensor<1x3x8x8x4xf32> {
+  // expected-error @+1 {{'graph.winograd_conv2d' op input_transform tensor<6x6xf32> must be α×α and output_transform tensor<4x4xf32> m×α, 0 < m <= α}}
+  %0 = graph.winograd_conv2d %x, %u, %bt, %at {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x2x8x8x4xf32>, tensor<6x6x3x8x4xf32>, tensor<6x6xf32>, tensor<4x4xf32>) -> tensor<1x3x8x8x4xf32>
+  func.return %0 : tensor<1x3x8x8x4xf32>
+}
+
+// -----
+
+func.func @winograd_weight(%x: tensor<1x2x8x8x4xf32>, %u: tensor<4x4x3x8x4xf32>, %bt: tensor<6x6xf32>, %at: tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32> {
+  // expected-error @+1 {{'graph.winograd_conv2d' op weight tensor<4x4x3x8x4xf32> must be 6×6×K/4×8×4 for input tensor<1x2x8x8x4xf32> and input_transform tensor<6x6xf32>}}
+  %0 = graph.winograd_conv2d %x, %u, %bt, %at {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x2x8x8x4xf32>, tensor<4x4x3x8x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32>
+  func.return %0 : tensor<1x3x8x8x4xf32>
+}

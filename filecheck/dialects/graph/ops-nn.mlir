@@ -25,6 +25,13 @@ func.func @blocked_activations(%x: tensor<1x8x4x4xf32>, %w: tensor<2x8x3x3x4xf32
   func.return %3 : tensor<1x8x2x2xf32>
 }
 
+// CHECK-LABEL: func.func @winograd
+func.func @winograd(%x: tensor<1x2x8x8x4xf32>, %u: tensor<6x6x3x8x4xf32>, %bt: tensor<6x6xf32>, %at: tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32> {
+  // CHECK: graph.winograd_conv2d %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x2x8x8x4xf32>, tensor<6x6x3x8x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32>
+  %0 = graph.winograd_conv2d %x, %u, %bt, %at {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x2x8x8x4xf32>, tensor<6x6x3x8x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32>
+  func.return %0 : tensor<1x3x8x8x4xf32>
+}
+
 // CHECK-LABEL: func.func @products
 func.func @products(%x: tensor<2x3x5xf32>, %w: tensor<4x5xf32>, %v: tensor<5xf32>, %a: tensor<2x3x5xf32>, %b: tensor<1x4x5xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3x4xf32>) {
   // CHECK: graph.dense %{{.*}}, %{{.*}} : (tensor<2x3x5xf32>, tensor<4x5xf32>) -> tensor<2x3x4xf32>

@@ -34,6 +34,7 @@ OP_NAMES = sorted(op.name for op in Graph.operations)
 NO_CONVERTER: dict[str, str] = {
     "graph.conv2d_u8s8": "graph-qdq-to-integer makes it from a quantized (QDQ) Conv or MatMul",
     "graph.layout_transform": "graph-block-activations puts it at the edges of blocked convs",
+    "graph.winograd_conv2d": "graph-winograd makes it from a blocked 3x3 conv",
 }
 """Graph ops no ONNX converter emits, by name, each with the reason (a pass
 creates it, say). The control ops, graph.if, graph.loop and graph.yield,

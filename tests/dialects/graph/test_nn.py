@@ -30,6 +30,7 @@ from xtc.dialects.graph.base import (
     str_attr,
     tensor,
 )
+from xtc.passes.graph_winograd import TRANSFORMS, transformed_weight
 from xtc.testing.graph_op import run_single_op, single_op_module
 
 Array = np.ndarray[Any, np.dtype[Any]]
@@ -174,6 +175,45 @@ def test_conv2d_transpose_matches_onnx_conv_transpose(
     close(got, want)
     if g == 1:
         close(got, onnx_reference("ConvTranspose", {"x": x, "w": w}, **attributes))
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(1, 2),
+    blocks=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    block=st.sampled_from([1, 4]),
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    padding=st.tuples(*[st.integers(0, 2)] * 4),
+    m=st.sampled_from([2, 4]),
+    seed=st.integers(0, 1000),
+)
+def test_winograd_conv2d_matches_onnx_conv(
+    n: int,
+    blocks: tuple[int, int],
+    block: int,
+    hw: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    m: int,
+    seed: int,
+) -> None:
+    """Whole and partial tiles (an output that m does not divide, or smaller
+    than one tile) give the 3×3 conv's output."""
+    assume(all(hw[i] + padding[i] + padding[i + 2] >= 3 for i in range(2)))
+    rng = np.random.default_rng(seed)
+    (c, k), layout = (b * block for b in blocks), f"NCHW{block}c"
+    x, w = rand(rng, n, c, *hw), rand(rng, k, c, 3, 3)
+    transforms = TRANSFORMS[m]
+    blocked_w = w.reshape(k // block, block, c, 3, 3).transpose(0, 2, 3, 4, 1)
+    inputs = [
+        np.ascontiguousarray(nn.blocked_array(x, layout)),
+        transformed_weight(blocked_w, transforms),
+        transforms.input.astype(np.float32),
+        transforms.output.astype(np.float32),
+    ]
+    props = {"padding": ints_attr(padding), "data_layout": str_attr(layout)}
+    (got,) = run_single_op(nn.WinogradConv2dOp, inputs, props)
+    want = onnx_reference("Conv", {"x": x, "w": w}, pads=padding)
+    close(nn.nchw_array(got, layout), want)
 
 
 def test_conv2d_integer_accumulates_exactly() -> None:
@@ -530,7 +570,12 @@ def test_resize_matches_onnx(
         inputs["sizes"] = np.array(size, np.int64)
     props["size"] = ints_attr(size)
     (got,) = run_single_op(nn.ResizeOp, [x], props)
-    want = onnx_reference(
+    # An output of length 1 in pytorch_half_pixel samples coordinate 0 (the
+    # ONNX rule, onnxruntime); onnx.reference samples -0.5.
+    reference = onnx_reference
+    if transformation == "pytorch_half_pixel" and 1 in size:
+        reference = onnxruntime
+    want = reference(
         "Resize",
         inputs,
         mode=mode,
@@ -739,6 +784,30 @@ REFUSED: list[tuple[type[nn.GraphOp], list[Attribute], dict[str, Attribute], str
         [t(1, 6, 4, 4)],
         {"src_layout": str_attr("NCHW"), "dst_layout": str_attr("NCHW4c")},
         r"input tensor<1x6x4x4xf32> has 6 channels, not a multiple of the block of NCHW4c",
+    ),
+    (
+        nn.WinogradConv2dOp,
+        [t(1, 2, 8, 8, 4), t(6, 6, 3, 8, 4), t(6, 6), t(4, 6)],
+        {"data_layout": str_attr("NCHW")},
+        r"data_layout must be \"NCHW<b>c\"",
+    ),
+    (
+        nn.WinogradConv2dOp,
+        [t(1, 2, 8, 8, 4), t(6, 6, 3, 8, 4), t(6, 6), t(4, 5)],
+        {"data_layout": str_attr("NCHW4c")},
+        r"output_transform tensor<4x5xf32> m×α",
+    ),
+    (
+        nn.WinogradConv2dOp,
+        [t(1, 2, 8, 8, 4), t(6, 6, 3, 4, 4), t(6, 6), t(4, 6)],
+        {"data_layout": str_attr("NCHW4c")},
+        r"weight tensor<6x6x3x4x4xf32> must be 6×6×K/4×8×4",
+    ),
+    (
+        nn.WinogradConv2dOp,
+        [t(1, 2, 1, 1, 4), t(6, 6, 3, 8, 4), t(6, 6), t(4, 6)],
+        {"data_layout": str_attr("NCHW4c")},
+        r"output shape 1x12x-1x-1 is not positive",
     ),
     (
         nn.Conv2dTransposeOp,
