@@ -286,13 +286,14 @@ def conv2d_blocked(
 
 @compute_rule(nn.WinogradConv2dOp)
 def winograd_conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
-    """Five stages over the m×m output tiles (ty, tx), b the channel block:
-    rows t[a, cb, n, ty, tx, j, l] = Σ_i Bᵀ[a, i] xpad[n, cb, ty·m + i, tx·m
-    + j, l]; tiles v[a, β, cb, n, ty, tx, l] = Σ_j Bᵀ[β, j] t[a, .., j, l];
-    products p[a, β, kb, n, ty, tx, l] = Σ_c v[a, β, c / b, .., c mod b] ·
-    U[a, β, kb, c, l]; rows q[a, kb, n, ty, tx, v, l] = Σ_β Aᵀ[v, β] p[a,
-    β, ..]; out[n, kb, y, x, l] = Σ_a Aᵀ[y mod m, a] q[a, kb, n, y / m, x /
-    m, x mod m, l]. xpad is the input zero-padded to whole tiles."""
+    """Five stages over the m×m output tiles, numbered p = ty·tiles_w + tx (one
+    loop, that the products' register tile runs along), b the channel block:
+    rows t[a, cb, n, p, j, l] = Σ_i Bᵀ[a, i] xpad[n, cb, ty·m + i, tx·m + j,
+    l]; tiles v[a, β, cb, n, p, l] = Σ_j Bᵀ[β, j] t[a, cb, n, p, j, l];
+    products q[a, β, kb, n, p, l] = Σ_c v[a, β, c / b, n, p, c mod b] · U[a,
+    β, kb, c, l]; rows r[a, kb, n, p, v, l] = Σ_β Aᵀ[v, β] q[a, β, kb, n, p,
+    l]; out[n, kb, y, x, l] = Σ_a Aᵀ[y mod m, a] r[a, kb, n, p(y / m, x /
+    m), x mod m, l]. xpad is the input zero-padded to whole tiles."""
     x, u, bt, at = inputs
     shape, element_type = _result(op)
     batch, blocks_in, height, width, block = x.shape
@@ -318,31 +319,38 @@ def winograd_conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list
     def product(a: Expr, b: Expr) -> Expr:
         return convert(a, acc) * convert(b, acc)
 
-    tiles = (batch, tiles_h, tiles_w)
+    tiles = (batch, tiles_h * tiles_w)
     rows = k.compute(
         (alpha, blocks_in, *tiles, alpha, block),
         element_type,
-        lambda a, cb, n, ty, tx, j, lane: summed(
+        lambda a, cb, n, p, j, lane: summed(
             (alpha,),
             lambda i: product(
-                bt[a, i], source[n, cb, affine((ty, m), (i, 1)), affine((tx, m), (j, 1)), lane]
+                bt[a, i],
+                source[
+                    n,
+                    cb,
+                    affine((p // tiles_w, m), (i, 1)),
+                    affine((p % tiles_w, m), (j, 1)),
+                    lane,
+                ],
             ),
         ),
     )
     transformed = k.compute(
         (alpha, alpha, blocks_in, *tiles, block),
         element_type,
-        lambda a, b, cb, n, ty, tx, lane: summed(
-            (alpha,), lambda j: product(bt[b, j], rows[a, cb, n, ty, tx, j, lane])
+        lambda a, b, cb, n, p, lane: summed(
+            (alpha,), lambda j: product(bt[b, j], rows[a, cb, n, p, j, lane])
         ),
     )
     products = k.compute(
         (alpha, alpha, blocks_out, *tiles, block),
         element_type,
-        lambda a, b, kb, n, ty, tx, lane: summed(
+        lambda a, b, kb, n, p, lane: summed(
             (channels // block, block),
             lambda cb, cl: product(
-                transformed[a, b, cb, n, ty, tx, cl],
+                transformed[a, b, cb, n, p, cl],
                 u[a, b, kb, affine((cb, block), (cl, 1)), lane],
             ),
         ),
@@ -350,15 +358,16 @@ def winograd_conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list
     output_rows = k.compute(
         (alpha, blocks_out, *tiles, m, block),
         element_type,
-        lambda a, kb, n, ty, tx, v, lane: summed(
-            (alpha,), lambda b: product(at[v, b], products[a, b, kb, n, ty, tx, lane])
+        lambda a, kb, n, p, v, lane: summed(
+            (alpha,), lambda b: product(at[v, b], products[a, b, kb, n, p, lane])
         ),
     )
 
     def element(n: Expr, kb: Expr, y: Expr, xx: Expr, lane: Expr) -> Expr:
+        tile = affine((y // m, tiles_w), (xx // m, 1))
         return summed(
             (alpha,),
-            lambda a: product(at[y % m, a], output_rows[a, kb, n, y // m, xx // m, xx % m, lane]),
+            lambda a: product(at[y % m, a], output_rows[a, kb, n, tile, xx % m, lane]),
         )
 
     return [k.compute(shape, element_type, element)]

@@ -156,7 +156,7 @@ def test_winograd_conv2d(hw: tuple[int, int], padding: list[int], m: int, seed: 
     alpha = m + 2
     arrays = [
         randn(rng, 1, 2, *hw, 2),
-        randn(rng, alpha, alpha, 1, 4, 2),
+        randn(rng, alpha, alpha, 1, 4, 2) / 20,  # outputs of a few units: f32 error ~1e-6
         transforms.input.astype(np.float32),
         transforms.output.astype(np.float32),
     ]
