@@ -2,7 +2,7 @@
 values, and configs (one value per knob).
 
     space = Space((Knob("rows", (4, 8, 12)), Knob("prefetch", (0, 32))))
-    len(space)                   # 6 points
+    space.size                   # 6 points (len(space) too, below 2^63)
     space.point(4)               # {"rows": 12, "prefetch": 0}
     space.index({"rows": 12, "prefetch": 0})  # 4
     space.sample(rng)            # a random point
@@ -54,11 +54,17 @@ class Space:
         if len(set(names)) != len(names):
             raise ValueError(f"knob names repeat: {names}")
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
+        """The number of points: a multi-nest kernel's space (Winograd's five
+        stages) can pass 2^63, which len() cannot return."""
         return prod(len(k.values) for k in self.knobs)
 
+    def __len__(self) -> int:
+        return self.size
+
     def __iter__(self) -> Iterator[Config]:
-        for index in range(len(self)):
+        for index in range(self.size):
             yield self.point(index)
 
     def knob(self, name: str) -> Knob:
@@ -68,9 +74,9 @@ class Space:
         raise KeyError(name)
 
     def point(self, index: int) -> Config:
-        """The config numbered `index` (0 <= index < len(self))."""
-        if not 0 <= index < len(self):
-            raise IndexError(f"point {index} of a space of {len(self)}")
+        """The config numbered `index` (0 <= index < self.size)."""
+        if not 0 <= index < self.size:
+            raise IndexError(f"point {index} of a space of {self.size}")
         config: Config = {}
         for knob in reversed(self.knobs):
             index, position = divmod(index, len(knob.values))

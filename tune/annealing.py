@@ -53,8 +53,8 @@ def best_unvisited(
     """Up to `count` point indices not in `visited`, best scored first (ties
     by index). `starts` seed the annealing walks (the best measured points)."""
     options = options or AnnealingOptions()
-    if len(space) <= options.exhaustive_limit:
-        candidates = [i for i in range(len(space)) if i not in visited]
+    if space.size <= options.exhaustive_limit:
+        candidates = [i for i in range(space.size) if i not in visited]
         if not candidates:
             return []
         scores = score(candidates)
@@ -75,7 +75,7 @@ def _anneal(
     radices = [len(knob.values) for knob in space.knobs]
     strides = [math.prod(radices[k + 1 :]) for k in range(len(radices))]
     movable = [k for k, radix in enumerate(radices) if radix > 1]
-    size = len(space)
+    size = space.size
     points = list(starts[: options.chains])
     points += [rng.randrange(size) for _ in range(options.chains - len(points))]
     current = np.asarray(score(points), dtype=np.float64)

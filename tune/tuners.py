@@ -91,14 +91,14 @@ class Tuner:
 
     def has_next(self) -> bool:
         """Whether some point of the space has not been proposed."""
-        return len(self._visited) < len(self.space)
+        return len(self._visited) < self.space.size
 
     def next_batch(self, size: int) -> list[Config]:
         """Up to `size` configs never proposed nor loaded before (fewer only
         when the space runs out)."""
         if size < 0:
             raise ValueError(f"batch size {size} < 0")
-        wanted = min(size, len(self.space) - len(self._visited))
+        wanted = min(size, self.space.size - len(self._visited))
         indices = self._propose(wanted) if wanted else []
         if len(indices) != wanted or len(set(indices)) != wanted or self._visited & set(indices):
             raise AssertionError(f"{type(self).__name__} proposed {indices} ({wanted} wanted)")
@@ -176,7 +176,7 @@ class Tuner:
         """Up to `count` distinct points drawn uniformly from those neither
         visited nor `taken`."""
         taken = taken if taken is not None else set()
-        size = len(self.space)
+        size = self.space.size
         left = size - len(self._visited | taken)
         count = min(count, left)
         if count <= 0:

@@ -202,7 +202,7 @@ def tune_model(
     _check_options(trials, time_budget_s, tuner, early_stopping, batch_size)
     started = time.monotonic()
     found = list(tasks) if tasks is not None else extract_tasks(model, input_shapes)
-    todo = [t for t in found if len(t.space()) > 1 and t.flops > 0]
+    todo = [t for t in found if t.space().size > 1 and t.flops > 0]
     target = Target.host()
     existing = _existing_records(records, todo, target)
     own = runner is None

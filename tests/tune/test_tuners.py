@@ -562,6 +562,24 @@ def test_small_spaces_are_scored_whole() -> None:
     assert found == [5, 1, 4]
 
 
+def test_annealing_walks_a_space_past_two_to_the_63() -> None:
+    """2^70 points (a Winograd kernel's five stages multiply their spaces to
+    ~10^23): sizes and indices stay Python ints, where len() would overflow."""
+    space = Space(tuple(Knob(f"k{i}", (0, 1)) for i in range(70)))
+    assert space.size == 2**70
+    with pytest.raises(OverflowError):
+        len(space)
+    top = space.index({f"k{i}": 1 for i in range(70)})
+    assert space.point(top) == {f"k{i}": 1 for i in range(70)}
+
+    def score(indices: list[int] | range) -> np.ndarray:
+        return np.array([bin(i).count("1") for i in indices], dtype=np.float64)
+
+    options = AnnealingOptions(chains=4, steps=20, patience=20)
+    found = best_unvisited(score, space, set(), 4, random.Random(0), options=options)
+    assert len(set(found)) == 4 and all(0 <= i < space.size for i in found)
+
+
 def test_xgb_tuner_anneals_a_large_space() -> None:
     """A softmax kernel's 18000 points: plans come from annealing, and
     proposals stay new and valid."""
