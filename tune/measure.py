@@ -305,8 +305,11 @@ def lowered_kernel(kernel_text: str, steps: Sequence[str]) -> ModuleOp:
 
     module = parse_module(kernel_text)
     try:
-        for step in steps:
-            apply_pipeline(module, step)
+        # One pipeline, verified once after its last step, as a compile
+        # schedules (verifying after each step took half of a Winograd
+        # kernel's build).
+        if steps:
+            apply_pipeline(module, ",".join(steps))
     except DiagnosticException as e:
         raise _Invalid(brief(e)) from None
     kernel = module.body.block.first_op
