@@ -53,7 +53,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xtc.dialects.graph.base import GraphOp, get_int, op_props, shape_of
 from xtc.dialects.graph.constant import ConstantOp
-from xtc.passes.graph_winograd import takes as takes_winograd
 from xtc.dialects.graph.nn import (
     BiasAddOp,
     Conv2dOp,
@@ -70,6 +69,7 @@ from xtc.dialects.graph.nn import (
 )
 from xtc.dialects.graph.elementwise import AddOp
 from xtc.passes.graph_sink_transpose import is_elementwise, sink_below_users
+from xtc.passes.graph_winograd import takes as takes_winograd
 
 
 def transform(value: SSAValue, src: str, dst: str) -> LayoutTransformOp:

@@ -1,5 +1,6 @@
 // RUN: xtc-opt %s -p "graph-block-activations{block=4 always=true},dce" | filecheck %s
 // RUN: xtc-opt %s -p "graph-block-activations{block=4},dce" | filecheck %s --check-prefix=PAYS
+// RUN: xtc-opt %s -p "graph-block-activations{block=4 winograd=false},dce" | filecheck %s --check-prefix=DIRECT
 
 // With always=true every conv that can be is blocked (the CHECK lines); by
 // default only regions that pay are (the PAYS lines): at least half their
@@ -115,4 +116,22 @@ func.func @left_alone(%x: tensor<1x8x4x4xf32>, %wg: tensor<2x4x1x1x4xf32>, %w8: 
   %e = graph.conv2d %x, %w8 {kernel_layout = "OIHW8o"} : (tensor<1x8x4x4xf32>, tensor<1x8x1x1x8xf32>) -> tensor<1x8x4x4xf32>
   %o = graph.conv2d %x, %w : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
   func.return %g, %e, %o : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+
+// Four 3x3 convs with constant weights at 8x8: graph-winograd takes them
+// once blocked, so by default the region pays like 1x1 convs (PAYS); with
+// winograd=false they are windowed convs and stay NCHW (DIRECT).
+// PAYS-LABEL: func.func @winograd_chain
+// PAYS:         graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"}
+// PAYS-COUNT-4: data_layout = "NCHW4c", out_layout = "NCHW4c"
+// DIRECT-LABEL: func.func @winograd_chain
+// DIRECT-NOT:     graph.layout_transform
+// DIRECT:         func.return
+func.func @winograd_chain(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = graph.constant dense<0.5> : tensor<1x4x3x3x4xf32>
+  %c1 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o"} : (tensor<1x4x8x8xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x4x8x8xf32>
+  %c2 = graph.conv2d %c1, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o"} : (tensor<1x4x8x8xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x4x8x8xf32>
+  %c3 = graph.conv2d %c2, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o"} : (tensor<1x4x8x8xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x4x8x8xf32>
+  %c4 = graph.conv2d %c3, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o"} : (tensor<1x4x8x8xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x4x8x8xf32>
+  func.return %c4 : tensor<1x4x8x8xf32>
 }

@@ -30,7 +30,7 @@ PASSES = "graph-block-activations{block=4 always=true},dce"
 
 def test_filecheck_cases_keep_their_outputs() -> None:
     cases = filecheck_cases(FILECHECK)
-    assert len(cases) == 5
+    assert len(cases) == 6
     for text in cases:
         assert_pipeline_preserves_outputs(text, PASSES)
 
