@@ -57,6 +57,17 @@ func.func @kept(%x: tensor<1x1x16x16x4xf32>, %y: tensor<1x4x16x16xf32>, %v: tens
   func.return %s, %p, %u, %d : tensor<1x1x8x8x4xf32>, tensor<1x1x16x16x4xf32>, tensor<1x4x16x16xf32>, tensor<1x1x16x16x4xf32>
 }
 
+// A transformed input past 16 MiB stays direct: 32 channels at 256x256 are
+// 64x64 tiles of 36 values per channel, 18 MiB in f32.
+// CHECK-LABEL: func.func @too_large
+// CHECK-NOT:     graph.winograd_conv2d
+// CHECK:         func.return
+func.func @too_large(%x: tensor<1x1x256x256x32xf32>) -> tensor<1x1x256x256x32xf32> {
+  %w = graph.constant dense<0.5> : tensor<1x32x3x3x32xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW32o", data_layout = "NCHW32c", out_layout = "NCHW32c"} : (tensor<1x1x256x256x32xf32>, tensor<1x32x3x3x32xf32>) -> tensor<1x1x256x256x32xf32>
+  func.return %c : tensor<1x1x256x256x32xf32>
+}
+
 // The transforms of F(4x4, 3x3): Bᵀ's first row is 4, 0, -5, 0, 1, 0 and
 // Aᵀ's 1, 1, 1, 1, 1, 0 (f32, little endian, after the 4-byte alignment).
 // CHECK:      winograd_input: "0x0400000000008040000000000000A0C0000000000000803F00000000
