@@ -88,6 +88,7 @@ def run(
     function: str | None = None,
 ) -> list[np.ndarray]:
     """Runs the module's entry function on numpy inputs; returns its results."""
+    from xtc.interp.stack_room import with_stack_room
     from xtc.interp.tir import buffer_for, output_arguments
 
     func = entry_function(module, function)
@@ -101,9 +102,9 @@ def run(
         positions = range(len(arg_types) + len(outputs))
         args = [buffers[i] if i in buffers else next(given) for i in positions]
         with np.errstate(all="ignore"):
-            interpreter.call_op(func, tuple(args))
+            with_stack_room(lambda: interpreter.call_op(func, tuple(args)))
         return [buffers[i] for i in outputs]
-    results = interpreter.call_op(func, tuple(arrays))
+    results = with_stack_room(lambda: interpreter.call_op(func, tuple(arrays)))
     out_types = func.function_type.outputs.data
     return [
         np.asarray(r, dtype=numpy_dtype(cast(TensorType[Attribute], t).get_element_type()))

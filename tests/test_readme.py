@@ -16,12 +16,20 @@ def tour_commands() -> list[str]:
     return [line.split("  #")[0].strip() for line in block.strip().splitlines() if line.strip()]
 
 
+CONFORMANCE_SAMPLE = "-k '^test_(relu|conv_with_strides_padding|BatchNorm2d_eval)$'"
+"""The tour's `xtc conformance` commands run on a sample here (the last -k
+wins): the whole runs took 48 of this test's 70 s, and
+tests/frontend/test_conformance.py checks their results."""
+
+
 def test_tour_commands_succeed(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     commands = tour_commands()
     assert len(commands) >= 4
     for command in commands:
         command = command.replace("filecheck/", f"{ROOT}/filecheck/")
+        if command.startswith("xtc conformance"):
+            command = f"{command} {CONFORMANCE_SAMPLE}"
         if command.startswith("python "):
             command = shlex.quote(sys.executable) + command[len("python") :]
         result = subprocess.run(

@@ -344,7 +344,7 @@ def test_pointwise_conv_vectors_run_along_the_output_row(kernel: str, tile: list
     register tile turned over: vectors along the NCHW output row (read in
     place from the input), rows over the output channels of one weight
     block; the default config keeps the numbers natively."""
-    module, function, inputs, expected = the_kernel(NATIVE_KERNELS[kernel])
+    module, function, inputs, expected = the_kernel(NATIVE_KERNELS[kernel], native=True)
     schedule = kernel_schedule(function)
     (template,) = schedule.templates
     assert isinstance(template, MicroKernelTemplate)
@@ -382,10 +382,10 @@ def test_each_tile_order_is_another_schedule_that_keeps_the_numbers(
     """The micro-kernel's `tile_order` knob: every order of the loops
     outside the register tile, today's first and the default; each gives
     its own steps (the loops nested in that order) and the numbers stay
-    the interpreter's natively."""
+    the unscheduled kernel's natively."""
     from itertools import permutations
 
-    module, function, inputs, expected = the_kernel(text)
+    module, function, inputs, expected = the_kernel(text, native=True)
     schedule = kernel_schedule(function)
     index = len(schedule.templates) - 1
     knob = f"{index}.tile_order"
