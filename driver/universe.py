@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import TextIO
 
@@ -418,16 +418,24 @@ def multiverse() -> Universe:
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
     """multiverse()'s dialects and the registered op plugins' (xtc/plugins.py;
     not cached: `xtc.register_ops` may add some during the process)."""
+    dialects: dict[str, Callable[[], Dialect]] = dict(multiverse().all_dialects)
+    return dialects | plugin_dialect_factories(dialects)
+
+
+def plugin_dialect_factories(taken: Collection[str]) -> dict[str, Callable[[], Dialect]]:
+    """The registered op plugins' dialects (loading the plugins, which
+    imports every room of xtc), but those named in `taken`: each of these
+    is skipped with a PluginWarning."""
     from xtc.plugin_hooks import plugin_dialects
 
-    dialects: dict[str, Callable[[], Dialect]] = dict(multiverse().all_dialects)
+    dialects: dict[str, Callable[[], Dialect]] = {}
     for dialect in plugin_dialects():
-        if dialect.name in dialects:
+        if dialect.name in taken:
             warnings.warn(
                 f"the dialect '{dialect.name}' of an xtc.ops plugin is skipped: "
                 "an xdsl.universe plugin defines it too",
                 PluginWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             continue
         dialects[dialect.name] = functools.partial(_same, dialect)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from xtc.driver.universe import multiverse
+
 ROOT = Path(__file__).resolve().parents[2]
 XTC_OPT = str(Path(sys.executable).parent / "xtc-opt")
 
@@ -170,3 +172,25 @@ def test_generic_form_round_trips() -> None:
     again = xtc_opt(stdin=generic.stdout)
     assert again.returncode == 0
     assert again.stdout == xtc_opt(stdin=GOOD).stdout
+
+
+def test_op_plugins_are_loaded_only_for_a_name_no_dialect_has() -> None:
+    """xtc-opt registers the op plugins' dialects (loading every room of
+    xtc) only when the IR names something xtc's and xDSL's dialects lack."""
+    from xdsl.parser import Parser
+
+    from xtc.tools.xtc_opt import PluginLoadingContext
+
+    ctx = PluginLoadingContext()
+    for name, factory in multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    graph = (
+        "func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+        "  %y = graph.relu %x : (tensor<3xf32>) -> tensor<3xf32>\n"
+        "  func.return %y : tensor<3xf32>\n}\n"
+    )
+    Parser(ctx, graph).parse_module()
+    assert not ctx.plugins_registered
+    with pytest.raises(Exception, match="nowhere.op is not registered"):
+        Parser(ctx, '"nowhere.op"() : () -> ()').parse_module()
+    assert ctx.plugins_registered
