@@ -10,7 +10,9 @@ loops stay parallel as in a large model (XTC_SERIAL_MODEL_ITERATIONS=0),
 so that the parallel code is what they test; a test of the serial models
 says so. No test touches the user's caches: XDG_CACHE_HOME (xtc's compile
 cache, zig's cache) is a folder of the session, and each test gets a
-compile cache of its own, so that no test finds what another compiled."""
+compile cache of its own, so that no test finds what another compiled
+(the `xtc conformance` runs share the session's, `session_cache_env`: the
+node cases they collect from onnx are the same for all)."""
 
 import os
 import shutil
@@ -44,6 +46,13 @@ def compile_cache_of_the_test(tmp_path_factory: pytest.TempPathFactory) -> Itera
     finally:
         os.environ["XDG_CACHE_HOME"] = previous
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def session_cache_env() -> dict[str, str]:
+    """The environment with the session's XDG_CACHE_HOME, for a subprocess
+    whose cache entries are the same for every test."""
+    return {**os.environ, "XDG_CACHE_HOME": str(_SESSION_CACHE)}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

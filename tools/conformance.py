@@ -6,7 +6,10 @@ case's inputs (all of them, at run time; inputs that determine shapes are
 specialized on their values, see driver/specializing.py) and compares with
 the case's outputs at the case's rtol/atol.
 Each case runs in a worker process with a timeout: a crash or a hang costs
-that case only. Prints a per-op table and `N passed, N failed`.
+that case only. Prints a per-op table and `N passed, N failed`. The
+collected cases are kept in the compile cache (`xtc cache info` lists them
+as `onnx-node-cases`), one entry per onnx, numpy and Python: collecting them
+runs every case's generator, which took 13 s in each process.
 
 `--models` runs the model directories that ship in the onnx package instead
 (`backend/test/data/pytorch-converted`, `pytorch-operator` and `simple`:
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -72,8 +76,51 @@ class CaseResult:
     detail: str = ""
 
 
+CASES_CACHE_KIND = "onnx-node-cases"
+"""The compile cache's kind for the collected node cases (one entry per
+onnx, numpy and Python): collecting runs every case's generator, 13 s on a
+2.1 GHz Xeon, in the main process and in every worker."""
+
+
 def _collect() -> dict[str, Any]:
-    """The node test cases by name (quietly: collecting them warns a lot)."""
+    """The node test cases by name: the cache's entry for this onnx, else
+    collected and stored there (an entry that does not unpickle is
+    collected again)."""
+    from xtc.runtime.compile_cache import CompileCache
+
+    cache = CompileCache.default()
+    key = _cases_key()
+    stored = cache.get(CASES_CACHE_KIND, key)
+    if stored is not None:
+        try:
+            return dict(pickle.loads(stored))
+        except Exception:  # noqa: BLE001 - any unpickling failure: collect again
+            pass
+    cases = _collect_testcases()
+    try:
+        payload = pickle.dumps(cases, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a case onnx made unpicklable: collect each time
+        return cases
+    cache.put(CASES_CACHE_KIND, key, payload)
+    return cases
+
+
+def _cases_key() -> str:
+    """What the collected cases depend on: onnx (its version and place),
+    numpy and ml_dtypes (the arrays' pickles) and Python."""
+    import ml_dtypes
+    import numpy as np
+    import onnx
+
+    return (
+        f"onnx {onnx.__version__} at {os.path.dirname(onnx.__file__)}; numpy {np.__version__}; "
+        f"ml_dtypes {ml_dtypes.__version__}; python {sys.version}"
+    )
+
+
+def _collect_testcases() -> dict[str, Any]:
+    """The node test cases by name, from onnx's generators (quietly:
+    collecting them warns a lot)."""
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings():

@@ -29,13 +29,16 @@ RANDOM_CASES = ("test_bernoulli", "test_training_dropout")
 """Cases whose expected data is numpy's random stream (xtc has its own)."""
 
 
-def test_conformance_pass_count_stays_above_the_floor(tmp_path: Path) -> None:
+def test_conformance_pass_count_stays_above_the_floor(
+    tmp_path: Path, session_cache_env: dict[str, str]
+) -> None:
     report = tmp_path / "conformance.json"
     run = subprocess.run(
         [sys.executable, "-m", "xtc.tools.conformance", "--json", str(report), "--timeout", "120"],
         capture_output=True,
         text=True,
         check=False,
+        env=session_cache_env,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads(report.read_text())
@@ -57,7 +60,9 @@ def test_conformance_pass_count_stays_above_the_floor(tmp_path: Path) -> None:
     )
 
 
-def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> None:
+def test_compiled_path_passes_what_the_interpreter_passes(
+    tmp_path: Path, session_cache_env: dict[str, str]
+) -> None:
     """A sample of ops on both paths (the whole compiled run takes minutes:
     `xtc conformance --compiled`)."""
     report = tmp_path / "compiled.json"
@@ -78,6 +83,7 @@ def test_compiled_path_passes_what_the_interpreter_passes(tmp_path: Path) -> Non
         capture_output=True,
         text=True,
         check=False,
+        env=session_cache_env,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads(report.read_text())
@@ -129,7 +135,9 @@ def test_shipped_models_run_with_their_data_sets(tmp_path: Path) -> None:
     assert run.stdout.strip().splitlines()[-1] == "native: 3 passed, 1 failed (1 unsupported)"
 
 
-def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path) -> None:
+def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(
+    tmp_path: Path, session_cache_env: dict[str, str]
+) -> None:
     """`--target cuda` on two cases xtc runs and one it fails (the data of
     test_dft_inverse holds float32 FFT noise past its atol): the cuda
     column builds and checks all three, and compares with the CPU path."""
@@ -154,6 +162,7 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
         capture_output=True,
         text=True,
         check=False,
+        env=session_cache_env,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     statuses = {(r["name"], r["path"]): r["status"] for r in json.loads(report.read_text())}
@@ -174,7 +183,9 @@ def test_cuda_target_builds_checks_and_compares_with_the_cpu_path(tmp_path: Path
 
 
 @pytest.mark.skipif(find_libdevice() is None, reason="CUDA's libdevice is not installed")
-def test_cuda_target_builds_libdevice_math_and_run_time_checks(tmp_path: Path) -> None:
+def test_cuda_target_builds_libdevice_math_and_run_time_checks(
+    tmp_path: Path, session_cache_env: dict[str, str]
+) -> None:
     """tanh, log and sin (libdevice math) and Gather's index checks
     (`tir.assert` in a kernel) build for CUDA and pass on the interpreter
     device."""
@@ -182,7 +193,9 @@ def test_cuda_target_builds_libdevice_math_and_run_time_checks(tmp_path: Path) -
     sample = r"^test_(tanh|log|sin|gather_negative_indices)$"
     command = [sys.executable, "-m", "xtc.tools.conformance", "--target", "cuda", "-k", sample,
                "--json", str(report), "--timeout", "120", "-j", "2"]  # fmt: skip
-    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        command, capture_output=True, text=True, check=False, env=session_cache_env
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     statuses = {(r["name"], r["path"]): r["status"] for r in json.loads(report.read_text())}
     names = ("test_tanh", "test_log", "test_sin", "test_gather_negative_indices")
@@ -244,6 +257,38 @@ def test_cuda_summary_says_when_ptxas_is_missing(monkeypatch: MonkeyPatch, tmp_p
         "checked 0, passed 0, built only 1 (1 error)",
         "cuda: built 1 of the 2 cases the CPU interpreter passes (50.0%)",
     ]
+
+
+def test_collected_cases_are_kept_in_the_cache_per_onnx(monkeypatch: MonkeyPatch) -> None:
+    """The node cases are collected once, stored in the compile cache and
+    loaded from it after; another onnx version collects again, and an entry
+    that does not unpickle is collected again and replaced."""
+    from xtc.runtime.compile_cache import CompileCache
+    from xtc.tools import conformance
+
+    collected: list[str] = []
+
+    def collect() -> dict[str, object]:
+        collected.append(onnx.__version__)
+        return {"test_a": ("model", [(np.arange(3.0), np.ones(2, np.int64))])}
+
+    monkeypatch.setattr(conformance, "_collect_testcases", collect)
+    first = conformance._collect()
+    again = conformance._collect()
+    assert collected == [onnx.__version__]
+    assert again.keys() == first.keys() == {"test_a"}
+    np.testing.assert_array_equal(again["test_a"][1][0][0], np.arange(3.0))
+    assert again["test_a"][1][0][1].dtype == np.int64
+
+    monkeypatch.setattr(onnx, "__version__", "0.0.1")
+    conformance._collect()
+    assert collected == [collected[0], "0.0.1"]
+
+    CompileCache.default().put(conformance.CASES_CACHE_KIND, conformance._cases_key(), b"junk")
+    assert conformance._collect().keys() == {"test_a"}
+    assert collected[2:] == ["0.0.1"]
+    assert conformance._collect().keys() == {"test_a"}
+    assert len(collected) == 3
 
 
 def test_bfloat16_outputs_are_compared_within_two_ulps_as_onnx_runner_does() -> None:

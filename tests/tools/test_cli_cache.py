@@ -120,8 +120,12 @@ def test_cache_info_dir_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert status == 0 and re.search(rf"^entries  {kernels + 1}$", out, re.MULTILINE)
     assert re.search(r"^  models +1 \(\d+\.\d KiB\)$", out, re.MULTILINE), out
     assert re.search(rf"^  kernels +{kernels} \(", out, re.MULTILINE), out
+    CompileCache.default().put("onnx-node-cases", "a key", b"cases")  # a kind past 8 letters
+    status, out, _ = xtc_cli("cache", "info", capsys=capsys)
+    assert re.search(r"^  onnx-node-cases +1 \(\d+ B\)$", out, re.MULTILINE), out
+    assert re.search(rf"^  kernels +{kernels} \(", out, re.MULTILINE), out
     status, out, _ = xtc_cli("cache", "clear", capsys=capsys)
-    assert status == 0 and f"removed {kernels + 1} entries" in out
+    assert status == 0 and f"removed {kernels + 2} entries" in out
     assert model_entries() == [] and CompileCache.default().info().entries == 0
     status, out, _ = xtc_cli("cache", "info", capsys=capsys)
     assert re.search(r"^entries  0$", out, re.MULTILINE)
