@@ -6,7 +6,8 @@ and the tuners against each other.
 
 Models: each model (bench/models.py's builders, random weights) is tuned
 with `xtc.tune` for the time budget (records in DIR/<model>.jsonl; an
-existing file is resumed, or with no --time-budget used as it is), then
+existing file is resumed, or with no --time-budget used as it is; `--tasks N`
+tunes only its N kernels of most work), then
 compiled untuned and tuned, and the two and an onnxruntime session are
 timed side by side in one process, blocks of runs alternating, on the
 same thread count. The table gives medians and ratios; outputs are checked
@@ -52,6 +53,7 @@ from models import (  # noqa: E402 - bench/models.py, beside this script
     build_model,
     compare_outputs,
     ort_session,
+    positive_int,
     quantization_step,
     random_inputs,
     time_calls,
@@ -102,6 +104,7 @@ def bench_model(name: str, args: argparse.Namespace) -> ModelRow:
             tuner=args.tuner,
             early_stopping=args.early_stopping,
             options=MeasureOptions(threads=args.threads, flush_cache=args.flush_cache),
+            tasks=extract_tasks(model)[: args.tasks] if args.tasks is not None else None,
         )
         row.tune_s = time.perf_counter() - started
         row.trials = summary.trials
@@ -439,6 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-trials", type=int, default=100000)
     parser.add_argument("--tuner", default="xgb")
     parser.add_argument("--early-stopping", type=int)
+    parser.add_argument(
+        "--tasks",
+        type=positive_int,
+        help="tune only the N kernels of most work (FLOPs x calls); the others keep "
+        "their default schedules",
+    )
     parser.add_argument("--flush-cache", action="store_true", help="tune with cold caches")
     parser.add_argument("--records-dir", default="bench/records")
     parser.add_argument("--threads", type=int, default=int(os.environ.get("XTC_NUM_THREADS", 2)))
