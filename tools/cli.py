@@ -723,9 +723,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
         print(f"folder   {info.root}")
         print(f"entries  {info.entries}")
         print(f"size     {_mib(info.size_bytes)}")
-        width = max((len(kind) + 2 for kind in info.kinds), default=0)
+        width = max([8, *(len(kind) + 2 for kind in info.kinds)])
         for kind, (count, size) in sorted(info.kinds.items()):
-            print(f"  {kind:<{max(width, 8)}}{count} ({_mib(size)})")
+            print(f"  {kind:<{width}}{count} ({_mib(size)})")
     return 0
 
 

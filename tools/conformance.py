@@ -93,7 +93,7 @@ def _collect() -> dict[str, Any]:
     stored = cache.get(CASES_CACHE_KIND, key)
     if stored is not None:
         try:
-            return dict(pickle.loads(stored))
+            return pickle.loads(stored)
         except Exception:  # noqa: BLE001 - any unpickling failure: collect again
             pass
     cases = _collect_testcases()
