@@ -8,7 +8,7 @@
   element type and fast for large weights; a global without data is
   zero-filled;
 - linkage and alignment: `llvm.func`s with internal linkage stay internal in
-  LLVM (so O3 may inline them and drop them); globals keep their alignment;
+  LLVM (so LLVM's optimizer may inline them and drop them); globals keep their alignment;
 - vector instructions the llvm dialect cannot write (tir-lower-vectorized):
   the ops of `llvm_ext` (dialects/llvm_ext.py) become the `fcmp`, `select`,
   `extractelement`, `fptosi` and `fptoui` instructions they are;
@@ -16,7 +16,7 @@
   definition, and the fault record's, appended (runtime/faults.py).
 
 `xtc-opt -t llvm-ir` prints this text (`llvm-ir{optimize=true}`: after the
-O3 pipeline of runtime/llvm_jit.py).
+-O3 pipeline of runtime/llvm_jit.py, LLVM's O2).
 """
 
 from __future__ import annotations

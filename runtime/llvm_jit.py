@@ -5,9 +5,10 @@
     y = aligned_empty((4, 8), np.float32)
     jit.call("main", [x, y])              # void main(float* x, float* y)
 
-The module becomes LLVM IR (runtime/llvm_ir.py), is optimized at O3 with
-loop and SLP vectorization for the host CPU's name and features, and is
-compiled in process. Arguments are passed as the data pointers of numpy
+The module becomes LLVM IR (runtime/llvm_ir.py), is optimized by LLVM's O2
+pipeline with loop and SLP vectorization for the host CPU's name and
+features (`optimize_at`: xtc's -O3 is LLVM's O2 on a CPU), and is compiled
+in process. Arguments are passed as the data pointers of numpy
 arrays, which must be C-contiguous and 64-byte aligned (the generated code
 may use aligned vector accesses): `aligned_empty` and `aligned_copy` make
 such arrays. The C functions the code calls (libm's erf, tanh, ...;
@@ -211,17 +212,31 @@ def _parse_for(module: ModuleOp, machine: llvm_binding.TargetMachine) -> llvm_bi
     return ref
 
 
+CPU_LLVM_LEVEL = 2
+"""LLVM's highest speed level for a CPU: xtc's -O3 runs LLVM's O2 pipeline
+there (with its loop and SLP vectorizers and loop unrolling, as at -O3). The
+schedules unroll and vectorize the kernels already; what LLVM's O3 adds (a
+unroll threshold twice as high, more inlining and combining) made ResNet-50's
+kernels 23% larger and their optimization and code generation 24% slower,
+and no faster: their times per model run were within 2% of O3's, either
+way, on seven bench models (issue 14's note)."""
+
+
 def optimize(ref: llvm_binding.ModuleRef) -> None:
-    """O3 with loop and SLP vectorization and loop unrolling, for the host."""
+    """xtc's -O3 (LLVM's O2, `CPU_LLVM_LEVEL`) with loop and SLP
+    vectorization and loop unrolling, for the host."""
     optimize_at(ref, 3, host_target_machine())
 
 
 def optimize_at(
     ref: llvm_binding.ModuleRef, opt_level: int, machine: llvm_binding.TargetMachine
 ) -> None:
-    """LLVM's pipeline at -O`opt_level` (0 to 3) for `machine`; from -O2 on
-    with loop and SLP vectorization and loop unrolling."""
-    options = llvm_binding.create_pipeline_tuning_options(speed_level=opt_level)
+    """LLVM's pipeline for xtc's -O`opt_level` (0 to 3) on `machine`: LLVM's
+    level `opt_level`, at most `CPU_LLVM_LEVEL` on a CPU (NVPTX keeps O3);
+    from -O2 on with loop and SLP vectorization and loop unrolling."""
+    cpu = not machine.triple.startswith("nvptx")
+    level = min(opt_level, CPU_LLVM_LEVEL) if cpu else opt_level
+    options = llvm_binding.create_pipeline_tuning_options(speed_level=level)
     vectorize = opt_level >= 2
     options.loop_vectorization = vectorize
     options.slp_vectorization = vectorize
@@ -278,7 +293,7 @@ class JitModule:
 
     @property
     def optimized_ir(self) -> str:
-        """The LLVM IR that was compiled (after O3)."""
+        """The LLVM IR that was compiled (after `optimize_at`'s -O3)."""
         return str(self._ref)
 
     def set_num_threads(self, count: int) -> int:

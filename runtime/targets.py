@@ -18,7 +18,8 @@ from xtc.runtime.ptx import DEFAULT_ARCH, check_arch, nvvm_ir, ptx
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
     """`xtc-opt -t llvm-ir`: the LLVM IR of a module at the llvm level;
-    `llvm-ir{optimize=true}` prints it after O3 for the host CPU."""
+    `llvm-ir{optimize=true}` prints it after xtc's -O3 pipeline (LLVM's O2,
+    runtime/llvm_jit.py's optimize_at) for the host CPU."""
 
     name = "llvm-ir"
 

@@ -1,6 +1,6 @@
 """The llvmlite JIT: aligned arrays, argument checks before native code
-runs, libm calls resolving in process, O3 vectorization for the host, the
-`llvm-ir` target of xtc-opt."""
+runs, libm calls resolving in process, vectorization for the host at xtc's
+-O3 (LLVM's O2 on a CPU), the `llvm-ir` target of xtc-opt."""
 
 from __future__ import annotations
 
@@ -21,11 +21,14 @@ from xtc.runtime.llvm_jit import (
     ALIGNMENT,
     aligned_copy,
     aligned_empty,
+    CPU_LLVM_LEVEL,
     compile_module,
     host_target_machine,
     is_aligned,
+    optimize_at,
     optimized_llvm_ir,
 )
+from xtc.runtime.ptx import nvptx_target_machine
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module
 
@@ -203,6 +206,22 @@ def test_o3_vectorizes_for_the_host() -> None:
     text = optimized_llvm_ir(lowered(AXPY))
     assert host_target_machine().triple in text
     assert "fmul <" in text and "x float>" in text, "the loop should be vectorized"
+
+
+def test_xtc_o3_is_llvm_o2_on_a_cpu_and_o3_on_nvptx(monkeypatch: pytest.MonkeyPatch) -> None:
+    levels: list[int] = []
+    make_options = llvm_binding.create_pipeline_tuning_options
+
+    def spy(speed_level: int) -> object:
+        levels.append(speed_level)
+        return make_options(speed_level=speed_level)
+
+    monkeypatch.setattr(llvm_binding, "create_pipeline_tuning_options", spy)
+    cpu, nvptx = host_target_machine(), nvptx_target_machine()
+    for machine, opt_level in ((cpu, 3), (cpu, 2), (cpu, 1), (nvptx, 3)):
+        optimize_at(llvm_binding.parse_assembly(""), opt_level, machine)
+    assert CPU_LLVM_LEVEL == 2
+    assert levels == [2, 2, 1, 3]
 
 
 def test_llvm_ir_text_before_optimization() -> None:
