@@ -215,11 +215,11 @@ def _parse_for(module: ModuleOp, machine: llvm_binding.TargetMachine) -> llvm_bi
 CPU_LLVM_LEVEL = 2
 """LLVM's highest speed level for a CPU: xtc's -O3 runs LLVM's O2 pipeline
 there (with its loop and SLP vectorizers and loop unrolling, as at -O3). The
-schedules unroll and vectorize the kernels already; what LLVM's O3 adds (a
+schedules unroll and vectorize the kernels already; what LLVM's O3 adds (an
 unroll threshold twice as high, more inlining and combining) made ResNet-50's
-kernels 23% larger and their optimization and code generation 24% slower,
-and no faster: their times per model run were within 2% of O3's, either
-way, on seven bench models (issue 14's note)."""
+kernels 23% larger and their optimization and code generation 31% slower,
+and no faster: with O2, the kernels' summed times per model run were within
+2% of O3's, either way, on six bench models (issue 14's note)."""
 
 
 def optimize(ref: llvm_binding.ModuleRef) -> None:
