@@ -19,21 +19,27 @@ def tour_commands() -> list[str]:
 CONFORMANCE_SAMPLE = "-k '^test_(relu|conv_with_strides_padding|BatchNorm2d_eval)$'"
 """The tour's `xtc conformance` commands run on a sample here (the last -k
 wins): the whole runs took 48 of this test's 70 s, and
-tests/frontend/test_conformance.py checks their results."""
+tests/frontend/test_conformance.py checks their results. They use the
+session's cache (`session_cache_env`), where the node cases onnx gives are
+collected once for every test (10 s of CPU each time otherwise)."""
 
 
-def test_tour_commands_succeed(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+def test_tour_commands_succeed(tmp_path: Path, session_cache_env: dict[str, str]) -> None:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path}
     commands = tour_commands()
     assert len(commands) >= 4
     for command in commands:
         command = command.replace("filecheck/", f"{ROOT}/filecheck/")
+        run_env = env
         if command.startswith("xtc conformance"):
             command = f"{command} {CONFORMANCE_SAMPLE}"
+            run_env = {**session_cache_env, "PATH": path}
         if command.startswith("python "):
             command = shlex.quote(sys.executable) + command[len("python") :]
         result = subprocess.run(
-            command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+            command, shell=True, cwd=tmp_path, env=run_env, capture_output=True, text=True,
+            check=False,
         )
         assert result.returncode == 0, f"{command}\n{result.stderr[-2000:]}"
         assert "Traceback" not in result.stderr

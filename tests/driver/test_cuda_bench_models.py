@@ -164,9 +164,11 @@ def cpu_run(name: str) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     return inputs, [np.asarray(e) for e in outputs]
 
 
-SLOW_ON_THE_CPU = {"resnet50", "inception_v1", "resnet18_int8", "mobilenet_v2", "vgg19"}
-"""Models whose CPU build (the gpu level's reference) takes 4 to 14 s: their
-gpu level runs with XTC_CUDA_ALL_MODELS=1 (CI's time), the others always."""
+SLOW_ON_THE_CPU = {"resnet50", "inception_v1", "resnet18_int8", "mobilenet_v2", "vgg19", "resnet18"}
+"""Models whose CPU build (the gpu level's reference) and gpu-level run take
+4 to 17 s: their gpu level runs with XTC_CUDA_ALL_MODELS=1 (CI's time), the
+others always (ResNet-18's convs are those of SqueezeNet, AlexNet and VGG
+there; its cuda schedule runs natively below)."""
 
 
 @pytest.mark.parametrize(

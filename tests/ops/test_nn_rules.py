@@ -382,7 +382,7 @@ def test_pad(shape: list[int], mode: str, value: float, data: st.DataObject) -> 
 COORDINATE_MODES = list(nn.COORDINATE_MODES)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     st.lists(st.integers(1, 4), min_size=1, max_size=3),
     st.sampled_from(list(nn.RESIZE_MODES)),

@@ -142,7 +142,7 @@ def test_outputs_per_thread_that_do_not_divide_the_tile_axis_leave_one_each() ->
     assert str(five) == str(apply_pipeline(plain.clone(), SHARED))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.sampled_from([32, 64, 96]),
     depth=st.sampled_from([16, 24, 40]),
