@@ -46,7 +46,9 @@ def test_untuned_schedules_are_the_recorded_ones(model: str) -> None:
     from xtc.driver.compiler import schedule_kernels
 
     module, entry = tir_model(MODELS[model]())
-    assert schedule_kernels(module, entry) == json.loads(GOLDEN.read_text())[model]
+    # Steps only: verifying after each (the default) took 3.0 of ResNet-50's 3.6 s.
+    steps = schedule_kernels(module, entry, verify_each=False)
+    assert steps == json.loads(GOLDEN.read_text())[model]
 
 
 def test_space_numbers_its_points_and_checks_configs() -> None:
