@@ -80,7 +80,7 @@ def test_smoke_run_on_tiny_models(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("XTC_NUM_THREADS", "1")  # main sets it; restored afterwards
-    models = ["squeezenet", "mobilenet_v2", "bert"]
+    models = ["squeezenet", "bert"]  # a conv net and a transformer: the script, not the builders
     report = tmp_path / "rows.json"
     argv = ["--small", "--models", ",".join(models), "--repeat", "1", "--matmul"]
     status = bench.main([*argv, "--json", str(report)])
