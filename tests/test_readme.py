@@ -21,7 +21,8 @@ CONFORMANCE_SAMPLE = "-k '^test_(relu|conv_with_strides_padding|BatchNorm2d_eval
 wins): the whole runs took 48 of this test's 70 s, and
 tests/frontend/test_conformance.py checks their results. They use the
 session's cache (`session_cache_env`), where the node cases onnx gives are
-collected once for every test (10 s of CPU each time otherwise)."""
+collected once per test process (an xdist worker has a session cache of its
+own), not once per test (10 s of CPU each)."""
 
 
 def test_tour_commands_succeed(tmp_path: Path, session_cache_env: dict[str, str]) -> None:
