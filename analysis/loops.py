@@ -21,6 +21,20 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from xtc.dialects.tir import ForOp
 
+# ------------------------------------------------------- trip counts
+
+
+def trips_around(op: Operation, within: Operation | None = None) -> int:
+    """How many times `op` runs per run of `within` (by default, of its
+    outermost op): the product of the extents of the loops around it."""
+    trips, parent = 1, op.parent_op()
+    while parent is not None and parent is not within:
+        if isinstance(parent, ForOp):
+            trips *= parent.extent
+        parent = parent.parent_op()
+    return trips
+
+
 # ------------------------------------------------------- linear indices
 
 

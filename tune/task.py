@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from xtc.dialects.tir import ForOp
+from xtc.analysis.loops import trips_around
 from xtc.driver.workload import KERNEL_NAME, kernel_module_text, workload_key
 from xtc.ops.schedules import KernelSchedule, kernel_schedule
 from xtc.ops.space import Config, KnobValue, Space
@@ -52,15 +52,8 @@ def kernel_flops(kernel: FuncOp) -> int:
     total = 0
     for op in kernel.walk():
         weight = _FLOAT_OPS.get(type(op))
-        if weight is None:
-            continue
-        trips = 1
-        parent = op.parent_op()
-        while parent is not None and parent is not kernel:
-            if isinstance(parent, ForOp):
-                trips *= parent.extent
-            parent = parent.parent_op()
-        total += weight * trips
+        if weight is not None:
+            total += weight * trips_around(op, kernel)
     return total
 
 

@@ -11,6 +11,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from xtc import interp
+from xtc.analysis.loops import trips_around
 from xtc.dialects.tir import ForOp
 from xtc.testing.graph_op import random_inputs
 from xtc.runtime.errors import InputError
@@ -63,17 +64,7 @@ def _integer_choices(inputs: list[np.ndarray]) -> list[list[np.ndarray]]:
 def _steps(module: ModuleOp) -> int:
     """The operations one run of `module` interprets: each op times the trip
     counts of the loops around it."""
-    total = 0
-    for op in module.walk():
-        if isinstance(op, ForOp):
-            continue
-        trips, parent = 1, op.parent_op()
-        while parent is not None:
-            if isinstance(parent, ForOp):
-                trips *= parent.extent
-            parent = parent.parent_op()
-        total += trips
-    return total
+    return sum(trips_around(op) for op in module.walk() if not isinstance(op, ForOp))
 
 
 @pytest.mark.parametrize("name, text", functions(), ids=[n for n, _ in functions()])
