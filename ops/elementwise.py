@@ -244,10 +244,10 @@ def python_mod(x: Expr, y: Expr, remainder: Expr) -> Expr:
 
 def sigmoid(x: Expr) -> Expr:
     # exp of -|x| only: no overflow for large |x|, as the interpreter; one
-    # division for both signs (e / (1 + e) = e * (1 / (1 + e))).
+    # division for both signs, 1 / (1 + e) or e / (1 + e), its numerator
+    # picked first.
     e = exp(-absolute(x))
-    positive = 1.0 / (1.0 + e)
-    return select(x >= 0.0, positive, e * positive)
+    return select(x >= 0.0, 1.0, e) / (1.0 + e)
 
 
 def softplus(x: Expr) -> Expr:

@@ -11,7 +11,10 @@ registers instead of calling libm once per lane (softmax, GELU, LSTM gates).
   arithmetic, a least-squares fit of e^r with the first two Taylor
   coefficients kept, iterated toward equal ripple); times 2^(n - h)·2^h,
   h = n >> 1, each power built from its exponent bits (so subnormal results
-  and the overflow to +inf come out right). Relative error under 1.0e-7
+  and the overflow to +inf come out right). Where x is never positive
+  (-|y| or -y·y: sigmoid, softplus, erf, tanh), n is in [-150, 0] and the
+  scale is 2^(n + 64)·2^-64 instead, with one exponent to build (5 vector
+  ops fewer; the same single rounding of subnormal results). Relative error under 1.0e-7
   for normal results against the exact e^x (measured natively, vectorized:
   every f32 in ±[0.5, 1) and 2^24 points evenly over [-87.3, 88.7]; as the
   Taylor polynomial of degree 7 did), NaN stays NaN.
@@ -69,6 +72,10 @@ EXP_POLYNOMIAL = (
 )
 """e^r for |r| <= ln2/2 (lowest degree first): degree 6, where Taylor's
 needs 7 for the same error."""
+
+NEGATIVE_EXP_LIFT = 64
+"""An exp of a never-positive x scales by 2^(n + 64) (normal for n in
+[-150, 0]) and then by 2^-64: one exponent built, not two."""
 
 ROUNDING_SHIFT = 12582912.0
 """1.5·2^23: for an integral |n| < 2^22, the bits of n + this are those of
@@ -169,6 +176,13 @@ class _Builder:
                 self.add(arith.BitcastOp(shifted, i32)), self.int_const(ROUNDING_SHIFT_BITS)
             )
         )
+        if _never_positive(x):
+            # n in [-150, 0]: 2^(n + 64) is normal; the exact product is
+            # rounded once, by the multiply with 2^-64, as the halves' is.
+            value = self.polynomial(EXP_POLYNOMIAL, r)
+            lifted = self.add(arith.AddiOp(whole, self.int_const(NEGATIVE_EXP_LIFT)))
+            value = self.mul(value, self.power_of_two(lifted))
+            return self.mul(value, self.const(2.0**-NEGATIVE_EXP_LIFT))
         half = self.add(arith.ShRSIOp(whole, self.int_const(1)))
         rest = self.add(arith.SubiOp(whole, half))
         value = self.mul(self.polynomial(EXP_POLYNOMIAL, r), self.power_of_two(half))

@@ -36,13 +36,28 @@ func.func @exp(%x: f32) -> f32 {
   func.return %y : f32
 }
 
-// exp of -|x| (sigmoid) or -x·x (erf) is never above 0: no upper clamp.
+// exp of -|x| (sigmoid) or -x·x (erf) is never above 0: no upper clamp,
+// and n is in [-150, 0]: one exponent, 2^(n + 64) (normal), then times
+// 2^-64 (one rounding for subnormal results), no halving of n.
 // CHECK-LABEL: func.func @exp_never_positive
 // CHECK:         %[[NEG:.*]] = arith.negf %{{.*}} : f32
 // CHECK-NEXT:    arith.constant -1.040000e+02 : f32
 // CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[NEG]], %{{.*}} : f32
 // CHECK-NEXT:    arith.constant 1.44269502 : f32
 // CHECK-NEXT:    arith.mulf %[[LO]], %{{.*}} : f32
+// CHECK-NOT:     arith.shrsi
+// CHECK:         %[[W:.*]] = arith.subi %{{.*}}, %{{.*}} : i32
+// CHECK:         arith.constant 0.00138140877 : f32
+// CHECK:         %[[LIFT:.*]] = arith.constant 64 : i32
+// CHECK-NEXT:    %[[N64:.*]] = arith.addi %[[W]], %[[LIFT]] : i32
+// CHECK-NEXT:    %[[BIAS:.*]] = arith.constant 127 : i32
+// CHECK-NEXT:    %[[BIASED:.*]] = arith.addi %[[N64]], %[[BIAS]] : i32
+// CHECK-NEXT:    %[[SHIFT:.*]] = arith.constant 23 : i32
+// CHECK-NEXT:    %[[BITS:.*]] = arith.shli %[[BIASED]], %[[SHIFT]] : i32
+// CHECK-NEXT:    %[[SCALE:.*]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK-NEXT:    %[[LIFTED:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK-NEXT:    %[[DOWN:.*]] = arith.constant 5.42101086e-20 : f32
+// CHECK-NEXT:    arith.mulf %[[LIFTED]], %[[DOWN]] : f32
 // CHECK:         %[[SQ:.*]] = arith.negf %{{.*}} : f32
 // CHECK-NEXT:    arith.constant -1.040000e+02 : f32
 // CHECK-NEXT:    %[[LO2:.*]] = arith.maximumf %[[SQ]], %{{.*}} : f32
@@ -61,13 +76,16 @@ func.func @exp_never_positive(%x: f32) -> f32 {
   func.return %r : f32
 }
 
-// erf: x·P(x²) inside (-1, 1), else ±(1 - e^(-a²)·Q(1 / (1 + a/2))).
+// erf: x·P(x²) inside (-1, 1), else ±(1 - e^(-a²)·Q(1 / (1 + a/2))), the
+// exp of -a² never positive (one exponent, then 2^-64).
 // CHECK-LABEL: func.func @erf
 // CHECK-NOT:     math.erf
 // CHECK:         arith.constant 1.12837911 : f32
 // CHECK:         %[[ABS:.*]] = math.absf %x : f32
 // CHECK:         arith.divf
-// CHECK:         arith.shrsi
+// CHECK-NOT:     arith.shrsi
+// CHECK:         arith.constant 5.42101086e-20 : f32
+// CHECK-NOT:     arith.shrsi
 // CHECK:         %[[LARGE:.*]] = math.copysign %{{.*}}, %x : f32
 // CHECK:         %[[IN:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : f32
 // CHECK:         %[[Y:.*]] = arith.select %[[IN]], %{{.*}}, %[[LARGE]] : f32
@@ -91,9 +109,10 @@ func.func @erf(%x: f32) -> f32 {
 // CHECK-NEXT:    %[[ABS2:.*]] = math.absf %[[TWICE]] : f32
 // CHECK-NEXT:    arith.negf %[[ABS2]] : f32
 // CHECK-NOT:     arith.minimumf
-// CHECK:         arith.shrsi
+// CHECK-NOT:     arith.shrsi
 // CHECK:         arith.bitcast %{{.*}} : i32 to f32
-// CHECK:         arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:    arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 5.42101086e-20 : f32
 // CHECK-NEXT:    %[[E:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-NEXT:    %[[NUM:.*]] = arith.subf %[[ONE]], %[[E]] : f32
