@@ -765,10 +765,16 @@ def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor
     def value(outer: Sequence[Expr], r: Expr) -> Expr:
         return convert(x[_insert(outer, axis, r)], acc)
 
+    def exp_below_peak(shifted: Expr) -> Expr:
+        # x - max is never positive; the minimum says so to tir-expand-math,
+        # whose exp then needs no upper clamp and builds one exponent, not two
+        # (NaN stays NaN: minimumf propagates it).
+        return exp(minimum(shifted, 0.0))
+
     peak = k.compute(reduced, acc, lambda *o: k.reduce("max", extent, lambda r: value(o, r)))
 
     def row_total(*o: Expr) -> Expr:
-        total = k.reduce("sum", extent, lambda r: exp(value(o, r) - peak[o]))
+        total = k.reduce("sum", extent, lambda r: exp_below_peak(value(o, r) - peak[o]))
         return log(total) if take_log else 1.0 / total
 
     scale = k.compute(reduced, acc, row_total)
@@ -776,7 +782,7 @@ def _softmax(k: KernelBuilder, op: GraphOp, x: Tensor, take_log: bool) -> Tensor
     def element(*indices: Expr) -> Expr:
         outer = [*indices[:axis], *indices[axis + 1 :]]
         shifted = convert(x[indices], acc) - peak[outer]
-        result = shifted - scale[outer] if take_log else exp(shifted) * scale[outer]
+        result = shifted - scale[outer] if take_log else exp_below_peak(shifted) * scale[outer]
         return convert(result, element_type)
 
     return k.compute(x.shape, element_type, element)

@@ -217,14 +217,26 @@ class _Builder:
 
 
 def _never_positive(x: SSAValue) -> bool:
-    """x is -|y| (sigmoid's and softplus's exp argument) or -y·y (erf's):
-    at most 0, or NaN."""
+    """x is -|y| (sigmoid's and softplus's exp argument), -y·y (erf's) or
+    the minimum of y and a constant <= 0 (softmax's x - max): at most 0, or
+    NaN."""
+    if isinstance(x.owner, arith.MinimumfOp):
+        return any(_constant_at_most_zero(bound) for bound in x.owner.operands)
     negation = x.owner
     if not isinstance(negation, arith.NegfOp):
         return False
     inner = negation.operand.owner
     is_square = isinstance(inner, arith.MulfOp) and inner.lhs == inner.rhs
     return is_square or isinstance(inner, math.AbsFOp)
+
+
+def _constant_at_most_zero(value: SSAValue) -> bool:
+    constant = value.owner
+    return (
+        isinstance(constant, arith.ConstantOp)
+        and isinstance(constant.value, FloatAttr)
+        and constant.value.value.data <= 0.0
+    )
 
 
 def _replace_f32(

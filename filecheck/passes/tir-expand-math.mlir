@@ -76,6 +76,34 @@ func.func @exp_never_positive(%x: f32) -> f32 {
   func.return %r : f32
 }
 
+// The minimum of a value and a constant <= 0 (softmax's x - max) is never
+// positive too; a minimum with a positive constant is not.
+// CHECK-LABEL: func.func @exp_of_minimum
+// CHECK:         %[[ZERO:.*]] = arith.minimumf %x, %{{.*}} : f32
+// CHECK-NEXT:    arith.constant -1.040000e+02 : f32
+// CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[ZERO]], %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 1.44269502 : f32
+// CHECK-NEXT:    arith.mulf %[[LO]], %{{.*}} : f32
+// CHECK-NOT:     arith.shrsi
+// CHECK:         arith.constant 5.42101086e-20 : f32
+// CHECK:         %[[ONE:.*]] = arith.minimumf %x, %{{.*}} : f32
+// CHECK-NEXT:    arith.constant -1.040000e+02 : f32
+// CHECK-NEXT:    %[[LO1:.*]] = arith.maximumf %[[ONE]], %{{.*}} : f32
+// CHECK-NEXT:    arith.constant 8.875000e+01 : f32
+// CHECK-NEXT:    arith.minimumf %[[LO1]], %{{.*}} : f32
+// CHECK:         arith.shrsi
+// CHECK:         func.return
+func.func @exp_of_minimum(%x: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %a = arith.minimumf %x, %zero : f32
+  %y = math.exp %a : f32
+  %one = arith.constant 1.0 : f32
+  %b = arith.minimumf %x, %one : f32
+  %z = math.exp %b : f32
+  %r = arith.addf %y, %z : f32
+  func.return %r : f32
+}
+
 // erf: x·P(x²) inside (-1, 1), else ±(1 - e^(-a²)·Q(1 / (1 + a/2))), the
 // exp of -a² never positive (one exponent, then 2^-64).
 // CHECK-LABEL: func.func @erf

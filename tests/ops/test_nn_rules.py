@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from xdsl.dialects import arith
+from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, f64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
@@ -354,6 +356,10 @@ def test_softmax_is_several_computes_with_max_and_sum() -> None:
     assert sum(isinstance(o, ComputeOp) for o in kernel.walk()) == 3
     kinds = sorted(o.kind.data for o in kernel.walk() if isinstance(o, ReduceOp))
     assert kinds == ["max", "sum"]
+    # exp(min(x - max, 0)): tir-expand-math's never-positive exp
+    exps = [o for o in kernel.walk() if isinstance(o, xmath.ExpOp)]
+    assert len(exps) == 2
+    assert all(isinstance(o.operand.owner, arith.MinimumfOp) for o in exps)
 
 
 # ---------------------------------------------------------------------------

@@ -183,39 +183,65 @@ func.func @f(%x: memref<{count}xf32>, %e: memref<{count}xf32>, %r: memref<{count
             np.testing.assert_allclose(got, want, rtol=2.5e-7, atol=2e-45)
 
 
-def test_exp_of_never_positive_values_equals_the_general_scaling() -> None:
-    """exp(-|x|) scales once, by 2^(n + 64) and 2^-64; exp of the same
-    value loaded (not known to be never positive) scales by two halves of n.
-    Both round the exact product once: the bits agree over [-104, 0], the
-    subnormal results from -87.3 on included, and both are within 2.5e-7
-    of e^x where it is normal."""
-    x = -np.concatenate(
-        [np.linspace(0, 104, 1 << 20), np.linspace(87, 104, 1 << 16)]
-    ).astype(np.float32)
-    text = f"""
-func.func @f(%x: memref<{x.size}xf32>, %e: memref<{x.size}xf32>, %r: memref<{x.size}xf32>) {{
-  tir.for %i = 0 to {x.size} step 1 {{name = "i", kind = "vectorized"}} {{
-    %v = memref.load %x[%i] : memref<{x.size}xf32>
+def never_positive_kernel(count: int) -> str:
+    """exp(-|x|), exp(min(x, 0)) (softmax's) and exp(x) of the same x."""
+    buffer = f"memref<{count}xf32>"
+    return f"""
+func.func @f(%x: {buffer}, %e: {buffer}, %m: {buffer}, %r: {buffer}) {{
+  tir.for %i = 0 to {count} step 1 {{name = "i", kind = "vectorized"}} {{
+    %v = memref.load %x[%i] : {buffer}
     %a = math.absf %v : f32
     %n = arith.negf %a : f32
     %y = math.exp %n : f32
+    %zero = arith.constant 0.0 : f32
+    %c = arith.minimumf %v, %zero : f32
+    %w = math.exp %c : f32
     %z = math.exp %v : f32
-    memref.store %y, %e[%i] : memref<{x.size}xf32>
-    memref.store %z, %r[%i] : memref<{x.size}xf32>
+    memref.store %y, %e[%i] : {buffer}
+    memref.store %w, %m[%i] : {buffer}
+    memref.store %z, %r[%i] : {buffer}
   }}
   func.return
 }}
 """
-    lowered = apply_pipeline(parse_module(text), "tir-expand-math")
-    assert module_to_text(lowered).count("arith.shrsi") == 1
+
+
+def run_never_positive(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """exp(-|x|), exp(min(x, 0)) and exp(x), natively, vectorized."""
+    lowered = apply_pipeline(parse_module(never_positive_kernel(x.size)), "tir-expand-math")
+    assert module_to_text(lowered).count("arith.shrsi") == 1  # only exp(x) halves n
     jit = compile_module(apply_pipeline(lowered, "convert-tir-to-llvm"))
-    once, halves = aligned_empty(x.shape, np.float32), aligned_empty(x.shape, np.float32)
-    jit.call("f", [aligned_copy(x), once, halves])
-    np.testing.assert_array_equal(once.view(np.uint32), halves.view(np.uint32))
-    assert (once[x < -88] > 0).any() and (once[x < -88] < np.finfo(np.float32).tiny).all()
+    results = tuple(aligned_empty(x.shape, np.float32) for _ in range(3))
+    jit.call("f", [aligned_copy(x), *results])
+    return results
+
+
+def test_exp_of_never_positive_values_equals_the_general_scaling() -> None:
+    """exp(-|x|) and exp(min(x, 0)) scale once, by 2^(n + 64) and 2^-64;
+    exp of the same value loaded (not known to be never positive) scales by
+    two halves of n. All round the exact product once: the bits agree over
+    [-104, 0], the subnormal results from -87.3 on included, and are within
+    2.5e-7 of e^x where it is normal."""
+    x = -np.concatenate(
+        [np.linspace(0, 104, 1 << 20), np.linspace(87, 104, 1 << 16)]
+    ).astype(np.float32)
+    negated, clamped, halves = run_never_positive(x)
+    for once in (negated, clamped):
+        np.testing.assert_array_equal(once.view(np.uint32), halves.view(np.uint32))
+    assert (negated[x < -88] > 0).any() and (negated[x < -88] < np.finfo(np.float32).tiny).all()
     exact = np.exp(x.astype(np.float64))
     normal = exact > np.finfo(np.float32).tiny
-    np.testing.assert_allclose(once[normal], exact[normal], rtol=2.5e-7, atol=0)
+    np.testing.assert_allclose(negated[normal], exact[normal], rtol=2.5e-7, atol=0)
+
+
+def test_exp_of_a_minimum_keeps_nan_and_the_upper_bound() -> None:
+    """exp(min(x, 0)): NaN stays NaN (the minimum propagates it), positive x
+    and +inf give 1, -inf gives 0."""
+    x = np.array([np.nan, np.inf, -np.inf, 5.0, -0.0, 0.0, -1.0, 1e30] * 2, np.float32)
+    negated, clamped, _ = run_never_positive(x)
+    want = np.exp(np.minimum(x.astype(np.float64), 0))
+    np.testing.assert_allclose(clamped, want, rtol=2.5e-7, atol=0)
+    assert np.isnan(clamped[np.isnan(x)]).all() and np.isnan(negated[np.isnan(x)]).all()
 
 
 def tanh_kernel(kind: str, count: int) -> str:
