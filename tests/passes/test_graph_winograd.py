@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import xtc
-from xtc.passes.graph_winograd import TRANSFORMS, tile_size
+from xtc.passes.graph_winograd import TRANSFORMS, tile_size, transformed_weight
 from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +37,20 @@ def test_transforms_compute_the_correlation(m: int) -> None:
         [[np.sum(d[y : y + 3, x : x + 3] * g) for x in range(m)] for y in range(m)]
     )
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", sorted(TRANSFORMS))
+def test_transformed_weight_is_g_w_gt_per_channel_pair(m: int) -> None:
+    """U[a, b, k, c, l] = (G W[k·b + l, c] Gᵀ)[a, b] for a blocked weight
+    (K/b×C×3×3×b), each to within an f32 rounding of the f64 product."""
+    t = TRANSFORMS[m]
+    rng = np.random.default_rng(m)
+    weight = rng.standard_normal((3, 5, 3, 3, 4)).astype(np.float32)
+    u = transformed_weight(weight, t)
+    assert u.shape == (m + 2, m + 2, 3, 5, 4) and u.dtype == np.float32
+    for k, c, lane in [(0, 0, 0), (2, 4, 3), (1, 2, 1)]:
+        want = t.weight @ weight[k, c, :, :, lane].astype(np.float64) @ t.weight.T
+        np.testing.assert_allclose(u[:, :, k, c, lane], want, rtol=2e-7, atol=1e-7)
 
 
 def test_tile_size_takes_the_fewer_products() -> None:
