@@ -34,8 +34,13 @@ def host_cpu_features() -> str:
 
 def has_features(*names: str) -> bool:
     """Whether this CPU has every feature of `names` (LLVM's spelling)."""
-    have = {f[1:] for f in host_cpu_features().split(",") if f.startswith("+")}
-    return set(names) <= have
+    return set(names) <= _enabled(host_cpu_features())
+
+
+@functools.cache
+def _enabled(features: str) -> frozenset[str]:
+    """The names a feature string turns on (the lowerings ask per loop)."""
+    return frozenset(f[1:] for f in features.split(",") if f.startswith("+"))
 
 
 @functools.cache

@@ -450,7 +450,7 @@ def import_model(
     to tensors (frontend/structured.py). Without `control_regions`, an If's
     condition and a Loop's trip count and condition must be known at import
     (for a target that compiles no graph.if nor graph.loop: cuda)."""
-    from xtc.interp import make_interpreter
+    from xtc.interp import make_op_interpreter
 
     _load_converters()
     proto = upgrade_old_opset(load_model(model))
@@ -465,7 +465,7 @@ def import_model(
     inputs = _input_types(proto, set(initializers), input_shapes or {}, layouts)
     block = Block(arg_types=[t for _, t in inputs])
     importer = Importer(
-        block, opset, make_interpreter(ModuleOp([])), _domain_versions(proto), control_regions
+        block, opset, make_op_interpreter(), _domain_versions(proto), control_regions
     )
     runtime_inputs = [i for i in graph.input if i.name not in initializers]
     _bind_inputs(importer, runtime_inputs, block.args, layouts)

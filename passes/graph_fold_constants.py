@@ -112,10 +112,10 @@ class GraphFoldConstants(ModulePass):
     name = "graph-fold-constants"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from xtc.interp import make_interpreter
+        from xtc.interp import make_op_interpreter
 
         patterns = [
-            FoldOpWithConstantOperands(make_interpreter(op)),
+            FoldOpWithConstantOperands(make_op_interpreter(op)),
             FoldIfWithConstantCondition(),
             FoldLoopThatNeverRuns(),
         ]
