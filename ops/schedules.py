@@ -120,7 +120,7 @@ PARALLEL_ITERATIONS = 8
 """Iterations wanted of the parallel loop, to share among the threads."""
 PLANE_COPY_MIN_BYTES = 1 << 20
 """A padded copy larger than this (Zen 5's L2 per core) is computed per
-plane of its reader (`_plane_loop`), in cache when read."""
+plane of its reader (`_copy_loop`), in cache when read."""
 STRIDED_READ_RATIO = 2
 """A copy holding this many times the elements its reader stores (a
 stride-2 depthwise conv: 4x) is computed per plane at any size (MobileNet-v2's
@@ -459,8 +459,9 @@ class MicroKernelTemplate(PrefetchingTemplate):
         self.window = _sliding_window(nest, self.block)
         self.reduction_blocks = _reduction_blocks(nest)
         self.pinned: str | None = None
-        """A loop that stays outermost whatever the tile order (the plane
-        loop a producer nest is computed at, `_plane_loop`)."""
+        """A loop that stays outermost whatever the tile order (the loop a
+        producer nest's copy is computed at, `_copy_loop`: a plane or an
+        output row)."""
 
     def tile_loops(self) -> tuple[str, ...]:
         """The loops outside the register tile that `tile_order` orders, in
@@ -643,7 +644,7 @@ class MicroKernelTemplate(PrefetchingTemplate):
         by block without a fork per block (ResNet-50's 256-channel conv,
         blocks of 64, cold: 455 GFLOP/s above the parallel loop, 464 inside);
         with the parallel loop innermost, the outermost loop (inside a
-        pinned plane loop)."""
+        pinned copy loop)."""
         names = [name for name, _ in outer]
         parallel = _parallel_loop(outer, int(config["parallel_grain"]))
         if parallel in names[:-1]:
@@ -792,7 +793,7 @@ class KernelSchedule:
     prologue: tuple[str, ...] = ()
     computed_at: Mapping[int, str] = field(default_factory=dict[int, str])
     """Nests (by position) computed per iteration of a loop of the next
-    nest (`_plane_loop`): their recipe comes after that nest's."""
+    nest (`_copy_loop`): their recipe comes after that nest's."""
 
     @property
     def kind(self) -> str:
@@ -844,12 +845,12 @@ def kernel_schedule(kernel: FuncOp) -> KernelSchedule:
         i: _name(loop)
         for i, template in enumerate(templates[:-1])
         if isinstance(template, ElementwiseTemplate)
-        and (loop := _plane_loop(kernel, template.nest, templates[i + 1].nest)) is not None
+        and (loop := _copy_loop(kernel, template.nest, templates[i + 1].nest)) is not None
     }
     for i, loop in computed_at.items():
         consumer = templates[i + 1]
         if isinstance(consumer, MicroKernelTemplate):
-            consumer.pinned = loop  # the plane a copy is computed at stays outermost
+            consumer.pinned = loop  # the loop a copy is computed at stays outermost
     reuses = tuple(_term_reuses(kernel, nests, templates))
     return KernelSchedule(name, templates, reuses, computed_at)
 
@@ -879,8 +880,9 @@ def _copy_pays_per_plane(
     return strided_pays and strided
 
 
-def _plane_loop(kernel: FuncOp, producer: Nest, consumer: Nest) -> ForOp | None:
-    """The consumer's outermost loop of several iterations when each of its
+def _copy_loop(kernel: FuncOp, producer: Nest, consumer: Nest) -> ForOp | None:
+    """The consumer's loop that the producer's copy is computed at: its
+    outermost loop of several iterations when each of its
     iterations reads one plane of the producer's buffer (a depthwise conv
     or a pool, one channel of its padded copy): the buffer is local to the
     kernel, stored by the producer and read only by the consumer at an

@@ -424,9 +424,9 @@ def test_a_tile_order_moves_only_loops_of_several_iterations() -> None:
     assert schedule.steps({**config, "1.tile_order": "i2_1,i1_1_o,i3_1_o"}) != first
 
 
-def test_a_pinned_plane_loop_is_left_out_of_the_tile_order() -> None:
+def test_a_pinned_copy_loop_is_left_out_of_the_tile_order() -> None:
     """A depthwise conv whose padded copy is computed per channel plane
-    (`_plane_loop`): the channel loop stays outermost, so the tile order
+    (`_copy_loop`): the channel loop stays outermost, so the tile order
     only orders the loops inside it."""
     text = depthwise_text(96, 56)  # a 1.3 MB padded copy
     _, function = kernel_alone(text)
