@@ -2,8 +2,8 @@
 polynomials in arith ops, so that a vectorized loop computes them in vector
 registers instead of calling libm once per lane (softmax, GELU, LSTM gates).
 
-- exp(x): x clamped to [-104, 88.75] (no upper clamp for -|y| or -y·y,
-  never positive); t = x·log2(e) + 1.5·2^23 rounds x·log2(e) to the nearest
+- exp(x): x clamped to [-104, 88.75] (no upper clamp where x is never
+  positive, below); t = x·log2(e) + 1.5·2^23 rounds x·log2(e) to the nearest
   integer n, whose i32 is the low bits of t (no floor, no fptosi, whose
   saturating form x86 does lane by lane) and whose f32 is t - 1.5·2^23;
   r = x - n·ln2 (ln2 in two parts, Cody and Waite, as multiply-adds); e^r by
@@ -12,12 +12,13 @@ registers instead of calling libm once per lane (softmax, GELU, LSTM gates).
   coefficients kept, iterated toward equal ripple); times 2^(n - h)·2^h,
   h = n >> 1, each power built from its exponent bits (so subnormal results
   and the overflow to +inf come out right). Where x is never positive
-  (-|y| or -y·y: sigmoid, softplus, erf, tanh), n is in [-150, 0] and the
-  scale is 2^(n + 64)·2^-64 instead, with one exponent to build (5 vector
-  ops fewer; the same single rounding of subnormal results). Relative error under 1.0e-7
-  for normal results against the exact e^x (measured natively, vectorized:
-  every f32 in ±[0.5, 1) and 2^24 points evenly over [-87.3, 88.7]; as the
-  Taylor polynomial of degree 7 did), NaN stays NaN.
+  (-|y|, -y·y or min(y, c <= 0): sigmoid, softplus, erf, tanh, softmax), n
+  is in [-150, 0] and the scale is 2^(n + 64)·2^-64 instead, one exponent
+  to build (5 vector ops fewer; the same single rounding of subnormal
+  results, so the same bits). Relative error under 1.0e-7 for normal
+  results against the exact e^x (measured natively, vectorized: every f32
+  in ±[0.5, 1) and 2^24 points evenly over [-87.3, 88.7]; as the Taylor
+  polynomial of degree 7 did), NaN stays NaN.
 - erf(x): |x| < 1: x·P(x²), P of degree 6; else sign(x)·(1 - e^(-a²)·Q(t)),
   a = min(|x|, 4), t = 1 / (1 + a/2), Q of degree 9. P and Q are least-squares
   fits (numpy, double precision, on Chebyshev nodes) of erf(x)/x over
@@ -161,8 +162,9 @@ class _Builder:
 
     def exp(self, x: SSAValue) -> SSAValue:
         low, high = EXP_RANGE
+        never_positive = _never_positive(x)
         clamped = self.add(arith.MaximumfOp(x, self.const(low)))
-        if not _never_positive(x):
+        if not never_positive:
             clamped = self.add(arith.MinimumfOp(clamped, self.const(high)))
         # t's low bits hold the nearest integer n (a NaN gives some integer,
         # never poison: the NaN in r carries through).
@@ -176,7 +178,7 @@ class _Builder:
                 self.add(arith.BitcastOp(shifted, i32)), self.int_const(ROUNDING_SHIFT_BITS)
             )
         )
-        if _never_positive(x):
+        if never_positive:
             # n in [-150, 0]: 2^(n + 64) is normal; the exact product is
             # rounded once, by the multiply with 2^-64, as the halves' is.
             value = self.polynomial(EXP_POLYNOMIAL, r)
