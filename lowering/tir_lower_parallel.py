@@ -6,17 +6,25 @@ A parallel loop in `@f`
 
     tir.for %i = L to U step S {name = "i", kind = "parallel"} { body }
 
-becomes, at its place, a stack context of i64 slots holding the values the
+becomes, at its place, the loop's work-sharing slots on the stack, emptied
+(`xtc_share_reset`), a stack context of i64 slots holding the values the
 body uses from outside (a memref's pointer by ptrtoint, an index or narrower
-integer widened, a float's bits) and one call
+integer widened, a float's bits) and the slots' address, and one call
 
     GOMP_parallel(@f_parallel_<n>, ctx, xtc_num_threads, 0)
 
 and a new internal function `@f_parallel_<n>(ctx)` that every thread of the
 team runs: it loads the values back, asks libgomp for its thread number t
-and the team's size T, and runs the body serially over its static chunk of
-the E = extent iterations: [t * ceil(E / T), min((t + 1) * ceil(E / T), E)),
-empty for the last threads when E < T. Constants and `memref.get_global`s
+and the team's size T, and stores its static chunk of the E = extent
+iterations, [t * ceil(E / T), min((t + 1) * ceil(E / T), E)), empty for the
+last threads when E < T, in its slot (`xtc_share_own`). It then runs the
+body serially for each iteration `xtc_share_next` gives it: those of its own
+chunk in order, then, once its chunk is done, the last ones of other
+threads' chunks that nobody has started (runtime/work_sharing.py). With
+threads of equal speed each runs its own chunk, as a static schedule would,
+and keeps its part of the data in its core's cache from one loop to the
+next; a thread slowed down by another tenant of its core no longer holds
+the team back. Constants and `memref.get_global`s
 the body uses are copied into the function rather than passed (LLVM keeps
 seeing constants). The body's allocas (reduction accumulators) move with it,
 so each thread has its own.
@@ -94,6 +102,17 @@ NUM_THREADS_GLOBAL = "xtc_num_threads"
 """The i32 global holding the team size parallel loops ask for (0: default);
 runtime/llvm_jit.py names it too (the runtime imports no lowering)."""
 GOMP_PARALLEL = "GOMP_parallel"
+SHARE_RESET = "xtc_share_reset"
+SHARE_OWN = "xtc_share_own"
+SHARE_NEXT = "xtc_share_next"
+"""The work-sharing functions (runtime/work_sharing.py defines them and
+names them too: the runtime imports no lowering)."""
+SHARE_SLOTS = 64
+SHARE_SLOT_WORDS = 8
+"""The caller's slots (runtime/work_sharing.py's SLOTS), each a cache line
+of 8 i64."""
+MAX_EXTENT = 2**32 - 1
+"""A slot packs a chunk's bounds as two u32."""
 THREAD_NUM = "omp_get_thread_num"
 TEAM_SIZE = "omp_get_num_threads"
 FAULT_RECORD = "xtc_fault_record"
@@ -286,7 +305,18 @@ def _load_context(
     return ops, values
 
 
-def _chunk_bounds(extent: int) -> tuple[list[Operation], SSAValue, SSAValue]:
+@dataclass
+class _Chunk:
+    """This thread's number and the team's size (i32), and the thread's
+    static chunk [begin, end) of the iterations (index)."""
+
+    thread: SSAValue
+    team: SSAValue
+    begin: SSAValue
+    end: SSAValue
+
+
+def _chunk_bounds(extent: int) -> tuple[list[Operation], _Chunk]:
     """This thread's iterations [begin, end) of `extent`: chunks of
     ceil(extent / team size) in thread order."""
     thread = func.CallOp(THREAD_NUM, [], [i32])
@@ -305,7 +335,43 @@ def _chunk_bounds(extent: int) -> tuple[list[Operation], SSAValue, SSAValue]:
     end.result.name_hint = "end"
     ops: list[Operation] = [thread, team, thread_index, team_index, total, one]
     ops += [rounded_up, numerator, chunk, begin, after, end]
-    return ops, begin.result, end.result
+    return ops, _Chunk(thread.res[0], team.res[0], begin.result, end.result)
+
+
+def _own_slot(chunk: _Chunk, slots: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """The slot holding this thread's chunk: its own among the caller's
+    `slots` (a pointer), or one on its stack for a thread numbered
+    SHARE_SLOTS or more; the chunk is stored in it (xtc_share_own)."""
+    private = memref.AllocaOp.get(i64, SLOT_ALIGNMENT, [1])
+    private_pointer = _cast(private.memref, PTR)
+    words = arith.ConstantOp(IntegerAttr(SHARE_SLOT_WORDS, i32))
+    offset = arith.MuliOp(chunk.thread, words)
+    shared = gep(slots, i64, offset.result)
+    limit = arith.ConstantOp(IntegerAttr(SHARE_SLOTS, i32))
+    has_shared = arith.CmpiOp(chunk.thread, limit, "ult")
+    slot = llvm.SelectOp(has_shared, shared, private_pointer)
+    slot.res.name_hint = "slot"
+    begin = arith.IndexCastOp(chunk.begin, i64)
+    end = arith.IndexCastOp(chunk.end, i64)
+    own = llvm.CallOp(SHARE_OWN, slot.res, begin.result, end.result)
+    ops: list[Operation] = [private, private_pointer, words, offset, shared, limit, has_shared]
+    return [*ops, slot, begin, end, own], slot.res
+
+
+def _claiming_loop(chunk: _Chunk, slot: SSAValue, slots: SSAValue, body: Block) -> scf.WhileOp:
+    """`body` (over the iteration counter) for each iteration this thread
+    claims: its own chunk's, then others' (runtime/work_sharing.py), as
+
+        scf.while { %k = xtc_share_next(...); scf.condition(%k >= 0) %k }
+        do { ^bb0(%counter: index): body }"""
+    test = Block()
+    claim = llvm.CallOp(SHARE_NEXT, slot, slots, chunk.thread, chunk.team, return_type=i64)
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    found = arith.CmpiOp(claim.returned, zero, "sge")
+    counter = arith.IndexCastOp(claim.returned, IndexType())
+    counter.result.name_hint = "claimed"
+    test.add_ops([claim, zero, found, counter, scf.ConditionOp(found, counter)])
+    return scf.WhileOp([], [IndexType()], Region(test), Region(body))
 
 
 def _iteration_value(loop: ForOp, counter: SSAValue) -> tuple[list[Operation], SSAValue]:
@@ -327,15 +393,15 @@ def _iteration_value(loop: ForOp, counter: SSAValue) -> tuple[list[Operation], S
 
 
 def _outlined_function(
-    name: str, loop: ForOp, outside: _Outside, fault_record: SSAValue | None
+    name: str, loop: ForOp, outside: _Outside, slots: SSAValue, fault_record: SSAValue | None
 ) -> func.FuncOp:
-    """`func.func private @name(%ctx: memref<Nxi64>)` running this thread's
-    chunk of the loop; the loop's body is moved into it. With a
-    `fault_record` (passed after the other values), the chunk's faults go
-    to the caller's record."""
-    passed = [*outside.passed, *([fault_record] if fault_record is not None else [])]
-    slots = max(1, len(passed))
-    entry = Block(arg_types=[MemRefType(i64, [slots])])
+    """`func.func private @name(%ctx: memref<Nxi64>)` running the iterations
+    of the loop this thread claims from the caller's `slots` (passed after
+    the values from outside); the loop's body is moved into it. With a
+    `fault_record` (passed last), the chunk's faults go to the caller's
+    record."""
+    passed = [*outside.passed, slots, *([fault_record] if fault_record is not None else [])]
+    entry = Block(arg_types=[MemRefType(i64, [len(passed)])])
     entry.args[0].name_hint = "ctx"
     load_ops, loaded = _load_context(entry.args[0], passed)
     entry.add_ops(load_ops)
@@ -345,14 +411,17 @@ def _outlined_function(
         entry.add_op(previous)
         restore.append(llvm.CallOp(FAULT_REDIRECT, previous.results[0], return_type=PTR))
         loaded = loaded[:-1]
+    slots_pointer = _cast(loaded[-1], PTR)
+    entry.add_op(slots_pointer)
+    loaded = loaded[:-1]
     mapping: dict[SSAValue, SSAValue] = dict(zip(outside.passed, loaded, strict=True))
     for op in outside.copied:
         copy = op.clone()
         entry.add_op(copy)
         mapping[op.results[0]] = copy.results[0]
-    chunk_ops, begin, end = _chunk_bounds(loop.extent)
-    entry.add_ops(chunk_ops)
-    step = _index(1)
+    chunk_ops, chunk = _chunk_bounds(loop.extent)
+    slot_ops, slot = _own_slot(chunk, slots_pointer.results[0])
+    entry.add_ops([*chunk_ops, *slot_ops])
     body = Block(arg_types=[IndexType()])
     body.args[0].name_hint = f"{loop.loop_name.data}_k"
     value_ops, value = _iteration_value(loop, body.args[0])
@@ -363,13 +432,23 @@ def _outlined_function(
         op.detach()
         body.add_op(op)
     body.add_op(scf.YieldOp())
-    chunk_loop = scf.ForOp(begin, end, step, [], Region(body))
-    entry.add_ops([step, chunk_loop, *restore, func.ReturnOp()])
+    chunk_loop = _claiming_loop(chunk, slot, slots_pointer.results[0], body)
+    entry.add_ops([chunk_loop, *restore, func.ReturnOp()])
     for old, new in mapping.items():
         old.replace_uses_with_if(new, lambda use: chunk_loop.is_ancestor(use.operation))
     return func.FuncOp(
         name, ([entry.args[0].type], []), Region(entry), visibility=StringAttr("private")
     )
+
+
+def _caller_slots() -> tuple[list[Operation], SSAValue]:
+    """The caller's work-sharing slots on its stack, emptied
+    (xtc_share_reset); the memref."""
+    slots = memref.AllocaOp.get(i64, SHARE_SLOT_WORDS * 8, [SHARE_SLOTS * SHARE_SLOT_WORDS])
+    slots.memref.name_hint = "slots"
+    pointer = _cast(slots.memref, PTR)
+    reset = llvm.CallOp(SHARE_RESET, pointer.results[0])
+    return [slots, pointer, reset], slots.memref
 
 
 def _launch(name: str, pointer: SSAValue) -> list[Operation]:
@@ -402,6 +481,12 @@ def _fresh_name(module: ModuleOp, function: str) -> str:
     while f"{function}_parallel_{n}" in taken:
         n += 1
     return f"{function}_parallel_{n}"
+
+
+def _external(name: str, inputs: list[Attribute], output: Attribute | None) -> llvm.FuncOp:
+    return llvm.FuncOp(
+        name, llvm.LLVMFunctionType(inputs, output), linkage=llvm.LinkageAttr("external")
+    )
 
 
 def _declarations(module: ModuleOp, reports_faults: bool) -> list[Operation]:
@@ -438,14 +523,10 @@ def _declarations(module: ModuleOp, reports_faults: bool) -> list[Operation]:
             ),
         ),
         (TEAM_SIZE, func.FuncOp.external(TEAM_SIZE, [], [i32])),
-        (
-            GOMP_PARALLEL,
-            llvm.FuncOp(
-                GOMP_PARALLEL,
-                llvm.LLVMFunctionType([PTR, PTR, i32, i32], None),
-                linkage=llvm.LinkageAttr("external"),
-            ),
-        ),
+        (GOMP_PARALLEL, _external(GOMP_PARALLEL, [PTR, PTR, i32, i32], None)),
+        (SHARE_RESET, _external(SHARE_RESET, [PTR], None)),
+        (SHARE_OWN, _external(SHARE_OWN, [PTR, i64, i64], None)),
+        (SHARE_NEXT, _external(SHARE_NEXT, [PTR, PTR, i32, i32], i64)),
     ]
     fault_functions = (FAULT_RECORD, FAULT_REDIRECT)
     return [
@@ -486,12 +567,19 @@ class OutlineParallelLoop(RewritePattern):
         if _reports_faults(op):
             record_ops.append(llvm.CallOp(FAULT_RECORD, return_type=PTR))
             fault_record = cast(SSAValue, record_ops[-1].results[0])
-        passed = [*outside.passed, *([fault_record] if fault_record is not None else [])]
+        if op.extent > MAX_EXTENT:
+            raise LoweringError(
+                f"{LOWERING}: a parallel loop runs at most {MAX_EXTENT} iterations, "
+                f"this one {op.extent}",
+                op,
+            )
+        slot_ops, slots = _caller_slots()
+        passed = [*outside.passed, slots, *([fault_record] if fault_record is not None else [])]
         context_ops, pointer = _store_context(passed)
-        outlined = _outlined_function(name, op, outside, fault_record)
+        outlined = _outlined_function(name, op, outside, slots, fault_record)
         rewriter.insert(outlined, InsertPoint.after(caller))
         launch = _launch(name, pointer)
-        rewriter.insert([*record_ops, *context_ops, *launch], InsertPoint.before(op))
+        rewriter.insert([*record_ops, *slot_ops, *context_ops, *launch], InsertPoint.before(op))
         rewriter.erase(op)
         for declaration in _declarations(self.module, fault_record is not None):
             rewriter.insert(declaration, InsertPoint.at_end(self.module.body.block))
@@ -507,12 +595,16 @@ class TirLowerParallel(ModulePass):
     values a parallel loop's body uses from outside are memrefs, integers,
     index or floats.
 
-    Produces: no `parallel` loop. In its place, a stack context of i64 slots
-    and an `llvm.call @GOMP_parallel`; the outlined `func.func private`
-    reads the context and runs its thread's chunk as an `scf.for`. The
-    module declares `GOMP_parallel`, `omp_get_thread_num`,
-    `omp_get_num_threads` and the global `@xtc_num_threads` (and the fault
-    record functions when the loop holds a `tir.assert`).
+    Produces: no `parallel` loop. In its place, the work-sharing slots
+    (`memref<512xi64>`, emptied by `xtc_share_reset`), a stack context of
+    i64 slots and an `llvm.call @GOMP_parallel`; the outlined `func.func
+    private` reads the context, stores its thread's chunk
+    (`xtc_share_own`) and runs the body for each iteration `xtc_share_next`
+    claims, as an `scf.while`. The module declares `GOMP_parallel`,
+    `omp_get_thread_num`, `omp_get_num_threads`, the three `xtc_share_`
+    functions (runtime/work_sharing.py defines them) and the global
+    `@xtc_num_threads` (and the fault record functions when the loop holds a
+    `tir.assert`).
     """
 
     name = "tir-lower-parallel"

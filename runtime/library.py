@@ -60,6 +60,8 @@ from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, CpuTarget, uses_libgomp
 from xtc.runtime.timing import NO_TIMER, Timer
+from xtc.runtime.work_sharing import FUNCTIONS as WORK_SHARING_FUNCTIONS
+from xtc.runtime.work_sharing import work_sharing_ir
 from xtc.runtime.toolchain import (
     Assembly,
     Linker,
@@ -139,7 +141,8 @@ def build_kernel_object(
     parallel = uses_libgomp(module)
     with timer.scope("translate"):
         ir_module = translate_module(module, declared=_thread_count(module))
-        text = with_fault_support(ir_module, thread_local=True, role=CLIENT)
+        sharing = work_sharing_ir(ir_module)
+        text = with_fault_support(ir_module, thread_local=True, role=CLIENT) + sharing
     machine = _pic_target_machine(target.cpu, target.features, opt_level)
     with timer.scope("parse"):
         ref = _parsed(text, machine, False)
@@ -220,7 +223,9 @@ def build_library(
             for name in thread_count:  # defined by the entry points, for every object
                 del ir_module.globals[name]
             role = PROVIDER if split else WHOLE
+            sharing = work_sharing_ir(ir_module)
             text = with_fault_support(ir_module, thread_local=True, always=True, role=role)
+            text += sharing
             text += _entry_points(n_inputs, n_outputs, has_thread_count, split)
         machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
         with timer.scope("parse"):
@@ -274,6 +279,10 @@ def build_library(
     )
 
 
+RUNTIME_FUNCTIONS = (*HELPERS, *WORK_SHARING_FUNCTIONS)
+"""The xtc_ functions lowered code may declare: the library defines them."""
+
+
 def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
     """`@entry` -> internal `@xtc_main`; its numbers of inputs and outputs
     (the arguments marked `graph.output`, which come last)."""
@@ -282,7 +291,7 @@ def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:
         for op in module.ops
         if isinstance(op, llvm.FuncOp)
         and op.sym_name.data.startswith("xtc_")
-        and not (op.sym_name.data in HELPERS and not op.body.blocks)
+        and not (op.sym_name.data in RUNTIME_FUNCTIONS and not op.body.blocks)
     ]
     if taken:
         raise LibraryError(f"@{taken[0].sym_name.data}: names starting with xtc_ are reserved")

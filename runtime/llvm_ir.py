@@ -44,6 +44,7 @@ from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects import llvm_ext
 from xtc.dialects.resource_blobs import blob_storage
 from xtc.runtime.faults import with_fault_support
+from xtc.runtime.work_sharing import work_sharing_ir
 
 
 class LLVMIRError(DiagnosticException):
@@ -291,4 +292,6 @@ def llvm_ir(module: ModuleOp) -> str:
     """The LLVM IR text of an llvm-level module (before optimization), with
     the fault functions its `tir.assert`s call (runtime/faults.py; as the
     JIT runs them)."""
-    return with_fault_support(translate_module(module))
+    translated = translate_module(module)
+    sharing = work_sharing_ir(translated)
+    return with_fault_support(translated) + sharing

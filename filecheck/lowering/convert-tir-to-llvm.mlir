@@ -222,9 +222,10 @@ func.func @dynamic(%m: memref<?xf32>) {
 // stack context (a pointer by ptrtoint, an index as it is, a float by its
 // bits), then GOMP_parallel runs the outlined function on libgomp's team of
 // @xtc_num_threads threads (0: libgomp's default). Each thread loads the
-// values back and runs its chunk [begin, end) of ceil(6 / team) iterations;
-// the accumulator's alloca moves with the body (one per thread), constants
-// are copied rather than passed.
+// values back, stores its chunk [begin, end) of ceil(6 / team) iterations in
+// its work-sharing slot and runs the iterations xtc_share_next claims (its
+// own, then others' last ones); the accumulator's alloca moves with the
+// body (one per thread), constants are copied rather than passed.
 // CHECK-LABEL: llvm.func @scale(
 // CHECK:         %[[CTX:.*]] = llvm.alloca %{{.*}} x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
 // CHECK:       ^{{.*}}(%i: i64):
@@ -237,12 +238,14 @@ func.func @dynamic(%m: memref<?xf32>) {
 // CHECK-NEXT:    %[[WIDE:.*]] = llvm.zext %[[BITS]] : i32 to i64
 // CHECK-NEXT:    %[[S2:.*]] = llvm.getelementptr inbounds %[[CTX]][2] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT:    llvm.store %[[WIDE]], %[[S2]] {alignment = 8 : i64} : i64, !llvm.ptr
-// CHECK:         llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : i64, !llvm.ptr
+// CHECK:         %[[SLOTS:.*]] = llvm.ptrtoint %slots : !llvm.ptr to i64
+// CHECK-NEXT:    %[[S4:.*]] = llvm.getelementptr inbounds %[[CTX]][4] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    llvm.store %[[SLOTS]], %[[S4]] {alignment = 8 : i64} : i64, !llvm.ptr
 // CHECK-NEXT:    %[[FN:.*]] = llvm.mlir.addressof @scale_parallel_0 : !llvm.ptr
 // CHECK-NEXT:    %[[G:.*]] = llvm.mlir.addressof @xtc_num_threads : !llvm.ptr
 // CHECK:         %threads = llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> i32
 // CHECK-NEXT:    llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %threads, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
-// CHECK-LABEL: llvm.func internal @scale_parallel_0(%{{.*}}: !llvm.ptr {llvm.dereferenceable = 32 : i64}) {
+// CHECK-LABEL: llvm.func internal @scale_parallel_0(%{{.*}}: !llvm.ptr {llvm.dereferenceable = 40 : i64}) {
 // CHECK:         llvm.alloca %{{.*}} x f32
 // CHECK:         %[[P:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr -> i64
 // CHECK-NEXT:    llvm.inttoptr %[[P]] : i64 to !llvm.ptr
@@ -250,15 +253,20 @@ func.func @dynamic(%m: memref<?xf32>) {
 // CHECK-NEXT:    %[[TEAM:.*]] = llvm.call @omp_get_num_threads() : () -> i32
 // CHECK:         %begin = llvm.mul %{{.*}}, %chunk : i64
 // CHECK:         %end = llvm.select
-// CHECK-NEXT:    llvm.br ^[[HEAD:.*]](%begin : i64)
-// CHECK-NEXT:  ^[[HEAD]](%j: i64):
-// CHECK-NEXT:    llvm.icmp "slt" %j, %end : i64
+// CHECK:         llvm.call @xtc_share_own(%slot, %begin, %end) : (!llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT:    llvm.br ^[[HEAD:.*]]
+// CHECK-NEXT:  ^[[HEAD]]:
+// CHECK-NEXT:    %claimed = llvm.call @xtc_share_next(%slot, %{{.*}}, %[[T]], %[[TEAM]]) : (!llvm.ptr, !llvm.ptr, i32, i32) -> i64
+// CHECK-NEXT:    %[[FOUND:.*]] = llvm.icmp "sge" %claimed, %{{.*}} : i64
+// CHECK-NEXT:    llvm.cond_br %[[FOUND]], ^[[BODY:.*]](%claimed : i64), ^{{.*}}
+// CHECK-NEXT:  ^[[BODY]](%j: i64):
 // CHECK:         %w = llvm.fmul %v, %s_1 : f32
 // CHECK:         llvm.return
 // CHECK:       llvm.mlir.global external @xtc_num_threads() {{.*}} : !llvm.array<1 x i32>
 // CHECK:       llvm.func @omp_get_thread_num() -> i32
 // CHECK:       llvm.func @omp_get_num_threads() -> i32
 // CHECK:       llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
+// CHECK:       llvm.func @xtc_share_next(!llvm.ptr, !llvm.ptr, i32, i32) -> i64
 
 // IR-LABEL: define void @"scale"(
 // IR:         call ccc void @"GOMP_parallel"({{.*}}@"scale_parallel_0", {{.*}}, i32 {{.*}}, i32 0)
@@ -569,17 +577,18 @@ func.func @checked(%data: memref<5xf32>, %idx: memref<4xi32>, %d: memref<4xi32>,
 // -----
 
 // A parallel loop whose body checks values passes the caller's fault record
-// (@xtc_fault_record(), in the last context slot) to its threads: each
+// (@xtc_fault_record(), in the last context slot, after the work-sharing
+// slots' address) to its threads: each
 // sends its faults there for its chunk (@xtc_fault_redirect) and restores
 // where they went before when it is done.
 // CHECK-LABEL: llvm.func @checked_rows(
 // CHECK:         %[[RECORD:.*]] = llvm.call @xtc_fault_record() : () -> !llvm.ptr
 // CHECK:         %[[BITS:.*]] = llvm.ptrtoint %[[RECORD]] : !llvm.ptr to i64
-// CHECK-NEXT:    %[[SLOT:.*]] = llvm.getelementptr inbounds %ctx[2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.getelementptr inbounds %ctx[3] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT:    llvm.store %[[BITS]], %[[SLOT]] {alignment = 8 : i64} : i64, !llvm.ptr
 // CHECK:         llvm.call @GOMP_parallel(
 // CHECK-LABEL: llvm.func internal @checked_rows_parallel_0(
-// CHECK:         %[[LAST:.*]] = llvm.getelementptr inbounds %{{.*}}[2] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK:         %[[LAST:.*]] = llvm.getelementptr inbounds %{{.*}}[3] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT:    %[[LOADED:.*]] = llvm.load %[[LAST]] {alignment = 8 : i64} : !llvm.ptr -> i64
 // CHECK-NEXT:    %[[MINE:.*]] = llvm.inttoptr %[[LOADED]] : i64 to !llvm.ptr
 // CHECK-NEXT:    %[[PREVIOUS:.*]] = llvm.call @xtc_fault_redirect(%[[MINE]]) : (!llvm.ptr) -> !llvm.ptr

@@ -204,14 +204,26 @@ def run_who(module: ModuleOp, n: int, threads: int) -> tuple[list[int], list[int
 )
 def test_each_thread_runs_its_own_chunk(n: int, threads: int, expected: list[int]) -> None:
     thread, team = run_who(who_ran(n), n, threads)
-    assert thread == expected
+    assert_chunks_run(thread, expected)
     assert team == [threads] * n
+
+
+def assert_chunks_run(thread: list[int], owners: list[int]) -> None:
+    """Every iteration ran; each thread ran a first part of its own chunk
+    (the iterations `owners` gives it), in practice all of it, and any rest
+    was run by threads that had finished theirs (runtime/work_sharing.py)."""
+    assert -1 not in [t for t, o in zip(thread, owners, strict=True) if o != -1]
+    for owner in set(owners) - {-1}:
+        ran = [t for t, o in zip(thread, owners, strict=True) if o == owner]
+        own = len(ran) - len([t for t in ran if t != owner])
+        assert ran[:own] == [owner] * own and owner not in ran[own:], (owner, ran)
 
 
 def test_chunks_follow_the_lower_bound_and_the_step() -> None:
     # Iterations 1, 4, 7 on 2 threads: chunks of 2, then 1.
     thread, team = run_who(who_ran(9, lower=1, step=3), 9, 2)
-    assert thread == [-1, 0, -1, -1, 0, -1, -1, 1, -1]
+    assert_chunks_run(thread, [-1, 0, -1, -1, 0, -1, -1, 1, -1])
+    assert thread[0::3] == thread[2::3] == [-1] * 3
     assert team == [-1, 2, -1, -1, 2, -1, -1, 2, -1]
 
 
@@ -220,7 +232,8 @@ def test_xtc_num_threads_sets_the_jit_team(monkeypatch: pytest.MonkeyPatch) -> N
     jit = compile_module(who_ran(6))
     thread, team = aligned_empty(6, np.int32), aligned_empty(6, np.int32)
     jit.call("main", [thread, team])
-    assert thread.tolist() == [0, 0, 1, 1, 2, 2]
+    assert_chunks_run(thread.tolist(), [0, 0, 1, 1, 2, 2])
+    assert team.tolist() == [3] * 6
     assert jit.set_num_threads(1) == 3
 
 
@@ -328,11 +341,48 @@ def test_constants_and_globals_are_copied_into_the_outlined_function() -> None:
     y = aligned_empty(6, np.float32)
     jit.call("main", [x, y])
     np.testing.assert_array_equal(y, x * np.arange(1, 7, dtype=np.float32) * 0.5)
-    # Only %x and %y go through the context: two slots.
+    # Only %x, %y and the work-sharing slots go through the context: three slots.
     outlined = next(
         op for op in module.ops if getattr(op, "sym_name", None) == StringAttr("main_parallel_0")
     )
-    assert "llvm.dereferenceable = 16" in str(outlined)
+    assert "llvm.dereferenceable = 24" in str(outlined)
+
+
+COUNT_RUNS = """
+func.func @main(%count: memref<{n}xi32>, %work: memref<{n}xf32>) {{
+  tir.for %i = 0 to {n} step 1 {{name = "i0", kind = "parallel"}} {{
+    %c = memref.load %count[%i] : memref<{n}xi32>
+    %one = arith.constant 1 : i32
+    %d = arith.addi %c, %one : i32
+    memref.store %d, %count[%i] : memref<{n}xi32>
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %work[%i] : memref<{n}xf32>
+    tir.for %j = 0 to 64 step 1 {{name = "i1", kind = "serial"}} {{
+      %w = memref.load %work[%i] : memref<{n}xf32>
+      %s = arith.constant 1.5 : f32
+      %m = arith.mulf %w, %s : f32
+      %a = arith.addf %m, %s : f32
+      memref.store %a, %work[%i] : memref<{n}xf32>
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def test_a_team_larger_than_the_cores_runs_every_iteration_once() -> None:
+    # 7 threads on this machine's cores are preempted at random points, so
+    # threads finish at different times and take iterations from others'
+    # chunks: each iteration still counts one run per call.
+    n, calls = 997, 60
+    module = apply_pipeline(parse_module(COUNT_RUNS.format(n=n)), "convert-tir-to-llvm")
+    jit = compile_module(module)
+    jit.set_num_threads(7)
+    count, work = aligned_empty(n, np.int32), aligned_empty(n, np.float32)
+    count[:] = 0
+    for _ in range(calls):
+        jit.call("main", [count, work])
+    assert count.tolist() == [calls] * n
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "", "1.5"])
