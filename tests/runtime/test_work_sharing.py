@@ -145,3 +145,12 @@ def test_bounds_up_to_the_largest_u32(sharing: Sharing) -> None:
     sharing.own(1, 0, 0)
     assert sharing.drain(1, 2) == [top - 1, top - 2]
     assert sharing.drain(0, 2) == []
+
+
+def test_the_lowering_and_the_runtime_agree_on_names_and_sizes() -> None:
+    # Each names the other's functions and sizes (the runtime imports no lowering).
+    from xtc.lowering import tir_lower_parallel as lowering
+
+    assert (lowering.SHARE_RESET, lowering.SHARE_OWN, lowering.SHARE_NEXT) == (RESET, OWN, NEXT)
+    assert lowering.SHARE_SLOTS == SLOTS
+    assert lowering.SHARE_SLOT_WORDS * 8 == SLOT_BYTES
