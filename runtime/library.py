@@ -54,14 +54,11 @@ from xtc.runtime.faults import (
     RECORD_TYPE,
     REDIRECT,
     WHOLE,
-    with_fault_support,
 )
 from xtc.runtime.float_builtins import link_float_builtins
-from xtc.runtime.llvm_ir import global_bytes, translate_module
+from xtc.runtime.llvm_ir import global_bytes, translate_module, with_runtime_functions
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, CpuTarget, uses_libgomp
 from xtc.runtime.timing import NO_TIMER, Timer
-from xtc.runtime.work_sharing import FUNCTIONS as WORK_SHARING_FUNCTIONS
-from xtc.runtime.work_sharing import work_sharing_ir
 from xtc.runtime.toolchain import (
     Assembly,
     Linker,
@@ -71,6 +68,7 @@ from xtc.runtime.toolchain import (
     find_openmp,
     link_shared,
 )
+from xtc.runtime.work_sharing import FUNCTIONS as WORK_SHARING_FUNCTIONS
 
 ABI_VERSION = 2
 """What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes
@@ -141,8 +139,7 @@ def build_kernel_object(
     parallel = uses_libgomp(module)
     with timer.scope("translate"):
         ir_module = translate_module(module, declared=_thread_count(module))
-        sharing = work_sharing_ir(ir_module)
-        text = with_fault_support(ir_module, thread_local=True, role=CLIENT) + sharing
+        text = with_runtime_functions(ir_module, thread_local=True, role=CLIENT)
     machine = _pic_target_machine(target.cpu, target.features, opt_level)
     with timer.scope("parse"):
         ref = _parsed(text, machine, False)
@@ -223,9 +220,7 @@ def build_library(
             for name in thread_count:  # defined by the entry points, for every object
                 del ir_module.globals[name]
             role = PROVIDER if split else WHOLE
-            sharing = work_sharing_ir(ir_module)
-            text = with_fault_support(ir_module, thread_local=True, always=True, role=role)
-            text += sharing
+            text = with_runtime_functions(ir_module, thread_local=True, always=True, role=role)
             text += _entry_points(n_inputs, n_outputs, has_thread_count, split)
         machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
         with timer.scope("parse"):

@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects import llvm_ext
 from xtc.dialects.resource_blobs import blob_storage
-from xtc.runtime.faults import with_fault_support
+from xtc.runtime.faults import WHOLE, with_fault_support
 from xtc.runtime.work_sharing import work_sharing_ir
 
 
@@ -290,8 +290,16 @@ def _element_size(t: Attribute) -> int:
 
 def llvm_ir(module: ModuleOp) -> str:
     """The LLVM IR text of an llvm-level module (before optimization), with
-    the fault functions its `tir.assert`s call (runtime/faults.py; as the
-    JIT runs them)."""
-    translated = translate_module(module)
-    sharing = work_sharing_ir(translated)
-    return with_fault_support(translated) + sharing
+    the runtime functions it calls (as the JIT runs them)."""
+    return with_runtime_functions(translate_module(module))
+
+
+def with_runtime_functions(
+    llvm_module: ir.Module, thread_local: bool = False, always: bool = False, role: str = WHOLE
+) -> str:
+    """The module's LLVM IR text with the runtime functions it calls
+    defined: the fault functions of its `tir.assert`s (runtime/faults.py's
+    with_fault_support, whose options these are) and the work sharing of
+    its parallel loops (runtime/work_sharing.py)."""
+    sharing = work_sharing_ir(llvm_module)
+    return with_fault_support(llvm_module, thread_local, always, role) + sharing
