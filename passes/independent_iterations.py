@@ -25,6 +25,16 @@ The rule (checked per loop, with the loop variable `i`, step s):
   value and inside the range of d the iteration writes, so no iteration
   reads what another writes.
 
+A loop from 0 by 1 whose variable is used only through `arith.divui` and
+`arith.remui` by constants (tir-fuse's `o = v / E`, `i = v % E`, fused
+again: `v / E1`, `(v % E1) / E2`, `(v % E1) % E2`) numbers its iterations
+by those digits, outermost first. Two iterations then differ first in some
+digit k, agreeing in the digits outside it: the rule above must hold for
+each digit k in place of `i` (step 1), with the outer digits as values that
+keep one value and the inner digits as variables of loops inside, each over
+its own range. The loop over a fused `a, b` nest whose stores index `[a, b,
+...]` passes, as each of the two loops would alone.
+
 Buffers are told apart by their SSA value: distinct buffers are assumed not
 to alias (convert-te-to-tir and tir-plan-memory give such kernels).
 """
@@ -34,13 +44,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.func import CallOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, get_effects
 
-from xtc.analysis.loops import linear_index
+from xtc.analysis.loops import constant_int, linear_index
 from xtc.dialects.tir import ForOp, PrefetchOp
 from xtc.passes.schedule_pass import Refuser
 from xtc.passes.tir_loops import describe_buffer, loop_name
@@ -110,34 +120,110 @@ class _Slice:
     high: int
 
 
-def _slice_fits(indices: Sequence[SSAValue], dim: int, loop: ForOp) -> _Slice | None:
-    """Index `dim` as a _Slice when it is `i * c + x` with c != 0 and x free
-    of `i` and of known range; else None."""
+@dataclass(frozen=True)
+class _Digit:
+    """One digit of the loop's iterations (see the module docstring): the
+    value, the step between its values, the digits outside it (one value
+    while it varies) and the digits inside it with their extents."""
+
+    value: SSAValue
+    step: int
+    outer: frozenset[SSAValue] = frozenset()
+    inner: tuple[tuple[SSAValue, int], ...] = ()
+
+
+def _digits(loop: ForOp) -> list[_Digit]:
+    """The loop's digits, outermost first: its variable alone, or, when it
+    is used only through divui and remui by constants (a fused loop from 0
+    by 1), the leaves of that split."""
+    extent = loop.extent
+    plain = [_Digit(loop.induction_variable, loop.step.value.data)]
+    if loop.lower.value.data != 0 or loop.step.value.data != 1:
+        return plain
+    leaves = _split(loop.induction_variable, extent)
+    if leaves is None:
+        return plain
+    return [
+        _Digit(value, 1, frozenset(v for v, _ in leaves[:k]), tuple(leaves[k + 1 :]))
+        for k, (value, digit_extent) in enumerate(leaves)
+        if digit_extent > 1  # iterations never differ in a digit of one value
+    ]
+
+
+def _split(value: SSAValue, extent: int) -> list[tuple[SSAValue, int]] | None:
+    """The digits (value, extent) of `value`, over [0, extent), that its
+    divui and remui by a constant E dividing `extent` make: those of
+    value / E, then those of value % E; None when `value` has another use
+    or no such pair."""
+    quotient: SSAValue | None = None
+    remainder: SSAValue | None = None
+    divisor: int | None = None
+    for use in value.uses:
+        op = use.operation
+        if not isinstance(op, arith.DivUIOp | arith.RemUIOp) or use.index != 0:
+            return None
+        constant = constant_int(op.rhs)
+        if constant is None or constant <= 0 or extent % constant:
+            return None
+        if divisor not in (None, constant):
+            return None
+        divisor = constant
+        if isinstance(op, arith.DivUIOp):
+            if quotient is not None:
+                return None
+            quotient = op.result
+        else:
+            if remainder is not None:
+                return None
+            remainder = op.result
+    if quotient is None or remainder is None or divisor is None:
+        return None
+    digits: list[tuple[SSAValue, int]] = []
+    for part, part_extent in ((quotient, extent // divisor), (remainder, divisor)):
+        digits += _split(part, part_extent) or [(part, part_extent)]
+    return digits
+
+
+def _slice_fits(
+    indices: Sequence[SSAValue], dim: int, loop: ForOp, digit: _Digit
+) -> _Slice | None:
+    """Index `dim` as a _Slice when it is `d * c + x` with d the digit, c !=
+    0 and x free of `d` and of known range; else None."""
     form = linear_index(indices[dim])
-    scale = form.terms.get(loop.induction_variable, 0)
+    scale = form.terms.get(digit.value, 0)
     if scale == 0:
         return None
     fixed: dict[SSAValue, int] = {}
     low = high = form.constant
-    for atom, coefficient in form.without(loop.induction_variable).items():
+    inner_digits = dict(digit.inner)
+    for atom, coefficient in form.without(digit.value).items():
         inner = _inner_range(atom, loop)
+        if atom in inner_digits:
+            inner = (0, inner_digits[atom] - 1)
         if inner is not None:
             ends = (coefficient * inner[0], coefficient * inner[1])
             low, high = low + min(ends), high + max(ends)
-        elif _fixed_in_iteration(atom, loop):
+        elif atom in digit.outer or _fixed_in_iteration(atom, loop):
             fixed[atom] = coefficient
         else:
             return None
     return _Slice(scale, fixed, low, high)
 
 
-def _disjoint_dimension(accesses: _Accesses, loop: ForOp) -> int | None:
+def _disjoint(accesses: _Accesses, loop: ForOp) -> bool:
+    """Whether, for each digit of the loop, some dimension keeps every
+    store and load of the buffer in the slice its iteration owns."""
+    return all(_disjoint_dimension(accesses, loop, digit) is not None for digit in _digits(loop))
+
+
+def _disjoint_dimension(accesses: _Accesses, loop: ForOp, digit: _Digit) -> int | None:
     """A dimension in which every store and load of the buffer stays in the
-    slice its iteration owns (see the module docstring); None if none does."""
+    slice its iteration's `digit` owns (see the module docstring); None if
+    none does."""
     rank = len(accesses.stores[0].indices)
-    step = loop.step.value.data
+    step = digit.step
     for dim in range(rank):
-        fitted = [_slice_fits(s.indices, dim, loop) for s in accesses.stores]
+        fitted = [_slice_fits(s.indices, dim, loop, digit) for s in accesses.stores]
         stores = [f for f in fitted if f is not None]
         if len(stores) < len(fitted):
             continue
@@ -147,15 +233,15 @@ def _disjoint_dimension(accesses: _Accesses, loop: ForOp) -> int | None:
         low, high = min(f.low for f in stores), max(f.high for f in stores)
         if high - low >= abs(first.scale) * step:
             continue
-        if all(_load_inside(load, dim, first, low, high, loop) for load in accesses.loads):
+        if all(_load_inside(load, dim, first, low, high, loop, digit) for load in accesses.loads):
             return dim
     return None
 
 
 def _load_inside(
-    load: memref.LoadOp, dim: int, store: _Slice, low: int, high: int, loop: ForOp
+    load: memref.LoadOp, dim: int, store: _Slice, low: int, high: int, loop: ForOp, digit: _Digit
 ) -> bool:
-    fitted = _slice_fits(load.indices, dim, loop)
+    fitted = _slice_fits(load.indices, dim, loop, digit)
     if fitted is None:
         return False
     same = fitted.scale == store.scale and fitted.fixed == store.fixed
@@ -249,14 +335,15 @@ class _Checker:
             )
 
     def check_disjoint(self, accesses: _Accesses) -> None:
-        if _disjoint_dimension(accesses, self.loop) is not None:
+        if _disjoint(accesses, self.loop):
             return
         iv = loop_name(self.loop)
         raise self.refuse(
             f"may let two iterations touch one element of {describe_buffer(accesses.buffer)}: "
             f"its stores do not all index one dimension `{iv} * c + x` with one c and x "
             f"(x free of '{iv}', spanning less than c in an iteration), or a load of it "
-            "reads outside that slice",
+            "reads outside that slice"
+            + ("" if len(_digits(self.loop)) < 2 else " (for each digit of the fused loop)"),
             accesses.stores[0],
         )
 

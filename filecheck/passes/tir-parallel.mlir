@@ -311,3 +311,94 @@ func.func @holds(%x: memref<4x8xf32>) {
   }
   func.return
 }
+
+// -----
+
+// Fused loops (tir-fuse's divui and remui, fused twice): the iterations are
+// told apart by the digits a = v / 8, b = (v % 8) / 4, c = (v % 8) % 4, each
+// the index of a dimension of its own, or a * 4 + b as one index of b's
+// extent. An inner loop j ranges inside the iteration's element.
+// CHECK-LABEL: func.func @fused(
+// CHECK-NEXT:    {name = "i0", kind = "parallel"}
+// CHECK-LABEL: func.func @fused_linear(
+// CHECK-NEXT:    {name = "i0", kind = "parallel"}
+func.func @fused(%x: memref<3x2x4x5xf32>) {
+  tir.for %v = 0 to 24 step 1 {name = "i0", kind = "serial"} {
+    %eight = arith.constant 8 : index
+    %four = arith.constant 4 : index
+    %a = arith.divui %v, %eight : index
+    %w = arith.remui %v, %eight : index
+    %b = arith.divui %w, %four : index
+    %c = arith.remui %w, %four : index
+    tir.for %j = 0 to 5 step 1 {name = "j", kind = "serial"} {
+      %e = memref.load %x[%a, %b, %c, %j] : memref<3x2x4x5xf32>
+      %f = arith.addf %e, %e : f32
+      memref.store %f, %x[%a, %b, %c, %j] : memref<3x2x4x5xf32>
+    }
+  }
+  func.return
+}
+func.func @fused_linear(%x: memref<6x12xf32>) {
+  tir.for %v = 0 to 12 step 1 {name = "i0", kind = "serial"} {
+    %four = arith.constant 4 : index
+    %a = arith.divui %v, %four : index
+    %b = arith.remui %v, %four : index
+    %scaled = arith.muli %a, %four : index
+    %i = arith.addi %scaled, %b : index
+    %zero = arith.constant 0 : index
+    %e = memref.load %x[%zero, %i] : memref<6x12xf32>
+    memref.store %e, %x[%zero, %i] : memref<6x12xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A fused loop whose stores drop a digit: iterations v and v + 1 (one b
+// apart) write one element.
+func.func @fused_drops(%x: memref<3xf32>) {
+  tir.for %v = 0 to 12 step 1 {name = "i0", kind = "serial"} {
+    %four = arith.constant 4 : index
+    %a = arith.divui %v, %four : index
+    %b = arith.remui %v, %four : index
+    %e = memref.load %x[%a] : memref<3xf32>
+    // CHECK: error: tir-parallel: loop 'i0' in @fused_drops may let two iterations touch one element of %x{{.*}} reads outside that slice (for each digit of the fused loop)
+    memref.store %e, %x[%a] : memref<3xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A fused loop read across its digits: iteration (a, b) reads element
+// (b, a), which iteration (b, a) writes.
+func.func @fused_transposed(%x: memref<4x4xf32>) {
+  tir.for %v = 0 to 16 step 1 {name = "i0", kind = "serial"} {
+    %four = arith.constant 4 : index
+    %a = arith.divui %v, %four : index
+    %b = arith.remui %v, %four : index
+    %e = memref.load %x[%b, %a] : memref<4x4xf32>
+    // CHECK: error: tir-parallel: loop 'i0' in @fused_transposed may let two iterations touch one element of %x
+    memref.store %e, %x[%a, %b] : memref<4x4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Digits overlapping in one index: 2 * a + b with b in [0, 4) gives
+// iterations (0, 2) and (1, 0) one element.
+func.func @fused_overlap(%x: memref<12xf32>) {
+  tir.for %v = 0 to 12 step 1 {name = "i0", kind = "serial"} {
+    %four = arith.constant 4 : index
+    %two = arith.constant 2 : index
+    %a = arith.divui %v, %four : index
+    %b = arith.remui %v, %four : index
+    %twice = arith.muli %a, %two : index
+    %i = arith.addi %twice, %b : index
+    %e = memref.load %x[%i] : memref<12xf32>
+    // CHECK: error: tir-parallel: loop 'i0' in @fused_overlap may let two iterations touch one element of %x
+    memref.store %e, %x[%i] : memref<12xf32>
+  }
+  func.return
+}

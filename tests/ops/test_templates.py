@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from math import prod
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from xtc import interp
 from xtc.dialects.graph.constant import numpy_dtype
 from xtc.interp.tir import output_arguments
 from xtc.ops.schedules import (
+    MAX_PARALLEL_LAUNCHES,
     ElementwiseTemplate,
     MicroKernelTemplate,
     NestTemplate,
@@ -33,6 +35,7 @@ from xtc.tools.make_model import MODELS
 from xtc.driver.native import run_native
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
+from xtc.passes.tir_loops import enclosing_loops, loops_in
 from xtc.tune.task import tir_model
 
 GOLDEN = Path(__file__).parent / "data" / "default_pipelines.json"
@@ -49,6 +52,25 @@ def test_untuned_schedules_are_the_recorded_ones(model: str) -> None:
     # Steps only: verifying after each (the default) took 3.0 of ResNet-50's 3.6 s.
     steps = schedule_kernels(module, entry, verify_each=False)
     assert steps == json.loads(GOLDEN.read_text())[model]
+
+
+def test_no_parallel_loop_of_resnet18_starts_more_than_the_launches_allowed() -> None:
+    """Each parallel loop of ResNet-18's default schedules starts at most
+    MAX_PARALLEL_LAUNCHES times a call (the extents around it multiplied):
+    the Winograd stages, whose first loop of PARALLEL_ITERATIONS lies inside
+    up to 144 iterations of the transform positions' loops, run their
+    outer loops fused in parallel instead."""
+    from xtc.driver.compiler import schedule_kernels
+
+    module, entry = tir_model(MODELS["resnet18"]())
+    steps = schedule_kernels(module, entry, verify_each=False)
+    assert any(step.startswith("tir-fuse{func=fused_winograd") for step in steps)
+    launches = [
+        (loop.loop_name.data, prod(around.extent for around in enclosing_loops(loop)[1:]))
+        for loop in loops_in(module)
+        if loop.kind.data == "parallel"
+    ]
+    assert launches and max(count for _, count in launches) <= MAX_PARALLEL_LAUNCHES, launches
 
 
 def test_space_numbers_its_points_and_checks_configs() -> None:

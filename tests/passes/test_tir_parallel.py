@@ -61,6 +61,14 @@ SCHEDULES = {
         "tir-parallel{func=conv2d_0 loop=i1},tir-parallel{func=conv2d_0 loop=i1_1},"
         "tir-parallel{func=relu_0 loop=i1}",
     ),
+    # the convolution's batch, channel and row loops fused (1 x 4 x 6, the
+    # inner pair first), as ops/schedules.py fuses loops started too often
+    "fused": (
+        CONV,
+        "tir-fuse{func=conv2d_0 outer=i1_1 inner=i2_1},"
+        "tir-fuse{func=conv2d_0 outer=i0_1 inner=i1_1_i2_1},"
+        "tir-parallel{func=conv2d_0 loop=i0_1_i1_1_i2_1}",
+    ),
 }
 
 # Each iteration stores the number of the thread running it and the team's
@@ -107,7 +115,12 @@ def run_jit(module: ModuleOp, inputs: list[np.ndarray], output_shape: tuple[int,
 def test_the_pass_marks_only_the_loops_named(kernel: str) -> None:
     graph_text, schedule = SCHEDULES[kernel]
     module = apply_pipeline(tir_module(graph_text), schedule)
-    expected = {"elementwise": ["i0", "i0"], "matmul": ["i0_o"], "conv2d": ["i1", "i1_1", "i1"]}
+    expected = {
+        "elementwise": ["i0", "i0"],
+        "matmul": ["i0_o"],
+        "conv2d": ["i1", "i1_1", "i1"],
+        "fused": ["i0_1_i1_1_i2_1"],
+    }
     assert parallel_kinds(module) == expected[kernel]
     # The interpreter runs parallel loops serially: the graph's answer.
     inputs = graph_inputs(graph_text)
