@@ -184,8 +184,19 @@ def top_level_op(func: FuncOp, op: Operation) -> Operation:
 def is_pure_scalar(op: Operation) -> bool:
     """An op without regions or memory effects (index arithmetic, constants):
     it can move into a loop nested deeper, or be copied, without changing
-    what the program computes."""
-    return not op.regions and is_side_effect_free(op)
+    what the program computes. An integer remainder by a non-zero constant
+    (tir-fuse's `v % E`) is one: xDSL gives remui and remsi an effect for
+    the division by zero that a constant divisor rules out."""
+    if op.regions:
+        return False
+    if isinstance(op, arith.RemUIOp | arith.RemSIOp):
+        divisor = op.rhs.owner
+        return isinstance(divisor, arith.ConstantOp) and _nonzero_integer(divisor.value)
+    return is_side_effect_free(op)
+
+
+def _nonzero_integer(value: Attribute) -> bool:
+    return isinstance(value, IntegerAttr) and value.value.data != 0
 
 
 def direct_loops(loop: ForOp) -> list[ForOp]:

@@ -5,6 +5,7 @@
 // RUN: not xtc-opt %s -p 'tir-fuse{func=relu outer=i0 inner=i9}' 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not xtc-opt %s -p 'tir-fuse{func=nowhere outer=i0 inner=i1}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // RUN: not xtc-opt %s -p 'tir-fuse{outer=i9 inner=i1}' 2>&1 | filecheck %s --check-prefix=NOWHERE
+// RUN: xtc-opt %s --split-input-file --diagnostics-to-output -p 'tir-fuse{func=nest3 outer=i0 inner=i1},tir-fuse{func=nest3 outer=i0_i1 inner=i2}' | filecheck %s --check-prefix=TWICE
 
 // One parallel loop of 3 * 8 iterations; i0 = v / 8 and i1 = v % 8, then
 // the pure ops of i0's body, then i1's body.
@@ -133,6 +134,32 @@ func.func @taken(%x: memref<4x4xf32>) {
     }
   }
   tir.for %k = 0 to 4 step 1 {name = "i0_i1", kind = "serial"} {
+  }
+  func.return
+}
+
+// -----
+
+// Fused twice, the outer pair first: the fused loop's body holds the divui
+// and remui by the constant extent beside i2, pure ops that the second
+// fuse sinks into its body.
+// TWICE-LABEL: func.func @nest3(
+// TWICE-NEXT:    tir.for %[[V:.*]] = 0 to 24 step 1 {name = "i0_i1_i2", kind = "serial"} {
+// TWICE-NEXT:      %[[E2:.*]] = arith.constant 4 : index
+// TWICE-NEXT:      %[[W:.*]] = arith.divui %[[V]], %[[E2]] : index
+// TWICE-NEXT:      %[[I2:.*]] = arith.remui %[[V]], %[[E2]] : index
+// TWICE-NEXT:      %[[E1:.*]] = arith.constant 3 : index
+// TWICE-NEXT:      %[[I0:.*]] = arith.divui %[[W]], %[[E1]] : index
+// TWICE-NEXT:      %[[I1:.*]] = arith.remui %[[W]], %[[E1]] : index
+// TWICE:           memref.store %{{.*}}, %y[%[[I0]], %[[I1]], %[[I2]]] : memref<2x3x4xf32>
+func.func @nest3(%y: memref<2x3x4xf32>) {
+  tir.for %i0 = 0 to 2 step 1 {name = "i0", kind = "serial"} {
+    tir.for %i1 = 0 to 3 step 1 {name = "i1", kind = "serial"} {
+      tir.for %i2 = 0 to 4 step 1 {name = "i2", kind = "serial"} {
+        %one = arith.constant 1.000000e+00 : f32
+        memref.store %one, %y[%i0, %i1, %i2] : memref<2x3x4xf32>
+      }
+    }
   }
   func.return
 }

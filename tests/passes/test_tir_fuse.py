@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from xtc.passes.tir_loops import loops_by_name
@@ -28,6 +28,24 @@ def test_fuse_keeps_the_numbers(kernel: Kernel, data: st.DataObject) -> None:
     loops = loops_by_name(kernel_function(scheduled, kernel.name))
     assert outer not in loops and inner not in loops
     assert loops[f"{outer}_{inner}"][0].extent == kernel.extent(outer) * kernel.extent(inner)
+
+
+@SCHEDULE_SETTINGS
+@given(kernels(), st.data())
+def test_fusing_a_fused_loop_with_the_next_keeps_the_numbers(
+    kernel: Kernel, data: st.DataObject
+) -> None:
+    """The outer pair first: the fused loop's divui and remui (pure by a
+    constant) stand beside the third loop, and sink into the new body."""
+    triples = list(zip(kernel.spatial, kernel.spatial[1:], kernel.spatial[2:]))
+    assume(triples)
+    a, b, c = data.draw(st.sampled_from(triples))
+    func = kernel.name
+    first = f"tir-fuse{{func={func} outer={a} inner={b}}}"
+    scheduled = check_schedule(kernel, f"{first},tir-fuse{{func={func} outer={a}_{b} inner={c}}}")
+    loops = loops_by_name(kernel_function(scheduled, func))
+    extent = kernel.extent(a) * kernel.extent(b) * kernel.extent(c)
+    assert loops[f"{a}_{b}_{c}"][0].extent == extent
 
 
 # ---------------------------------------------------------------------------
