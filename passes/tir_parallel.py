@@ -25,7 +25,8 @@ class TirParallel(SchedulePass):
     it, no call inside, and every buffer allocated outside it written by stores
     whose index, in one dimension, gives each iteration its own slice
     (`i`, `i * c + x`, `io * 16 + ii` after a split) and read only inside
-    that slice.
+    that slice; for a loop of tir-fuse (its variable used only as `v / E`
+    and `v % E`), one such dimension for each of those digits.
 
     Produces: the loop with kind "parallel", nothing else changed;
     convert-tir-to-llvm outlines it and runs it through libgomp
