@@ -220,7 +220,8 @@ class NestTemplate:
     def parallel(self, outer: list[tuple[str, int]], config: Mapping[str, KnobValue]) -> list[str]:
         """The step that runs one of the `outer` loops in parallel (chosen
         by the config's grain), if any has more than one iteration."""
-        parallel = _parallel_loop(outer, int(config["parallel_grain"]))
+        grain = int(config["parallel_grain"])
+        parallel = _parallel_loop(outer, grain)
         if parallel is None:
             return []
         names = [name for name, _ in outer]
@@ -229,7 +230,7 @@ class NestTemplate:
             return [f"tir-parallel{{func={self.func} loop={parallel}}}"]
         # the fewest outermost loops whose iterations reach the grain, fused
         last, iterations = 0, outer[0][1]
-        while iterations < int(config["parallel_grain"]) and last < at:
+        while iterations < grain and last < at:
             last += 1
             iterations *= outer[last][1]
         steps, fused = [], names[last]

@@ -155,29 +155,20 @@ def _split(value: SSAValue, extent: int) -> list[tuple[SSAValue, int]] | None:
     divui and remui by a constant E dividing `extent` make: those of
     value / E, then those of value % E; None when `value` has another use
     or no such pair."""
-    quotient: SSAValue | None = None
-    remainder: SSAValue | None = None
-    divisor: int | None = None
+    parts: dict[type[Operation], SSAValue] = {}
+    divisors: set[int | None] = set()
     for use in value.uses:
         op = use.operation
-        if not isinstance(op, arith.DivUIOp | arith.RemUIOp) or use.index != 0:
+        if not isinstance(op, arith.DivUIOp | arith.RemUIOp) or use.index != 0 or type(op) in parts:
             return None
-        constant = constant_int(op.rhs)
-        if constant is None or constant <= 0 or extent % constant:
-            return None
-        if divisor not in (None, constant):
-            return None
-        divisor = constant
-        if isinstance(op, arith.DivUIOp):
-            if quotient is not None:
-                return None
-            quotient = op.result
-        else:
-            if remainder is not None:
-                return None
-            remainder = op.result
-    if quotient is None or remainder is None or divisor is None:
+        parts[type(op)] = op.result
+        divisors.add(constant_int(op.rhs))
+    if len(parts) != 2 or len(divisors) != 1:
         return None
+    (divisor,) = divisors
+    if divisor is None or divisor <= 0 or extent % divisor:
+        return None
+    quotient, remainder = parts[arith.DivUIOp], parts[arith.RemUIOp]
     digits: list[tuple[SSAValue, int]] = []
     for part, part_extent in ((quotient, extent // divisor), (remainder, divisor)):
         digits += _split(part, part_extent) or [(part, part_extent)]

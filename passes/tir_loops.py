@@ -27,6 +27,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
+from xtc.analysis.loops import constant_int
 from xtc.dialects.tir import ForOp
 
 
@@ -190,13 +191,8 @@ def is_pure_scalar(op: Operation) -> bool:
     if op.regions:
         return False
     if isinstance(op, arith.RemUIOp | arith.RemSIOp):
-        divisor = op.rhs.owner
-        return isinstance(divisor, arith.ConstantOp) and _nonzero_integer(divisor.value)
+        return constant_int(op.rhs) not in (None, 0)
     return is_side_effect_free(op)
-
-
-def _nonzero_integer(value: Attribute) -> bool:
-    return isinstance(value, IntegerAttr) and value.value.data != 0
 
 
 def direct_loops(loop: ForOp) -> list[ForOp]:
