@@ -173,7 +173,7 @@ cache level); on x86, 3 is `prefetcht0` (L1) and 2 `prefetcht1` (L2)."""
 class PrefetchOp(IRDLOperation):
     """A hint, no effect on any value: bring the cache line holding element
     `offset` of `buffer` (counted in the buffer's row-major order; an offset
-    past either end is clamped to the buffer) towards the core. `locality`
+    past either end is allowed: a prefetch never faults) towards the core. `locality`
     as LLVM's `llvm.prefetch` (see PREFETCH_LOCALITIES). Declares no memory
     effect trait, so passes keep it in place as an op they do not know."""
 

@@ -898,25 +898,26 @@ class LowerView(LoweringPattern):
 
 
 class LowerPrefetch(LoweringPattern):
-    """tir.prefetch -> `llvm.prefetch` (read, data cache) of the element at the
-    offset clamped to the buffer: the address stays inside the buffer."""
+    """tir.prefetch -> `llvm.prefetch` (read, data cache) of the element at
+    the offset. The address is a `getelementptr` without `inbounds`
+    (wrapping arithmetic, never poison), so an offset past the buffer (a
+    loop's last iterations) needs no clamp: a prefetch is a hint that never
+    faults. The clamp it replaces took 12 scalar instructions per prefetch
+    in a micro-kernel's reduction loop (two compares, two selects and the
+    extends), as many as the loop's 13 FMAs: SqueezeNet's 1x1 512->1000
+    conv (NCHW input, 13x13) ran 10% slower prefetching than not."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.PrefetchOp, rewriter: PatternRewriter) -> None:
         emit = self.emitter(rewriter)
         memref_type = static_memref(op, op.buffer.type)
-        last = emit.int_const(prod(memref_type.get_shape()) - 1, i64)
-        zero = emit.int_const(0, i64)
-        offset = emit.select(emit.icmp("slt", op.offset, zero), zero, op.offset, i64)
-        offset = emit.select(emit.icmp("sgt", offset, last), last, offset, i64)
         element = llvm_type(memref_type.get_element_type())
         address = emit.op(
             llvm.GEPOp(
                 pointer_of(op.buffer, emit),
                 [llvm.GEP_USE_SSA_VAL],
                 element,
-                ssa_indices=[offset],
-                inbounds=True,
+                ssa_indices=[op.offset],
             )
         )
         read, data = emit.int_const(0, i32), emit.int_const(1, i32)

@@ -70,8 +70,8 @@ class TirPrefetch(SchedulePass):
     one iteration read, with `loop`'s variable advanced by `distance`
     steps: every row of the box, and along its last dimension one element
     per 64-byte line and the last one. An offset past the buffer's end (the
-    last iterations) is clamped by the lowering. Values are unchanged: a
-    prefetch is a hint (the interpreter skips it).
+    last iterations) is prefetched as it is: a prefetch never faults. Values
+    are unchanged: a prefetch is a hint (the interpreter skips it).
 
     Refuses (naming pass, buffer, loop and function): a missing function,
     loop or buffer, a body that writes the buffer or passes it to an op

@@ -213,3 +213,25 @@ func.func @either(%c: i1, %a: memref<4xf32>, %b: memref<4xf32>, %i: index) -> f3
   %v = memref.load %buffer[%i] : memref<4xf32>
   func.return %v : f32
 }
+
+// -----
+
+// tir.prefetch is llvm.prefetch (read, locality, data cache) of its
+// element's address: a getelementptr without inbounds (wrapping, never
+// poison) and no clamp, so an offset past the buffer (a loop's last
+// iterations prefetching ahead) costs nothing extra: a prefetch never faults.
+// CHECK-LABEL: llvm.func @prefetch_ahead(%x: !llvm.ptr {llvm.dereferenceable = 128 : i64}, %at: i64) {
+// CHECK-NEXT:    %[[ADDRESS:.*]] = llvm.getelementptr %x[%at] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[READ:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[LOCALITY:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%[[ADDRESS]], %[[READ]], %[[LOCALITY]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT:    llvm.return
+// IR-LABEL: define void @"prefetch_ahead"(
+// IR:           %".5" = getelementptr float, ptr %".1", i64 %".2"
+// IR-NEXT:     call void @"llvm.prefetch.p0"(ptr %".5", i32 0, i32 2, i32 1)
+// IR-NEXT:     ret void
+func.func @prefetch_ahead(%x: memref<4x8xf32>, %at: index) {
+  tir.prefetch %x[%at] {locality = 2 : i64} : memref<4x8xf32>
+  func.return
+}

@@ -1,9 +1,10 @@
 """tir-prefetch: each iteration prefetches exactly the cache lines the
 iteration `distance` steps later reads (recorded in the interpreter over
 random sizes, windows and distances); values are unchanged, in the
-interpreter and natively, also under a parallel loop; the lowering emits
-`llvm.prefetch`; the refusals; the default schedule prefetches a 1x1 conv's
-input and the compiled model still matches."""
+interpreter and natively (also prefetching far past the buffer's end),
+also under a parallel loop; the lowering emits `llvm.prefetch`; the
+refusals; the default schedule prefetches a 1x1 conv's input and the
+compiled model still matches."""
 
 from __future__ import annotations
 
@@ -138,9 +139,13 @@ def run_native(module: ModuleOp, x: np.ndarray, shape: tuple[int, int]) -> np.nd
     return out
 
 
-def test_values_are_unchanged_in_the_interpreter_and_natively() -> None:
+@pytest.mark.parametrize("distance", [2, 100_000])
+def test_values_are_unchanged_in_the_interpreter_and_natively(distance: int) -> None:
+    """Also when the last iterations prefetch far past the buffer (100,000
+    channel planes ahead: 46 MB past its end): the lowering does not clamp
+    the address, and a prefetch never faults."""
     text = window(5, 3, 21, 3)
-    before, after = parse_module(text), prefetched(text, distance=2)
+    before, after = parse_module(text), prefetched(text, distance=distance)
     x = np.random.default_rng(1).random((5, 5, 23), dtype=np.float32)
     expected = interp.run(before, [x])[0]
     assert np.array_equal(interp.run(after, [x])[0], expected)
