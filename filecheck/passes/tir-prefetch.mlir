@@ -36,12 +36,22 @@
 // WINDOW-COUNT-6:   tir.prefetch %x[%{{.*}}] {locality = 2 : i64} : memref<8x6x10xf32>
 // WINDOW-NEXT:      tir.for
 
-// The offset is clamped to the buffer's 3840 elements, then prefetched
-// (read, locality 3, data cache).
+// Each offset is prefetched as it is, past the buffer's 3840 elements in
+// the last iterations (a GEP without inbounds, no clamp: a prefetch never
+// faults), read, locality 3, data cache.
 // LLVM-LABEL: llvm.func @rows(
-// LLVM:         llvm.mlir.constant(3839) : i64
-// LLVM:         llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// LLVM:         llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
+// LLVM-NOT:     llvm.select
+// LLVM:         %[[FIRST:.*]] = llvm.getelementptr %x[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LLVM-NOT:     llvm.select
+// LLVM:         llvm.call_intrinsic "llvm.prefetch.p0"(%[[FIRST]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
+// LLVM-NOT:     llvm.select
+// LLVM:         %[[SECOND:.*]] = llvm.getelementptr %x[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LLVM-NOT:     llvm.select
+// LLVM:         llvm.call_intrinsic "llvm.prefetch.p0"(%[[SECOND]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
+// LLVM-NOT:     llvm.select
+// LLVM:         %[[LAST:.*]] = llvm.getelementptr %x[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// LLVM-NOT:     llvm.select
+// LLVM:         llvm.call_intrinsic "llvm.prefetch.p0"(%[[LAST]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
 
 // WRITTEN: error: tir-prefetch: cannot prefetch %y (argument 2) in loop 'r0' of @rows: the loop body writes it
 // TOOMANY: error: tir-prefetch: cannot prefetch %x (argument 0) in loop 'i' of @rows: what one iteration reads takes 96 prefetches (one per row and cache line; at most 64); prefetch in an inner loop
