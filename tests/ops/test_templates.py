@@ -143,6 +143,21 @@ func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>, %b: tensor<{c_out}xf32
 """
 
 
+def blocked_pointwise_text(c_in: int, c_out: int, size: int) -> str:
+    """A 1x1 conv over a blocked activation (NCHW32c in and out, OIHW32o
+    weights), as graph-block-activations leaves ResNet-50's."""
+    x, y = f"1x{c_in // 32}x{size}x{size}x32", f"1x{c_out // 32}x{size}x{size}x32"
+    w = f"{c_out // 32}x{c_in}x1x1x32"
+    attributes = 'kernel_layout = "OIHW32o", data_layout = "NCHW32c", out_layout = "NCHW32c"'
+    types = f"(tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>"
+    return f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{{attributes}}} : {types}
+  func.return %c : tensor<{y}xf32>
+}}
+"""
+
+
 def matmul_text(m: int, k: int, n: int) -> str:
     return f"""
 func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
@@ -444,6 +459,54 @@ def test_a_tile_order_moves_only_loops_of_several_iterations() -> None:
     first = schedule.steps({**config, "1.tile_order": "i1_1_o,i2_1,i3_1_o"})
     assert schedule.steps({**config, "1.tile_order": "i3_1_o,i1_1_o,i2_1"}) == first
     assert schedule.steps({**config, "1.tile_order": "i2_1,i1_1_o,i3_1_o"}) != first
+
+
+@pytest.mark.parametrize(
+    ("c_in", "size", "default_block"),
+    [
+        (1024, 14, 4),  # ResNet-50's layer-3 1x1 reduce: 128 KB of weights a column block
+        (2048, 7, 4),  # layer 4's: 256 KB, one tile a row
+        (256, 14, 0),  # 32 KB: the whole loop stays in L1
+    ],
+)
+def test_a_blocked_conv_with_large_weights_sweeps_its_channel_blocks_in_blocks_of_16_kb(
+    c_in: int, size: int, default_block: int
+) -> None:
+    """A 1x1 conv over an NCHW32c activation reads its weights 4 KB a step
+    of its channel-block loop (32 channels x 32 columns): when a column
+    block's weights pass twice REDUCTION_BLOCK_BYTES and several tiles read
+    them, the default sweeps 4 steps (16 KB) at a time with every tile
+    (tir-hoist-reduction), the knob offers the short blocks of 4 KB or more,
+    and the blocked schedule keeps the numbers natively."""
+    text = blocked_pointwise_text(c_in, 64, size)
+    module, function, inputs, expected = the_kernel(text, native=True)
+    schedule = kernel_schedule(function)
+    template = schedule.templates[-1]
+    assert isinstance(template, MicroKernelTemplate)
+    assert template.weight_step_bytes == 32 * 32 * 4
+    knob = f"{len(schedule.templates) - 1}.reduction_block"
+    steps_of_loop = c_in // 32
+    short = tuple(b for b in (2, 4, 8, 16, 32) if b < steps_of_loop and steps_of_loop % b == 0)
+    assert schedule.space().knob(knob).values == (0, *short)
+    default = schedule.default()
+    assert default[knob] == default_block
+    steps = schedule.steps(default)
+    assert any(s.startswith("tir-hoist-reduction") for s in steps) == (default_block > 0)
+    got = run_native(applied_as_main(module, steps), inputs)
+    for got_array, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_matmul_keeps_its_whole_reduction_by_default() -> None:
+    """A matmul reads no blocked activation: however large its weights
+    (768 x 32 columns, 96 KB a column block), the default keeps the whole
+    reduction loop per tile (REDUCTION_BLOCKS' measurements), while the knob
+    offers the blocks of K."""
+    _, function = kernel_alone(matmul_text(128, 768, 64))
+    schedule = kernel_schedule(function)
+    knob = f"{len(schedule.templates) - 1}.reduction_block"
+    assert schedule.default()[knob] == 0
+    assert {64, 128, 256} <= set(schedule.space().knob(knob).values)
 
 
 def test_a_pinned_copy_loop_is_left_out_of_the_tile_order() -> None:
