@@ -497,6 +497,36 @@ def test_a_blocked_conv_with_large_weights_sweeps_its_channel_blocks_in_blocks_o
         np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(("c_in", "distance"), [(1024, 32), (128, 0)])
+def test_a_blocked_conv_prefetches_its_weights_a_page_ahead_along_a_channel_block(
+    c_in: int, distance: int
+) -> None:
+    """A 1x1 conv over an NCHW32c activation reads its weights 128 bytes a
+    step of the loop over a block's channels (32 columns of f32): past
+    REDUCTION_BLOCK_BYTES of weights a column block, the default prefetches
+    them WEIGHT_PREFETCH_BYTES ahead in that loop (32 steps), and the
+    prefetching schedule keeps the numbers natively; 16 KB of weights (128
+    channels), read from L1, get no prefetch, and the knob turns it off."""
+    module, function, inputs, expected = the_kernel(
+        blocked_pointwise_text(c_in, 64, 7), native=True
+    )
+    schedule = kernel_schedule(function)
+    knob = f"{len(schedule.templates) - 1}.weight_prefetch"
+    assert schedule.space().knob(knob).values == (0, 2048, 4096, 8192)
+    default = schedule.default()
+    assert default[knob] == (4096 if distance else 0)
+    prefetches = [s for s in schedule.steps(default) if s.startswith("tir-prefetch")]
+    if distance:
+        name = function.sym_name.data
+        assert prefetches == [f"tir-prefetch{{func={name} loop=r1 buffer=1 distance={distance}}}"]
+    else:
+        assert prefetches == []
+    assert not [s for s in schedule.steps({**default, knob: 0}) if s.startswith("tir-prefetch")]
+    got = run_native(applied_as_main(module, schedule.steps(default)), inputs)
+    for got_array, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+
+
 def test_a_matmul_keeps_its_whole_reduction_by_default() -> None:
     """A matmul reads no blocked activation: however large its weights
     (768 x 32 columns, 96 KB a column block), the default keeps the whole
