@@ -167,11 +167,15 @@ WEIGHT_PREFETCH_BYTES = 4 << 10
 weights along a channel block (`tir-prefetch` in the channel loop), when a
 column block's weights outgrow REDUCTION_BLOCK_BYTES: a page ahead, so
 that the stream runs on past the page ends where the hardware prefetcher
-stops. ResNet-50's 1x1 convs inside the model (Xeon, 2 threads, per-call
-cycle counters, two builds of each alternated, ms per run): 512->2048 at
-7x7 (3 calls) 1.77 -> 1.43, 2048->512 at 7x7 1.18 -> 0.98, the 1024->2048
-stride-2 projection 1.14 -> 0.94, 256->1024 at 14x14 (6 calls) 2.59 ->
-2.45, 1024->256 at 14x14 (5 calls) 2.27 -> 2.15; none slower."""
+stops. ResNet-50's twelve such 1x1 convs inside the model (Xeon, 2
+threads, per-call cycle counters, two builds of each alternated, ms per
+run): 512->2048 at 7x7 (3 calls) 1.77 -> 1.43, 2048->512 at 7x7 1.18 ->
+0.98, the 1024->2048 stride-2 projection 1.14 -> 0.94, 256->1024 at 14x14
+(6 calls) 2.59 -> 2.45, 1024->256 at 14x14 (5 calls) 2.27 -> 2.15, none
+slower beyond 2%; in a second run their time over the unchanged kernels'
+went from 0.854 and 0.839 to 0.812 and 0.813. The 3x3 convs read a padded
+copy, not the argument, and are left out: prefetching their weights 4 KB
+ahead made layer 4's (7x7) 8% faster but layer 2's and 3's 8-9% slower."""
 MIN_REDUCTION_BLOCK_BYTES = 4 << 10
 """The fewest weights per column block of a short reduction block."""
 REDUCTION_BLOCK_BYTES = 16 << 10
