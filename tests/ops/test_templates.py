@@ -527,6 +527,36 @@ def test_a_blocked_conv_prefetches_its_weights_a_page_ahead_along_a_channel_bloc
         np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    ("c_in", "c_out", "size", "first"),
+    [
+        (64, 256, 56, "i2"),  # 800 KB of activation x 8 blocks > 64 KB of weights x 56 rows
+        (1024, 256, 14, "i1"),  # 800 KB x 8 blocks < 1 MB of weights x 14 rows
+    ],
+)
+def test_a_blocked_conv_puts_its_rows_outside_its_weight_blocks_when_that_moves_fewer_bytes(
+    c_in: int, c_out: int, size: int, first: str
+) -> None:
+    """A 1x1 conv over an NCHW32c activation loops over its weight blocks
+    (i1, 32 output channels each) and its rows (i2): rows go first, run in
+    parallel, when re-reading the activation per weight block moves more
+    bytes than re-reading the weights per row (ResNet-50's 64->256 at 56x56
+    expansions); otherwise the weight blocks stay first. Either keeps the
+    numbers natively."""
+    module, function, inputs, expected = the_kernel(
+        blocked_pointwise_text(c_in, c_out, size), native=True
+    )
+    schedule = kernel_schedule(function)
+    default = schedule.default()
+    order = str(default[f"{len(schedule.templates) - 1}.tile_order"]).split(",")
+    assert order[0] == first and set(order[:2]) == {"i1", "i2"}
+    steps = schedule.steps(default)
+    assert f"tir-parallel{{func={function.sym_name.data} loop={first}}}" in steps
+    got = run_native(applied_as_main(module, steps), inputs)
+    for got_array, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+
+
 def test_a_matmul_keeps_its_whole_reduction_by_default() -> None:
     """A matmul reads no blocked activation: however large its weights
     (768 x 32 columns, 96 KB a column block), the default keeps the whole
