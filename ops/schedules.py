@@ -654,7 +654,7 @@ class MicroKernelTemplate(PrefetchingTemplate):
         tiles of `rows` rows read them; else 0, the whole loop."""
         step = self.weight_step_bytes
         whole = _outer_reduction(self.nest).extent * step
-        if not _reads_channel_blocks(self.nest) or whole <= 2 * REDUCTION_BLOCK_BYTES:
+        if self.weight_stream is None or whole <= 2 * REDUCTION_BLOCK_BYTES:
             return 0
         if self.tiles_per_column_block(rows) < 2:
             return 0
@@ -1172,13 +1172,14 @@ def _weight_load(nest: Nest, vector: ForOp) -> memref.LoadOp | None:
     return None
 
 
-def _reads_channel_blocks(nest: Nest) -> bool:
-    """Whether the reduction reads a blocked activation (NCHWc): an argument
-    indexed by the outermost reduction loop (its channel blocks) and, in its
-    innermost dimension, by a reduction loop inside that one (the channels
-    of a block)."""
+def _channel_block_loop(nest: Nest) -> ForOp | None:
+    """The loop over a block's channels of a blocked activation (NCHWc) that
+    the reduction reads in place: the argument is indexed by the outermost
+    reduction loop (its channel blocks) and, in its innermost dimension, by
+    a loop nested in that one, this loop. None when the nest reads none (a
+    matmul, an NCHW conv, a conv reading a padded copy)."""
     outer = _outer_reduction(nest)
-    inner = {op.induction_variable for op in outer.body.walk() if isinstance(op, ForOp)}
+    inner = {op.induction_variable: op for op in outer.body.walk() if isinstance(op, ForOp)}
     for op in outer.body.walk():
         if (
             isinstance(op, memref.LoadOp)
@@ -1186,34 +1187,31 @@ def _reads_channel_blocks(nest: Nest) -> bool:
             and outer.induction_variable in op.indices
             and op.indices[-1] in inner
         ):
-            return True
-    return False
+            return inner[op.indices[-1]]
+    return None
+
+
+def _reads_channel_blocks(nest: Nest) -> bool:
+    """Whether the reduction reads a blocked activation in place
+    (`_channel_block_loop`)."""
+    return _channel_block_loop(nest) is not None
 
 
 def _weight_stream(nest: Nest, vector: ForOp) -> tuple[str, int, int] | None:
     """(the loop over a channel block's channels, the weight argument, the
     weight bytes a step of that loop reads per column) of a nest reading a
-    blocked activation (`_reads_channel_blocks`); None otherwise."""
+    blocked activation (`_channel_block_loop`); None otherwise."""
     weights = _weight_load(nest, vector)
-    if weights is None or not _reads_channel_blocks(nest):
+    channels = _channel_block_loop(nest)
+    if weights is None or channels is None:
         return None
     assert isinstance(weights.memref, BlockArgument)
     try:
         size = element_bytes(weights.res.type)
     except ElementSizeError:
         return None
-    outer = _outer_reduction(nest)
-    inner = {op.induction_variable: op for op in outer.body.walk() if isinstance(op, ForOp)}
-    for op in outer.body.walk():
-        if (
-            isinstance(op, memref.LoadOp)
-            and outer.induction_variable in op.indices
-            and op.indices[-1] in inner
-        ):
-            channels = inner[op.indices[-1]]
-            within = prod(loop.extent for loop in channels.body.walk() if isinstance(loop, ForOp))
-            return _name(channels), weights.memref.index, within * size
-    return None
+    within = prod(loop.extent for loop in channels.body.walk() if isinstance(loop, ForOp))
+    return _name(channels), weights.memref.index, within * size
 
 
 def _weight_step_bytes(nest: Nest, vector: ForOp, split: int) -> int:
