@@ -528,9 +528,11 @@ class MicroKernelTemplate(PrefetchingTemplate):
         self.panel_exists = _panel_argument(nest, vector, default_split[0]) is not None
         self.unrollable = _innermost_reduction(nest)
         self.window = _sliding_window(nest, self.block)
-        self.weight_step_bytes = _weight_step_bytes(nest, vector, default_split[0])
-        self.weight_stream = _weight_stream(nest, vector)
-        self.reduction_blocks = _reduction_blocks(nest, self.weight_step_bytes)
+        self.weights = _weight_load(nest, vector)
+        self.weight_step_bytes = _weight_step_bytes(nest, self.weights, default_split[0])
+        self.weight_stream = _weight_stream(nest, self.weights)
+        short_step = self.weight_step_bytes if self.weight_stream is not None else 0
+        self.reduction_blocks = _reduction_blocks(nest, short_step)
         self.pinned: str | None = None
         """A loop that stays outermost whatever the tile order (the loop a
         producer nest's copy is computed at, `_copy_loop`: a plane or an
@@ -624,8 +626,7 @@ class MicroKernelTemplate(PrefetchingTemplate):
         if self.unrollable is not None:
             config["unroll_reduction"] = 0
         if self.weight_stream is not None:
-            whole = _outer_reduction(self.nest).extent * self.weight_step_bytes
-            streams = whole > REDUCTION_BLOCK_BYTES
+            streams = self.column_block_weight_bytes > REDUCTION_BLOCK_BYTES
             config["weight_prefetch"] = WEIGHT_PREFETCH_BYTES if streams else 0
         if self.reduction_blocks:
             config["reduction_block"] = self.default_reduction_block(rows)
@@ -647,17 +648,21 @@ class MicroKernelTemplate(PrefetchingTemplate):
             f"tir-prefetch{{func={self.func} loop={loop} buffer={argument} distance={distance}}}",
         ]
 
+    @property
+    def column_block_weight_bytes(self) -> int:
+        """The weights one column block reads over the whole reduction."""
+        return _outer_reduction(self.nest).extent * self.weight_step_bytes
+
     def default_reduction_block(self, rows: int) -> int:
         """The reduction block of REDUCTION_BLOCK_BYTES of weights per column
         block (the largest of `reduction_blocks` within it), when a column
         block's whole weights are more than twice that and at least two
         tiles of `rows` rows read them; else 0, the whole loop."""
+        if self.weight_stream is None or self.tiles_per_column_block(rows) < 2:
+            return 0
+        if self.column_block_weight_bytes <= 2 * REDUCTION_BLOCK_BYTES:
+            return 0
         step = self.weight_step_bytes
-        whole = _outer_reduction(self.nest).extent * step
-        if self.weight_stream is None or whole <= 2 * REDUCTION_BLOCK_BYTES:
-            return 0
-        if self.tiles_per_column_block(rows) < 2:
-            return 0
         fitting = [b for b in self.reduction_blocks if b * step <= REDUCTION_BLOCK_BYTES]
         return max(fitting, default=0)
 
@@ -665,7 +670,7 @@ class MicroKernelTemplate(PrefetchingTemplate):
         """The register tiles of `rows` rows that read one column block's
         weights: the spatial loops the weights are not indexed by (the row
         blocks among them), but the vector loop."""
-        weights = _weight_load(self.nest, self.vector)
+        weights = self.weights
         if weights is None:
             return 0
         tiles = 1
@@ -706,8 +711,8 @@ class MicroKernelTemplate(PrefetchingTemplate):
         1.09; the 512->1024 one 1.21 -> 1.28, the only one slower);
         ResNet-18's two projections 0.20 -> 0.175 ms; GoogLeNet's 64->64 at
         56x56 0.153 -> 0.145."""
-        weights = _weight_load(self.nest, self.vector)
-        if weights is None or not isinstance(weights.memref, BlockArgument):
+        weights = self.weights
+        if weights is None:
             return outer
         by_name = {_name(loop): loop for loop in self.nest.spatial}
         indexes = weights.indices
@@ -1145,16 +1150,16 @@ def _outer_reduction(nest: Nest) -> ForOp:
     return next(op for op in nest.spatial[-1].body.block.ops if isinstance(op, ForOp))
 
 
-def _reduction_blocks(nest: Nest, step_bytes: int = 0) -> tuple[int, ...]:
+def _reduction_blocks(nest: Nest, short_step_bytes: int = 0) -> tuple[int, ...]:
     """The blocks that split the nest's outermost reduction loop into
     several: REDUCTION_BLOCKS and, over a blocked activation's channel
-    blocks, SHORT_REDUCTION_BLOCKS of at least MIN_REDUCTION_BLOCK_BYTES of
-    weights per column block (`step_bytes` a step); those dividing the loop
-    and shorter than it."""
+    blocks (`short_step_bytes` of weights per column block a step, 0 for
+    another nest), SHORT_REDUCTION_BLOCKS of at least
+    MIN_REDUCTION_BLOCK_BYTES; those dividing the loop and shorter than it."""
     extent = _outer_reduction(nest).extent
-    short: list[int] = []
-    if step_bytes and _reads_channel_blocks(nest):
-        short = [b for b in SHORT_REDUCTION_BLOCKS if b * step_bytes >= MIN_REDUCTION_BLOCK_BYTES]
+    short = [
+        b for b in SHORT_REDUCTION_BLOCKS if b * short_step_bytes >= MIN_REDUCTION_BLOCK_BYTES
+    ]
     return tuple(b for b in (*short, *REDUCTION_BLOCKS) if b < extent and extent % b == 0)
 
 
@@ -1191,17 +1196,11 @@ def _channel_block_loop(nest: Nest) -> ForOp | None:
     return None
 
 
-def _reads_channel_blocks(nest: Nest) -> bool:
-    """Whether the reduction reads a blocked activation in place
-    (`_channel_block_loop`)."""
-    return _channel_block_loop(nest) is not None
-
-
-def _weight_stream(nest: Nest, vector: ForOp) -> tuple[str, int, int] | None:
+def _weight_stream(nest: Nest, weights: memref.LoadOp | None) -> tuple[str, int, int] | None:
     """(the loop over a channel block's channels, the weight argument, the
     weight bytes a step of that loop reads per column) of a nest reading a
-    blocked activation (`_channel_block_loop`); None otherwise."""
-    weights = _weight_load(nest, vector)
+    blocked activation (`_channel_block_loop`) and its `weights`; None
+    otherwise."""
     channels = _channel_block_loop(nest)
     if weights is None or channels is None:
         return None
@@ -1214,11 +1213,10 @@ def _weight_stream(nest: Nest, vector: ForOp) -> tuple[str, int, int] | None:
     return _name(channels), weights.memref.index, within * size
 
 
-def _weight_step_bytes(nest: Nest, vector: ForOp, split: int) -> int:
-    """The bytes of weights one step of the outermost reduction loop reads
+def _weight_step_bytes(nest: Nest, weights: memref.LoadOp | None, split: int) -> int:
+    """The bytes of `weights` one step of the outermost reduction loop reads
     for a column block of `split` columns (its inner reduction loops times
     the columns and the element size); 0 without a weight load."""
-    weights = _weight_load(nest, vector)
     if weights is None:
         return 0
     try:
