@@ -235,7 +235,7 @@ def _compile_model(
         jobs = compile_jobs(options.jobs)
     except JobsError as e:
         raise CompileError(str(e)) from None
-    timer, progress, steps = options.timer, options.progress, _steps(options.opt_level)
+    timer, progress = options.timer, options.progress
     quiet = not options.dump_stages and options.on_remark is None
     store = CompileCache.default() if options.cache and quiet else None
     key = None
@@ -247,13 +247,13 @@ def _compile_model(
             cached = _cached_model(store, key) if key is not None else None
         if cached is not None:
             if progress is not None:
-                progress("done", steps, steps)
+                progress("compile cache hit", 1, 1)  # no pipeline ran (nor was imported)
             return cached
     from xtc.frontend.converters import NeedsConstantError
     from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
 
     if progress is not None:
-        progress("import", 0, steps)
+        progress("import", 0, _steps(options.opt_level))
     # the kernels' workers start while the model is imported and lowered
     with kernel_workers(_worker_count(options, jobs)) as workers, blob_storage().scope() as blobs:
         with timer.scope("import"), collect_remarks() as import_remarks, collection_paused():

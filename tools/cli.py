@@ -752,6 +752,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(0)
     try:
         sys.exit(COMMANDS[args.command](args))
+    except SystemExit:  # before _user_errors(), whose imports an exit need not pay
+        raise
     except _user_errors() as e:
         print(f"xtc: error: {_one_line(e)}", file=sys.stderr)
         sys.exit(1)
