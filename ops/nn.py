@@ -249,16 +249,20 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
 def conv2d_blocked(
     k: KernelBuilder, op: GraphOp, x: Tensor, w: Tensor, block: int
 ) -> list[Tensor]:
-    """conv2d with its output in layout NCHW<b>c (groups = 1, weights
-    OIHW<b>o): out[n, o / b, y, x, o mod b] = Σ_{c, i, j} xpad[n, c, y·sh +
+    """conv2d with its output in layout NCHW<b>c (weights OIHW<b>o): with
+    groups = 1, out[n, o / b, y, x, o mod b] = Σ_{c, i, j} xpad[n, c, y·sh +
     i·dh, x·sw + j·dw] · w[o / b, c, i, j, o mod b], the input in NCHW or in
-    NCHW<b>c (xpad[n, c / b, ..., c mod b], summed block by block)."""
+    NCHW<b>c (xpad[n, c / b, ..., c mod b], summed block by block); a
+    depthwise conv (groups = C = O, its input in NCHW<b>c) sums its own
+    channel only: Σ_{i, j} xpad[n, o / b, ..., o mod b] · w[o / b, 0, i, j,
+    o mod b]."""
     shape, element_type = _result(op)
     _, c, kh, kw, _ = w.shape
     window = _window(op, (kh, kw))
     (sh, sw), (dh, dw) = window.strides, window.dilation
     source = zero_padded(k, x, window.padding)
     blocked_input = nn.channel_block(nn.data_layout(op.properties)) is not None
+    depthwise = get_int(op_props(op), "groups") != 1
     acc = accumulator_type(element_type)
 
     def element(b: Expr, ob: Expr, y: Expr, xx: Expr, lane: Expr) -> Expr:
@@ -268,6 +272,9 @@ def conv2d_blocked(
         def tap(i: Expr, j: Expr) -> list[ExprLike]:
             return [affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
 
+        def depthwise_term(i: Expr, j: Expr) -> Expr:
+            return times_weight(source[[b, ob, *tap(i, j), lane]], 0, i, j)
+
         def blocked_term(cb: Expr, ci: Expr, i: Expr, j: Expr) -> Expr:
             value = source[[b, cb, *tap(i, j), ci]]
             return times_weight(value, affine((cb, block), (ci, 1)), i, j)
@@ -275,7 +282,9 @@ def conv2d_blocked(
         def term(ch: Expr, i: Expr, j: Expr) -> Expr:
             return times_weight(source[[b, ch, *tap(i, j)]], ch, i, j)
 
-        if blocked_input:
+        if depthwise:
+            total = k.reduce("sum", (kh, kw), depthwise_term)
+        elif blocked_input:
             total = k.reduce("sum", (c // block, block, kh, kw), blocked_term)
         else:
             total = k.reduce("sum", (c, kh, kw), term)

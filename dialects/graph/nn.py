@@ -420,8 +420,9 @@ class Conv2dOp(GraphOp):
     layout, `out_layout` the output's: both "NCHW" (the default), both
     "NCHW<b>c" (N×C/b×H×W×b -> N×O/b×OH×OW×b), or an NCHW input and an
     NCHW<b>c output (a stem conv whose C is not a multiple of b); a blocked
-    output needs groups = 1 and a weight in "OIHW<b>o" (what
-    graph-block-activations makes)."""
+    output needs groups = 1, or a depthwise conv (groups = C = O) on a
+    blocked input, and a weight in "OIHW<b>o" (what graph-block-activations
+    makes)."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -477,11 +478,14 @@ class Conv2dOp(GraphOp):
                 f"{cls.name}: data_layout {layout} with out_layout {result}: a blocked "
                 "input needs an output blocked alike"
             )
-        if block is not None and (groups != 1 or output_block(kernel_layout(props)) != block):
+        depthwise = groups == c == o and layout == result
+        if block is not None and (
+            groups != 1 and not depthwise or output_block(kernel_layout(props)) != block
+        ):
             raise ShapeError(
-                f"{cls.name}: out_layout {result} needs groups=1 and a weight in layout "
-                f"OIHW{block}o, got groups={groups} and weight {type_str(w)} in layout "
-                f"{kernel_layout(props)}"
+                f"{cls.name}: out_layout {result} needs groups=1 (or a depthwise conv on "
+                f"an input in {result}) and a weight in layout OIHW{block}o, got "
+                f"groups={groups} and weight {type_str(w)} in layout {kernel_layout(props)}"
             )
         oh, ow = window.output_hw(cls.name, x)
         return [_in_layout((n, o, oh, ow), element_type, result)]

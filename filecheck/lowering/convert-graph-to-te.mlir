@@ -244,6 +244,24 @@ func.func @conv_grouped_blocked(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x1x1x4xf3
   func.return %c : tensor<1x16x3x3xf32>
 }
 
+// A depthwise conv on NCHW4c activations (its weight in OIHW4o, as
+// graph-block-activations makes it) sums over its 3x3 taps only: input
+// block, lane and weight block are the output's (channel block %[[OB]],
+// lane %[[L]]), the weight's input channel 0.
+// CHECK-LABEL: func.func private @conv2d_1(%0: tensor<1x2x4x4x4xf32>, %1: tensor<2x1x3x3x4xf32>) -> tensor<1x2x2x2x4xf32> attributes {te.ops = ["graph.conv2d"]} {
+// CHECK:         te.compute : tensor<1x2x2x2x4xf32> {
+// CHECK-NEXT:    ^bb0(%[[N:.*]]: index, %[[OB:.*]]: index, %[[Y:.*]]: index, %[[X:.*]]: index, %[[L:.*]]: index):
+// CHECK-NEXT:      te.reduce {kind = "sum", extents = array<i64: 3, 3>} : f32 {
+// CHECK-NEXT:      ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK:             %[[V:.*]] = tensor.extract %{{.*}}[%[[N]], %[[OB]], %{{.*}}, %{{.*}}, %[[L]]] : tensor<1x2x6x6x4xf32>
+// CHECK-NEXT:        %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %[[W:.*]] = tensor.extract %1[%[[OB]], %[[ZERO]], %[[I]], %[[J]], %[[L]]] : tensor<2x1x3x3x4xf32>
+// CHECK-NEXT:        arith.mulf %[[V]], %[[W]] : f32
+func.func @conv_depthwise_blocked(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x1x3x3x4xf32>) -> tensor<1x2x2x2x4xf32> {
+  %c = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x1x3x3x4xf32>) -> tensor<1x2x2x2x4xf32>
+  func.return %c : tensor<1x2x2x2x4xf32>
+}
+
 // A float max / min against a constant zero (ReLU, a clip at 0) is nsz:
 // which zero max(-0, +0) gives is unspecified, as for np.maximum, and x86
 // takes one vmaxps a vector for it. A clip at another bound keeps its flags.

@@ -135,3 +135,46 @@ func.func @winograd_chain(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %c4 = graph.conv2d %c3, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o"} : (tensor<1x4x8x8xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x4x8x8xf32>
   func.return %c4 : tensor<1x4x8x8xf32>
 }
+
+// A depthwise conv (groups = C = O, its weight a constant in OIHW) between
+// two 1x1 convs, as in MobileNet-v2: its weight is blocked alike (C/4 x 1 x
+// 3 x 3 x 4) and it runs on the blocked activations, so the region has one
+// transform in and one out. A depthwise conv counts as neither 1x1 nor
+// windowed, and the convs write 4x what the transforms move: it pays (PAYS).
+// PAYS-LABEL: func.func @depthwise_between_pointwise
+// PAYS:         graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"}
+// PAYS-NEXT:    graph.conv2d {{.*}}data_layout = "NCHW4c", out_layout = "NCHW4c"
+// PAYS-NEXT:    graph.constant
+// PAYS-NEXT:    graph.conv2d {{.*}}groups = 16 : i64, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"
+// PAYS-NEXT:    graph.relu
+// PAYS-NEXT:    graph.conv2d {{.*}}data_layout = "NCHW4c", out_layout = "NCHW4c"
+// PAYS-NEXT:    graph.layout_transform {{.*}}src_layout = "NCHW4c", dst_layout = "NCHW"
+// PAYS-NEXT:    func.return
+// CHECK-LABEL: func.func @depthwise_between_pointwise
+// CHECK:         %[[X:.*]] = graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x4x6x6xf32>) -> tensor<1x1x6x6x4xf32>
+// CHECK-NEXT:    %[[E:.*]] = graph.conv2d %[[X]], %w1 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x1x6x6x4xf32>, tensor<4x4x1x1x4xf32>) -> tensor<1x4x6x6x4xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant {{.*}} : tensor<4x1x3x3x4xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.conv2d %[[E]], %[[W]] {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x4x6x6x4xf32>, tensor<4x1x3x3x4xf32>) -> tensor<1x4x3x3x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[D]] : (tensor<1x4x3x3x4xf32>) -> tensor<1x4x3x3x4xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.conv2d %[[R]], %w2 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x4x3x3x4xf32>, tensor<1x16x1x1x4xf32>) -> tensor<1x1x3x3x4xf32>
+// CHECK-NEXT:    %[[OUT:.*]] = graph.layout_transform %[[P]] {src_layout = "NCHW4c", dst_layout = "NCHW"} : (tensor<1x1x3x3x4xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    func.return %[[OUT]] : tensor<1x4x3x3xf32>
+func.func @depthwise_between_pointwise(%x: tensor<1x4x6x6xf32>, %w1: tensor<4x4x1x1x4xf32>, %w2: tensor<1x16x1x1x4xf32>) -> tensor<1x4x3x3xf32> {
+  %w = graph.constant dense<[[[[-0.75, -0.50, -0.25],   [ 0.00,  0.25,  0.50],   [ 0.75, -0.75, -0.50]]], [[[-0.25,  0.00,  0.25],   [ 0.50,  0.75, -0.75],   [-0.50, -0.25,  0.00]]], [[[ 0.25,  0.50,  0.75],   [-0.75, -0.50, -0.25],   [ 0.00,  0.25,  0.50]]], [[[ 0.75, -0.75, -0.50],   [-0.25,  0.00,  0.25],   [ 0.50,  0.75, -0.75]]], [[[-0.50, -0.25,  0.00],   [ 0.25,  0.50,  0.75],   [-0.75, -0.50, -0.25]]], [[[ 0.00,  0.25,  0.50],   [ 0.75, -0.75, -0.50],   [-0.25,  0.00,  0.25]]], [[[ 0.50,  0.75, -0.75],   [-0.50, -0.25,  0.00],   [ 0.25,  0.50,  0.75]]], [[[-0.75, -0.50, -0.25],   [ 0.00,  0.25,  0.50],   [ 0.75, -0.75, -0.50]]], [[[-0.25,  0.00,  0.25],   [ 0.50,  0.75, -0.75],   [-0.50, -0.25,  0.00]]], [[[ 0.25,  0.50,  0.75],   [-0.75, -0.50, -0.25],   [ 0.00,  0.25,  0.50]]], [[[ 0.75, -0.75, -0.50],   [-0.25,  0.00,  0.25],   [ 0.50,  0.75, -0.75]]], [[[-0.50, -0.25,  0.00],   [ 0.25,  0.50,  0.75],   [-0.75, -0.50, -0.25]]], [[[ 0.00,  0.25,  0.50],   [ 0.75, -0.75, -0.50],   [-0.25,  0.00,  0.25]]], [[[ 0.50,  0.75, -0.75],   [-0.50, -0.25,  0.00],   [ 0.25,  0.50,  0.75]]], [[[-0.75, -0.50, -0.25],   [ 0.00,  0.25,  0.50],   [ 0.75, -0.75, -0.50]]], [[[-0.25,  0.00,  0.25],   [ 0.50,  0.75, -0.75],   [-0.50, -0.25,  0.00]]]]> : tensor<16x1x3x3xf32>
+  %e = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x4x6x6xf32>, tensor<4x4x1x1x4xf32>) -> tensor<1x16x6x6xf32>
+  %d = graph.conv2d %e, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x3x3xf32>
+  %r = graph.relu %d : (tensor<1x16x3x3xf32>) -> tensor<1x16x3x3xf32>
+  %p = graph.conv2d %r, %w2 {kernel_layout = "OIHW4o"} : (tensor<1x16x3x3xf32>, tensor<1x16x1x1x4xf32>) -> tensor<1x4x3x3xf32>
+  func.return %p : tensor<1x4x3x3xf32>
+}
+
+// A depthwise conv whose weight is an argument, not a constant, stays
+// NCHW: the transform back stops above it.
+// CHECK-LABEL: func.func @depthwise_weight_argument
+// CHECK:         graph.layout_transform %{{.*}} {src_layout = "NCHW4c", dst_layout = "NCHW"}
+// CHECK-NEXT:    graph.conv2d %{{.*}}, %wd {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+func.func @depthwise_weight_argument(%x: tensor<1x8x4x4xf32>, %w1: tensor<2x8x1x1x4xf32>, %wd: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %e = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  %d = graph.conv2d %e, %wd {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  func.return %d : tensor<1x8x4x4xf32>
+}

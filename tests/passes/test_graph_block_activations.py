@@ -1,4 +1,4 @@
-"""graph-block-activations: convs, pools and their epilogues on NCHW<b>c
+"""graph-block-activations: convs (depthwise ones too), pools and their epilogues on NCHW<b>c
 activations keep every output, on the interpreter (the FileCheck cases)
 and natively (random conv chains through the whole compile, and a ResNet
 against onnxruntime); only regions mostly of 1x1 convs and worth their
@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import xtc
@@ -30,7 +31,7 @@ PASSES = "graph-block-activations{block=4 always=true},dce"
 
 def test_filecheck_cases_keep_their_outputs() -> None:
     cases = filecheck_cases(FILECHECK)
-    assert len(cases) == 6
+    assert len(cases) == 8
     for text in cases:
         assert_pipeline_preserves_outputs(text, PASSES)
 
@@ -114,23 +115,108 @@ def test_blocked_chains_keep_their_outputs_natively(
     np.testing.assert_allclose(native, expected, rtol=1e-4, atol=1e-4 * scale)
 
 
+def depthwise_text(seed: int, c: int, k: int, stride: int, pad: int, dilation: int) -> str:
+    """@main: a 1x1 conv to c channels, a depthwise conv (k x k, stride, pad,
+    dilation; its weight a constant in OIHW) + relu, and a 1x1 conv back to
+    4 channels; the 1x1 weights in blocks of 4 output channels."""
+    rng = np.random.default_rng(seed)
+    size = 7
+    out = (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+    x, e = tensor_type(1, 4, size, size), tensor_type(1, c, size, size)
+    y, z = tensor_type(1, c, out, out), tensor_type(1, 4, out, out)
+    taps = rng.standard_normal((c, 1, k, k)).round(2)
+    literal = np.array2string(taps, separator=", ", threshold=10**6).replace("\n", "")
+    window = (
+        f"strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, "
+        f"{pad}>, dilation = array<i64: {dilation}, {dilation}>, groups = {c} : i64"
+    )
+    lines = [
+        f"%w1 = {weight(rng, c, 4, 1, 4)}",
+        f"%w2 = {weight(rng, 4, c, 1, 4)}",
+        f"%wd = graph.constant dense<{literal}> : {tensor_type(c, 1, k, k)}",
+        f'%e = graph.conv2d %x, %w1 {{kernel_layout = "OIHW4o"}} : '
+        f"({x}, {tensor_type(c // 4, 4, 1, 1, 4)}) -> {e}",
+        f"%d = graph.conv2d %e, %wd {{{window}}} : ({e}, {tensor_type(c, 1, k, k)}) -> {y}",
+        f"%r = graph.relu %d : ({y}) -> {y}",
+        f'%p = graph.conv2d %r, %w2 {{kernel_layout = "OIHW4o"}} : '
+        f"({y}, {tensor_type(1, c, 1, 1, 4)}) -> {z}",
+        f"func.return %p : {z}",
+    ]
+    body = "\n  ".join(lines)
+    return f"func.func @main(%x: {x}) -> {z} {{\n  {body}\n}}\n"
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    seed=st.integers(0, 1000),
+    c=st.sampled_from([4, 8, 12]),
+    k=st.sampled_from([3, 5]),
+    stride=st.integers(1, 2),
+    pad=st.integers(0, 2),
+    dilation=st.integers(1, 2),
+)
+def test_blocked_depthwise_convs_keep_their_outputs_natively(
+    seed: int, c: int, k: int, stride: int, pad: int, dilation: int
+) -> None:
+    assume(7 + 2 * pad > dilation * (k - 1))  # at least one output pixel
+    text = depthwise_text(seed, c, k, stride, pad, dilation)
+    before = parse_module(text)
+    after = apply_pipeline(parse_module(text), PASSES)
+    printed = module_to_text(after)
+    assert printed.count(f'groups = {c} : i64, kernel_layout = "OIHW4o", data_layout') == 1
+    assert printed.count("graph.layout_transform") == 2
+    x = np.random.default_rng(seed).standard_normal((1, 4, 7, 7)).astype(np.float32)
+    (expected,) = interp.run(before, [x])
+    (interpreted,) = interp.run(after, [x])
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(interpreted, expected, rtol=1e-5, atol=1e-5 * scale)
+    (native,) = compile_graph(after).run([x])
+    np.testing.assert_allclose(native, expected, rtol=1e-4, atol=1e-4 * scale)
+
+
 def test_a_resnet_runs_blocked_and_matches_onnxruntime() -> None:
     """Every conv of a small ResNet-50 is blocked (NCHW32c, the default
     block; the 3-channel stem only its output), and its pools, with one
     transform, out of the global pool, and
     the compiled model matches onnxruntime; ResNet-18 (mostly 3x3 convs)
-    and MobileNet-v2 (1x1 convs between depthwise ones) stay NCHW."""
-    for plain in (resnet(18, image=32, classes=10), mobilenet_v2(image=32, classes=10)):
-        graph = apply_pipeline(import_model(plain), "graph-alter-layout,graph-block-activations")
-        assert "data_layout" not in module_to_text(graph)
+    stays NCHW."""
+    plain = resnet(18, image=32, classes=10)
+    graph = apply_pipeline(import_model(plain), "graph-alter-layout,graph-block-activations")
+    assert "data_layout" not in module_to_text(graph)
     model = resnet(50, image=32, classes=10)
-    module = import_model(model)
-    passes = GRAPH_PASSES[: GRAPH_PASSES.index("graph-block-activations") + 1]
-    text = module_to_text(apply_pipeline(module, ",".join(passes) + ",dce"))
+    text = blocked_graph(model)
     blocked = [line for line in text.splitlines() if '_layout = "NCHW32c"' in line]
     assert sum("graph.conv2d" in line for line in blocked) == 53
     assert sum("graph.max_pool2d" in line or "global_avg_pool2d" in line for line in blocked) == 2
     assert text.count("graph.layout_transform") == 1
+    assert_matches_onnxruntime(model)
+
+
+def test_a_mobilenet_runs_its_depthwise_convs_blocked_and_matches_onnxruntime() -> None:
+    """MobileNet-v2's depthwise convs on blocks of 32 channels run on
+    NCHW32c activations (their weights blocked alike), so the 1x1 convs
+    between them are blocked too: from the first block of 96 channels on,
+    one region, but for block 1's 24-channel projection and the 144-channel
+    blocks after it (not multiples of 32), which stay NCHW; the compiled
+    model matches onnxruntime."""
+    model = mobilenet_v2(image=32, classes=10)
+    text = blocked_graph(model)
+    convs = [line for line in text.splitlines() if "graph.conv2d" in line]
+    depthwise = [line for line in convs if "groups = 1 :" not in line]
+    assert (len(convs), len(depthwise)) == (52, 17)
+    assert sum('out_layout = "NCHW32c"' in line for line in convs) == 43
+    assert sum('out_layout = "NCHW32c"' in line for line in depthwise) == 14
+    assert text.count("graph.layout_transform") == 2
+    assert_matches_onnxruntime(model)
+
+
+def blocked_graph(model: onnx.ModelProto) -> str:
+    """The model's graph after the compile's graph passes up to this one."""
+    passes = GRAPH_PASSES[: GRAPH_PASSES.index("graph-block-activations") + 1]
+    return module_to_text(apply_pipeline(import_model(model), ",".join(passes) + ",dce"))
+
+
+def assert_matches_onnxruntime(model: onnx.ModelProto) -> None:
     x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
     name = model.graph.input[0].name
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])

@@ -757,14 +757,23 @@ REFUSED: list[tuple[type[nn.GraphOp], list[Attribute], dict[str, Attribute], str
         [t(1, 8, 4, 4), t(2, 4, 1, 1, 4)],
         {"kernel_layout": str_attr("OIHW4o"), "out_layout": str_attr("NCHW4c"),
          "groups": int_attr(2)},
-        r"out_layout NCHW4c needs groups=1 and a weight in layout OIHW4o, got groups=2",
+        r"out_layout NCHW4c needs groups=1 \(or a depthwise conv on an input in NCHW4c\) "
+        r"and a weight in layout OIHW4o, got groups=2",
+    ),
+    (  # a depthwise conv needs its input blocked too
+        nn.Conv2dOp,
+        [t(1, 8, 4, 4), t(2, 1, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "out_layout": str_attr("NCHW4c"),
+         "groups": int_attr(8)},
+        r"out_layout NCHW4c needs groups=1 \(or a depthwise conv on an input in NCHW4c\)",
     ),
     (
         nn.Conv2dOp,
         [t(1, 8, 4, 4), t(8, 8, 1, 1)],
         {"out_layout": str_attr("NCHW4c")},
-        r"out_layout NCHW4c needs groups=1 and a weight in layout OIHW4o, got groups=1 and "
-        r"weight tensor<8x8x1x1xf32> in layout OIHW",
+        r"out_layout NCHW4c needs groups=1 \(or a depthwise conv on an input in NCHW4c\) "
+        r"and a weight in layout OIHW4o, got groups=1 and weight tensor<8x8x1x1xf32> in "
+        r"layout OIHW",
     ),
     (
         nn.MaxPool2dOp,
