@@ -178,3 +178,53 @@ func.func @depthwise_weight_argument(%x: tensor<1x8x4x4xf32>, %w1: tensor<2x8x1x
   %d = graph.conv2d %e, %wd {padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
   func.return %d : tensor<1x8x4x4xf32>
 }
+
+// A concat along the channels of two blocked convs' outputs (each a whole
+// number of blocks) is the concat of the blocked outputs along the blocks
+// (axis 1 of N x C/4 x H x W x 4, whatever the axis's spelling was), and the
+// region goes on through it to the next conv.
+// CHECK-LABEL: func.func @concat_of_blocked
+// CHECK-NEXT:    %[[X:.*]] = graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"}
+// CHECK-NEXT:    %[[A:.*]] = graph.conv2d %[[X]], %w1 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"}
+// CHECK-NEXT:    %[[B:.*]] = graph.conv2d %[[X]], %w2 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"}
+// CHECK-NEXT:    %[[C:.*]] = graph.concat %[[A]], %[[B]] {axis = 1 : i64} : (tensor<1x2x4x4x4xf32>, tensor<1x1x4x4x4xf32>) -> tensor<1x3x4x4x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[C]] : (tensor<1x3x4x4x4xf32>) -> tensor<1x3x4x4x4xf32>
+// CHECK-NEXT:    %[[D:.*]] = graph.conv2d %[[R]], %w3 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"}
+// CHECK-NEXT:    %[[OUT:.*]] = graph.layout_transform %[[D]] {src_layout = "NCHW4c", dst_layout = "NCHW"}
+// CHECK-NEXT:    func.return %[[OUT]]
+func.func @concat_of_blocked(%x: tensor<1x8x4x4xf32>, %w1: tensor<2x8x1x1x4xf32>, %w2: tensor<1x8x1x1x4xf32>, %w3: tensor<2x12x1x1x4xf32>) -> tensor<1x8x4x4xf32> {
+  %a = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  %b = graph.conv2d %x, %w2 {kernel_layout = "OIHW4o"} : (tensor<1x8x4x4xf32>, tensor<1x8x1x1x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = graph.concat %a, %b {axis = -3 : i64} : (tensor<1x8x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x12x4x4xf32>
+  %r = graph.relu %c : (tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32>
+  %d = graph.conv2d %r, %w3 {kernel_layout = "OIHW4o"} : (tensor<1x12x4x4xf32>, tensor<2x12x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %d : tensor<1x8x4x4xf32>
+}
+
+// A concat along another axis, or with an input that is not blocked, stays
+// NCHW: the transforms back stop above it.
+// CHECK-LABEL: func.func @concat_left_alone
+// CHECK:         graph.concat %{{.*}}, %y {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32>
+// CHECK:         graph.concat %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x4xf32>
+func.func @concat_left_alone(%x: tensor<1x8x4x4xf32>, %y: tensor<1x8x4x4xf32>, %w1: tensor<2x8x1x1x4xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x8x8x4xf32>) {
+  %a = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  %c = graph.concat %a, %y {axis = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %h = graph.concat %a, %a {axis = 2 : i64} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x8x4xf32>
+  func.return %c, %h : tensor<1x16x4x4xf32>, tensor<1x8x8x4xf32>
+}
+
+// Three 1x1 convs and a 5x5 one, writing twice what the edge transforms
+// move: blocked with always=true, but by default a region with a windowed
+// conv wider than 3x3 on a blocked input does not pay: left NCHW.
+// PAYS-LABEL: func.func @wide_window
+// PAYS-NOT:     layout_transform
+// PAYS:         func.return
+// CHECK-LABEL: func.func @wide_window
+// CHECK-COUNT-4: data_layout = "NCHW4c", out_layout = "NCHW4c"
+func.func @wide_window(%x: tensor<1x8x8x8xf32>, %w1: tensor<2x8x1x1x4xf32>, %w5: tensor<2x8x5x5x4xf32>) -> tensor<1x8x8x8xf32> {
+  %a = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x8x8xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x8x8xf32>
+  %b = graph.conv2d %a, %w5 {padding = array<i64: 2, 2, 2, 2>, kernel_layout = "OIHW4o"} : (tensor<1x8x8x8xf32>, tensor<2x8x5x5x4xf32>) -> tensor<1x8x8x8xf32>
+  %c = graph.conv2d %b, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x8x8xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x8x8xf32>
+  %d = graph.conv2d %c, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x8x8xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x8x8xf32>
+  func.return %d : tensor<1x8x8x8xf32>
+}

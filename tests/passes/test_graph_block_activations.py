@@ -22,7 +22,7 @@ from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module
 from xtc.frontend.onnx import import_model
 from xtc.testing.graph_op import assert_pipeline_preserves_outputs, filecheck_cases
-from xtc.tools.model_builders import mobilenet_v2, resnet
+from xtc.tools.model_builders import densenet, mobilenet_v2, resnet, squeezenet
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = (ROOT / "filecheck" / "passes" / "graph-block-activations.mlir").read_text()
@@ -31,7 +31,7 @@ PASSES = "graph-block-activations{block=4 always=true},dce"
 
 def test_filecheck_cases_keep_their_outputs() -> None:
     cases = filecheck_cases(FILECHECK)
-    assert len(cases) == 8
+    assert len(cases) == 11
     for text in cases:
         assert_pipeline_preserves_outputs(text, PASSES)
 
@@ -208,6 +208,26 @@ def test_a_mobilenet_runs_its_depthwise_convs_blocked_and_matches_onnxruntime() 
     assert sum('out_layout = "NCHW32c"' in line for line in depthwise) == 14
     assert text.count("graph.layout_transform") == 2
     assert_matches_onnxruntime(model)
+
+
+def test_densenet_and_squeezenet_concats_run_blocked_and_match_onnxruntime() -> None:
+    """A concat along the channels of blocked tensors, each of whole blocks,
+    is blocked too (along the blocks): a DenseNet of growth 32 is one
+    blocked region, every concat of it blocked; SqueezeNet's fire modules
+    (their 1x1 and 3x3 expands concatenated) from 64 channels on; both
+    compiled models match onnxruntime."""
+    dense = densenet(blocks=(2, 2), growth=32, stem=64, image=32, classes=10)
+    text = blocked_graph(dense)
+    concats = [line for line in text.splitlines() if "graph.concat" in line]
+    assert len(concats) == 4 and all("{axis = 1 : i64}" in line for line in concats)
+    assert all("x32xf32>) ->" in line for line in concats)
+    assert text.count("graph.layout_transform") == 1
+    assert_matches_onnxruntime(dense)
+    squeeze = squeezenet(image=32, classes=10)
+    text = blocked_graph(squeeze)
+    concats = [line for line in text.splitlines() if "graph.concat" in line]
+    assert sum("x32xf32>) ->" in line for line in concats) == 6
+    assert_matches_onnxruntime(squeeze)
 
 
 def blocked_graph(model: onnx.ModelProto) -> str:
