@@ -401,7 +401,8 @@ def worth_blocking(module: ModuleOp, winograd: bool = True) -> list[bool]:
             if get_int(op_props(op), "groups") == 1:  # a depthwise conv counts as neither
                 (pointwise if paying else windowed)[find(op)] += 1
                 blocked_input = channel_block(data_layout(op_props(op))) is not None
-                wide[find(op)] += not paying and blocked_input and max(kh, kw) > 3
+                if not paying and blocked_input and max(kh, kw) > 3:
+                    wide[find(op)] += 1
             written[find(op)] += math.prod(shape_of(op.output.type))
         elif isinstance(op, LayoutTransformOp) and op.output.uses:
             moved[find(op)] += math.prod(shape_of(op.output.type))

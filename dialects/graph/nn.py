@@ -480,7 +480,7 @@ class Conv2dOp(GraphOp):
             )
         depthwise = groups == c == o and layout == result
         if block is not None and (
-            groups != 1 and not depthwise or output_block(kernel_layout(props)) != block
+            (groups != 1 and not depthwise) or output_block(kernel_layout(props)) != block
         ):
             raise ShapeError(
                 f"{cls.name}: out_layout {result} needs groups=1 (or a depthwise conv on "

@@ -14,6 +14,7 @@ import onnx
 import onnxruntime as ort
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
 
 import xtc
 from xtc import interp
@@ -81,8 +82,13 @@ def chain_text(seed: int, c: int, o: int, k: int, stride: int, pad: int, pool: b
         f"%r2 = graph.relu %s : ({y}) -> {y}",
         f"func.return %r2 : {y}",
     ]
+    return main_function(x, y, lines)
+
+
+def main_function(x: str, result: str, lines: list[str]) -> str:
+    """@main(%x: x) -> result, its body `lines`."""
     body = "\n  ".join(lines)
-    return f"func.func @main(%x: {x}) -> {y} {{\n  {body}\n}}\n"
+    return f"func.func @main(%x: {x}) -> {result} {{\n  {body}\n}}\n"
 
 
 @settings(max_examples=10, deadline=None)
@@ -106,7 +112,13 @@ def test_blocked_chains_keep_their_outputs_natively(
     assert printed.count('data_layout = "NCHW4c"') == (3 if pool else 2) - (c == 3)
     # in (none for a stem conv of 3 channels, which reads NCHW) and out
     assert printed.count("graph.layout_transform") == (1 if c == 3 else 2)
-    x = np.random.default_rng(seed).standard_normal((1, c, 7, 7)).astype(np.float32)
+    assert_keeps_outputs(before, after, seed, c)
+
+
+def assert_keeps_outputs(before: ModuleOp, after: ModuleOp, seed: int, channels: int) -> None:
+    """`after` gives `before`'s output on a random 7x7 image of `channels`,
+    on the interpreter and natively."""
+    x = np.random.default_rng(seed).standard_normal((1, channels, 7, 7)).astype(np.float32)
     (expected,) = interp.run(before, [x])
     (interpreted,) = interp.run(after, [x])
     scale = max(1.0, float(np.abs(expected).max()))
@@ -142,8 +154,7 @@ def depthwise_text(seed: int, c: int, k: int, stride: int, pad: int, dilation: i
         f"({y}, {tensor_type(1, c, 1, 1, 4)}) -> {z}",
         f"func.return %p : {z}",
     ]
-    body = "\n  ".join(lines)
-    return f"func.func @main(%x: {x}) -> {z} {{\n  {body}\n}}\n"
+    return main_function(x, z, lines)
 
 
 @settings(max_examples=6, deadline=None)
@@ -165,13 +176,7 @@ def test_blocked_depthwise_convs_keep_their_outputs_natively(
     printed = module_to_text(after)
     assert printed.count(f'groups = {c} : i64, kernel_layout = "OIHW4o", data_layout') == 1
     assert printed.count("graph.layout_transform") == 2
-    x = np.random.default_rng(seed).standard_normal((1, 4, 7, 7)).astype(np.float32)
-    (expected,) = interp.run(before, [x])
-    (interpreted,) = interp.run(after, [x])
-    scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(interpreted, expected, rtol=1e-5, atol=1e-5 * scale)
-    (native,) = compile_graph(after).run([x])
-    np.testing.assert_allclose(native, expected, rtol=1e-4, atol=1e-4 * scale)
+    assert_keeps_outputs(before, after, seed, 4)
 
 
 def test_a_resnet_runs_blocked_and_matches_onnxruntime() -> None:
