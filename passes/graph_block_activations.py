@@ -75,6 +75,7 @@ from xtc.dialects.graph.nn import (
 )
 from xtc.dialects.graph.elementwise import AddOp
 from xtc.dialects.graph.tensor import ConcatOp
+from xtc.passes.graph_alter_layout import blocked_weight
 from xtc.passes.graph_sink_transpose import is_elementwise, sink_below_users
 from xtc.passes.graph_winograd import takes as takes_winograd
 
@@ -199,9 +200,7 @@ def blocked_depthwise(conv: Conv2dOp, x: SSAValue, layout: str) -> list[Operatio
         or not isinstance(weight, ConstantOp)
     ):
         return None
-    oihw = weight.to_array()
-    blocked = blocked_array(oihw.transpose(1, 0, 2, 3), layout).transpose(1, 0, 2, 3, 4)
-    constant = ConstantOp.from_array(np.ascontiguousarray(blocked), "weight")
+    constant = ConstantOp.from_array(blocked_weight(weight.to_array(), block), "weight")
     blocked_props = {
         **conv.properties,
         "kernel_layout": StringAttr(f"OIHW{block}o"),
@@ -224,7 +223,7 @@ def blocked_concat(concat: ConcatOp, through: LayoutTransformOp) -> ConcatOp | N
         ) != LayoutTransformOp.layouts(through.properties):
             return None
         operands.append(owner.input)
-    if len(shape_of(concat.output.type)) != 4 or get_int(op_props(concat), "axis") % 4 != 1:
+    if get_int(op_props(concat), "axis") % 4 != 1:  # its inputs are N x C x H x W
         return None
     return ConcatOp.build_inferred(operands, {**concat.properties, "axis": int_attr(1)})
 
