@@ -167,7 +167,7 @@ def load_op_plugins() -> tuple[OpPlugin, ...]:
 
 
 def _skip(plugin: EntryPoint, why: str) -> None:
-    from xtc.driver.universe import PluginWarning
+    from xtc.plugin_warnings import PluginWarning
 
     warnings.warn(
         f"{ENTRY_POINT_GROUP} plugin {plugin.name!r} ({plugin.value}) is skipped: {why}",

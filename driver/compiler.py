@@ -23,25 +23,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import onnx
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType
-from xdsl.dialects.func import FuncOp
-
 from xtc import __version__
 from xtc.driver.errors import CompileError  # noqa: F401 - re-exported: xtc.driver.compiler.CompileError
 from xtc.driver.garbage_collection import collection_paused
-from xtc.driver.scheduling import (  # noqa: F401 - schedule_kernels re-exported
-    record_when_scheduled,
-    runs_serial,
-    serial_model_iterations,
-    schedule_kernels,
-    schedule_kernels_by_function,
-)
 from xtc.runtime.model import CompiledModel, TensorSpec
 from xtc.runtime.timing import NO_TIMER, Timer
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+    import onnx
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.func import FuncOp
 
     from xtc.dialects.resource_blobs import BlobScope
     from xtc.driver.records import TuningRecords
@@ -225,9 +218,7 @@ def _compile_model(
     options: CompileOptions,
 ) -> CompiledModel | CompilingSpecializedModel:
     """compile_model with its options gathered."""
-    from xtc.dialects.resource_blobs import blob_storage
-    from xtc.driver.kernel_units import JobsError, compile_jobs, kernel_workers
-    from xtc.remarks import collect_remarks
+    from xtc.driver.compile_settings import JobsError, compile_jobs
     from xtc.runtime.compile_cache import CompileCache
 
     options.check()
@@ -249,8 +240,12 @@ def _compile_model(
             if progress is not None:
                 progress("compile cache hit", 1, 1)  # no pipeline ran (nor was imported)
             return cached
+    # after the lookup: a hit imports no importer, no dialect, no pass
+    from xtc.dialects.resource_blobs import blob_storage
+    from xtc.driver.kernel_units import kernel_workers
     from xtc.frontend.converters import NeedsConstantError
-    from xtc.frontend.onnx import import_model  # after the lookup: a hit needs no importer
+    from xtc.frontend.onnx import import_model
+    from xtc.remarks import collect_remarks
 
     if progress is not None:
         progress("import", 0, _steps(options.opt_level))
@@ -363,8 +358,9 @@ def model_cache_key(
 
     import llvmlite.binding as llvm_binding
 
+    from xtc.analysis.host_cpu import host_cpu_features, host_cpu_name
+    from xtc.driver.compile_settings import serial_model_iterations
     from xtc.runtime.compile_cache import file_digest, xtc_source_digest
-    from xtc.runtime.llvm_jit import host_cpu, host_features
     from xtc.runtime.toolchain import GOLD, TOOLCHAIN_VARIABLE
 
     try:
@@ -378,7 +374,7 @@ def model_cache_key(
         "plugins": _plugins_digest(),
         "model": model_digest,
         "input_shapes": {k: list(v) for k, v in sorted((input_shapes or {}).items())},
-        "target": [target, llvm_binding.get_process_triple(), host_cpu(), host_features()],
+        "target": [target, llvm_binding.get_process_triple(), host_cpu_name(), host_cpu_features()],
         "opt_level": opt_level,
         "serial_below": serial_model_iterations(),
         "tuning_records": records,
@@ -392,17 +388,18 @@ def _model_digest(model: onnx.ModelProto | str | os.PathLike[str]) -> str:
     it names (a model without any says no `location`: no need to parse it)."""
     import hashlib
 
-    from onnx.external_data_helper import ExternalDataInfo, _get_all_tensors, uses_external_data
-
-    from xtc.runtime.compile_cache import file_digest
-
-    if isinstance(model, onnx.ModelProto):
+    if not isinstance(model, (str, os.PathLike)):  # a ModelProto
         return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
     path = Path(model)
     with _file_bytes(path) as raw:
         digest = hashlib.sha256(raw)
         names_files = raw.find(b"location") >= 0
     if names_files:
+        import onnx
+        from onnx.external_data_helper import ExternalDataInfo, _get_all_tensors, uses_external_data
+
+        from xtc.runtime.compile_cache import file_digest
+
         parsed = onnx.load_model_from_string(path.read_bytes())
         for tensor in _get_all_tensors(parsed):
             if uses_external_data(tensor):
@@ -469,7 +466,8 @@ def _cached_model(store: CompileCache, key: str) -> CompiledModel | None:
 
     with entry:
         try:
-            return read_archive(entry, store.path_of(MODELS, key), mark_hit)
+            # the entry's checksum covered the archive: its library is not hashed again
+            return read_archive(entry, store.path_of(MODELS, key), mark_hit, verified=True)
         except ArtifactError:
             pass
     store.path_of(MODELS, key).unlink(missing_ok=True)
@@ -574,6 +572,11 @@ def _compile_graph(
         start_units,
     )
     from xtc.driver.pipelines import apply_pipeline
+    from xtc.driver.scheduling import (
+        record_when_scheduled,
+        runs_serial,
+        schedule_kernels_by_function,
+    )
     from xtc.driver.textual_ir import module_to_text
     from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
     from xtc.remarks import collect_remarks, count_by_category
@@ -771,6 +774,8 @@ VERIFY_EACH_VARIABLE = "XTC_VERIFY_EACH"
 def _kernel_names(module: ModuleOp, entry: str) -> list[str]:
     """The names of the module's kernels (functions with a body but the
     model's), in order."""
+    from xdsl.dialects.func import FuncOp
+
     return [
         op.sym_name.data
         for op in module.ops
@@ -816,6 +821,8 @@ def tensor_specs(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
 
 
 def _spec(name: str, t: Any) -> TensorSpec:
+    from xdsl.dialects.builtin import TensorType
+
     from xtc.dialects.graph.constant import numpy_dtype
 
     if not isinstance(t, TensorType):
@@ -824,12 +831,16 @@ def _spec(name: str, t: Any) -> TensorSpec:
 
 
 def _result_name(main: FuncOp, index: int) -> str:
+    from xdsl.dialects.builtin import StringAttr
+
     attrs = main.res_attrs.data[index].data if main.res_attrs else {}
     name = attrs.get("graph.name")
     return name.data if isinstance(name, StringAttr) else f"output{index}"
 
 
 def _arena_sizes(module: ModuleOp, entry: str) -> dict[str, int]:
+    from xdsl.dialects.builtin import IntegerAttr
+
     from xtc import interp
 
     main = interp.entry_function(module, entry)
@@ -842,9 +853,9 @@ def _arena_sizes(module: ModuleOp, entry: str) -> dict[str, int]:
 
 
 def _model_name(model: Any) -> str:
-    if isinstance(model, onnx.ModelProto):
-        return model.graph.name or "model"
-    return Path(os.fspath(model)).stem
+    if isinstance(model, (str, os.PathLike)):
+        return Path(os.fspath(model)).stem
+    return model.graph.name or "model"  # a ModelProto
 
 
 def _check_request(

@@ -32,7 +32,6 @@ this process when `jobs` is 1.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 import types
@@ -53,30 +52,9 @@ if TYPE_CHECKING:
     from xtc.runtime.compile_cache import CompileCache
     from xtc.runtime.library import KernelObject
 
-JOBS_VARIABLE = "XTC_COMPILE_JOBS"
 KERNELS = "kernels"
 """The compile cache's kind of kernel objects."""
 LOWERING = "convert-tir-to-llvm"
-
-
-class JobsError(ValueError):
-    """A bad XTC_COMPILE_JOBS or --jobs."""
-
-
-def compile_jobs(asked: int | None = None) -> int:
-    """How many worker processes compile kernels: `asked`, else
-    XTC_COMPILE_JOBS, else the CPU count."""
-    if asked is None:
-        text = os.environ.get(JOBS_VARIABLE, "").strip()
-        if not text:
-            return os.cpu_count() or 1
-        try:
-            asked = int(text)
-        except ValueError:
-            raise JobsError(f"{JOBS_VARIABLE} must be a positive integer, got {text!r}") from None
-    if asked < 1:
-        raise JobsError(f"compile jobs must be a positive integer, got {asked}")
-    return asked
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from xtc.dialects.tir import ForOp
+from xtc.driver.compile_settings import SERIAL_CALL_ITERATIONS, serial_model_iterations
 from xtc.driver.errors import CompileError
 from xtc.runtime.timing import NO_TIMER, Timer
 
@@ -23,41 +24,6 @@ if TYPE_CHECKING:
 
     from xtc.driver.records import Record, TuningRecords
     from xtc.ops.schedules import KernelSchedule
-
-SERIAL_MODEL_ITERATIONS = 1 << 25
-"""A model whose kernels run fewer innermost iterations than this in all
-(about 0.2 ms of vector work) runs every loop serial: its kernels are too
-small for a fork and join each (1-2 µs), and its few large ones come so
-far apart that the pool's threads have gone to sleep (a wake-up on a busy
-host takes milliseconds). Measured on the LSTM bench model (1.5e7
-iterations, 2 cores): 0.33 ms serial, 1.2 ms with its parallel loops,
-0.5 ms with only its two input projections parallel but 16-44 ms in one
-run of three; every other bench model has over 1e8. The environment's
-XTC_SERIAL_MODEL_ITERATIONS replaces it (0: no model runs serial)."""
-SERIAL_VARIABLE = "XTC_SERIAL_MODEL_ITERATIONS"
-SERIAL_CALL_ITERATIONS = 1 << 16
-"""...and whose kernel calls run fewer than this each, on average: a
-model of one or a few larger kernels (a single op: a 400k-element swish,
-a 2048x1000 GEMV) keeps its threads, which halve its time (bench/ops.py's
-one-node models ran 1.7-2.5x onnxruntime serial). The LSTM averages about
-4e4 per call."""
-
-
-def serial_model_iterations() -> int:
-    """The bound under which a model runs serial: XTC_SERIAL_MODEL_ITERATIONS,
-    else SERIAL_MODEL_ITERATIONS."""
-    import os
-
-    text = os.environ.get(SERIAL_VARIABLE, "").strip()
-    if not text:
-        return SERIAL_MODEL_ITERATIONS
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise CompileError(f"{SERIAL_VARIABLE} must be a count of iterations, got {text!r}")
-    return value
 
 
 def loop_iterations(loop: ForOp) -> int:

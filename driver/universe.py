@@ -13,16 +13,16 @@ in the environment would break every xtc command).
 from __future__ import annotations
 
 import functools
-import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable
 from importlib.metadata import EntryPoint, entry_points
-from typing import TextIO
 
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
+
+from xtc.plugin_warnings import PluginWarning
 
 
 def get_graph_dialect() -> Dialect:
@@ -399,10 +399,6 @@ XTC_TARGETS = {
 XTC_UNIVERSE = Universe(all_dialects=XTC_DIALECTS, all_passes=XTC_PASSES, all_targets=XTC_TARGETS)
 
 
-class PluginWarning(UserWarning):
-    """An `xdsl.universe` plugin that xtc skips."""
-
-
 OWN_ENTRY_POINTS = ("xdsl", "xtc")
 """Entry point names whose universes xtc takes directly, never by loading
 the entry point (a stale or shadowing one of these names cannot break xtc)."""
@@ -463,27 +459,6 @@ def merge_universes(plugins: Iterable[EntryPoint]) -> Universe:
         if universe is not None:
             _merge_plugin(merged, plugin, universe)
     return merged
-
-
-def report_plugin_warnings_as(program: str) -> None:
-    """Makes a PluginWarning print as one line, `<program>: warning: ...`,
-    as command-line tools report (other warnings print as Python does)."""
-    show = warnings.showwarning
-
-    def show_warning(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: TextIO | None = None,
-        line: str | None = None,
-    ) -> None:
-        if issubclass(category, PluginWarning):
-            print(f"{program}: warning: {message}", file=file or sys.stderr)
-        else:
-            show(message, category, filename, lineno, file, line)
-
-    warnings.showwarning = show_warning
 
 
 def _skip(plugin: EntryPoint, why: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME, STATUS_FAULT, STATUS_OK
+from xtc.runtime.native_abi import ABI_VERSION, LIBRARY_NAME, STATUS_FAULT, STATUS_OK
 
 FORMAT = "xtc-model"
 FORMAT_VERSION = 1

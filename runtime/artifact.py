@@ -32,7 +32,7 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from xtc.runtime.archive import (
     FORMAT,
@@ -44,15 +44,17 @@ from xtc.runtime.archive import (
     write_archive,
     write_manifest,
 )
-from xtc.runtime.cuda_model import CudaModel, cuda_members, open_cuda_model
-from xtc.runtime.library import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.model import CompiledModel, TensorSpec
+from xtc.runtime.native_abi import ABI_VERSION, LIBRARY_NAME
 from xtc.runtime.specialized_model import (
     SpecializedModel,
     is_specialized,
     open_specialized,
     specialized_members,
 )
+
+if TYPE_CHECKING:
+    from xtc.runtime.cuda_model import CudaModel
 
 
 def export_artifact(model: CompiledModel, path: Path) -> Path:
@@ -79,11 +81,15 @@ def read_archive(
     where: str | Path,
     edit: Callable[[dict[str, Any]], None] | None = None,
     device: str = "cuda",
+    *,
+    verified: bool = False,
 ) -> CompiledModel | CudaModel | SpecializedModel:
     """The model in the artifact that the open file `source` holds from its
     current position (`where` names it in messages), checked and loaded;
     `edit(manifest)` may change the manifest first (it is written back). A
-    CUDA artifact is a CudaModel on `device`."""
+    CUDA artifact is a CudaModel on `device`. With `verified` (the caller
+    checked the archive's bytes: a compile-cache entry's checksum), a CPU
+    model's library is not hashed again against its manifest."""
     owner = tempfile.TemporaryDirectory(prefix="xtc-model-")
     directory = Path(owner.name)
     try:
@@ -94,8 +100,8 @@ def read_archive(
         if is_specialized(manifest):
             return open_specialized(directory, manifest, _opener(device), owner)
         if _is_cuda(manifest):
-            return open_cuda_model(directory, manifest, owner, device)
-        return open_model(directory, manifest, owner)
+            return _open_cuda_model(directory, manifest, owner, device)
+        return open_model(directory, manifest, owner, verified=verified)
     except BaseException:
         owner.cleanup()
         raise
@@ -106,15 +112,28 @@ def _opener(device: str) -> Callable[[Path, dict[str, Any]], CompiledModel | Cud
 
     def open_any(directory: Path, manifest: dict[str, Any]) -> CompiledModel | CudaModel:
         if _is_cuda(manifest):
-            return open_cuda_model(directory, manifest, None, device)
+            return _open_cuda_model(directory, manifest, None, device)
         return open_model(directory, manifest)
 
     return open_any
 
 
-def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> CompiledModel:
+def _open_cuda_model(
+    directory: Path, manifest: dict[str, Any], owner: Any, device: str
+) -> CudaModel:
+    """runtime/cuda_model.py's open_cuda_model, imported for a CUDA
+    artifact only (it imports xDSL's gpu dialect; a CPU model needs none)."""
+    from xtc.runtime.cuda_model import open_cuda_model
+
+    return open_cuda_model(directory, manifest, owner, device)
+
+
+def open_model(
+    directory: Path, manifest: dict[str, Any], owner: Any = None, *, verified: bool = False
+) -> CompiledModel:
     """A CompiledModel over `directory` (holding the artifact's files) once
-    the library checks out against `manifest` and this machine."""
+    the library checks out against `manifest` (its sha256, unless the
+    caller `verified` the files) and this machine."""
     where = str(directory)
     try:
         inputs = [TensorSpec.from_json(e) for e in manifest["inputs"]]
@@ -125,7 +144,7 @@ def open_model(directory: Path, manifest: dict[str, Any], owner: Any = None) -> 
     except (KeyError, TypeError, ValueError) as e:
         raise ArtifactError(f"{where}: malformed manifest ({type(e).__name__}: {e})") from None
     library = directory / LIBRARY_NAME
-    if sha256_of(library) != expected_sha:
+    if not verified and sha256_of(library) != expected_sha:
         raise ArtifactError(
             "the library in the artifact is corrupt (its sha256 does not match "
             "the manifest's): recompile the model"
@@ -198,7 +217,11 @@ def _members(manifest: dict[str, Any]) -> list[str]:
             return specialized_members(manifest)
     except (KeyError, TypeError, AttributeError) as e:
         raise ArtifactError(f"malformed manifest ({type(e).__name__}: {e})") from None
-    return list(cuda_members(manifest) if _is_cuda(manifest) else MEMBERS)
+    if not _is_cuda(manifest):
+        return list(MEMBERS)
+    from xtc.runtime.cuda_model import cuda_members
+
+    return list(cuda_members(manifest))
 
 
 def _is_cuda(manifest: dict[str, Any]) -> bool:
@@ -231,12 +254,12 @@ def _check_machine(triple: str, features: str) -> None:
     features this CPU lacks (it would stop on an illegal instruction)."""
     import llvmlite.binding as llvm_binding
 
-    from xtc.runtime.llvm_jit import host_features
+    from xtc.analysis.host_cpu import host_cpu_features
 
     host_triple = llvm_binding.get_process_triple()
     if triple.split("-")[0] != host_triple.split("-")[0]:
         raise ArtifactError(f"the model was compiled for {triple}, this machine is {host_triple}")
-    have = {f[1:] for f in host_features().split(",") if f.startswith("+")}
+    have = {f[1:] for f in host_cpu_features().split(",") if f.startswith("+")}
     needs = {f[1:] for f in features.split(",") if f.startswith("+")}
     missing = sorted(needs - have)
     if missing:

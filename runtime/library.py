@@ -58,6 +58,7 @@ from xtc.runtime.faults import (
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import global_bytes, translate_module, with_runtime_functions
 from xtc.runtime.llvm_jit import NUM_THREADS_GLOBAL, CpuTarget, uses_libgomp
+from xtc.runtime.native_abi import ABI_VERSION, LIBRARY_NAME, STATUS_FAULT, STATUS_OK
 from xtc.runtime.timing import NO_TIMER, Timer
 from xtc.runtime.toolchain import (
     Assembly,
@@ -70,15 +71,7 @@ from xtc.runtime.toolchain import (
 )
 from xtc.runtime.work_sharing import FUNCTIONS as WORK_SHARING_FUNCTIONS
 
-ABI_VERSION = 2
-"""What `xtc_abi_version()` returns: bumped when `xtc_run`'s contract changes
-(2: a non-zero status for a run-time fault, and `xtc_last_error`)."""
-STATUS_OK = 0
-STATUS_FAULT = 1
-"""`xtc_run`'s statuses: the run completed; a run-time check failed (the
-outputs then hold unspecified values; `xtc_last_error()` says why)."""
 MODEL_FUNCTION = "main"
-LIBRARY_NAME = "model.so"
 WEIGHT_ALIGNMENT = 64
 
 

@@ -31,7 +31,6 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import prod
 
 import llvmlite.binding as llvm_binding
 import numpy as np
@@ -45,46 +44,21 @@ from xtc.runtime.errors import InputError
 from xtc.runtime.faults import FALLBACK, clear_fault, fault_message
 from xtc.runtime.float_builtins import link_float_builtins
 from xtc.runtime.llvm_ir import llvm_ir
+from xtc.runtime.native_abi import (  # noqa: F401 - aligned_copy and aligned_empty re-exported
+    ALIGNMENT,
+    aligned_copy,
+    aligned_empty,
+    is_aligned,
+    num_threads_from_environment,
+)
 from xtc.runtime.toolchain import OPENMP_SYMBOL, ToolchainError, find_openmp
-
-ALIGNMENT = 64
-"""Byte alignment of every buffer passed to native code."""
 
 _SYMBOLS_FROM_LIBM = ("erff", "erf", "tanhf", "expm1f", "log1pf", "cbrtf", "asinhf")
 _SYMBOLS_FROM_LIBC = ("aligned_alloc", "free", "memcpy", "memset", "snprintf")
 _LIBGOMP_PREFIXES = ("GOMP_", "omp_")
-NUM_THREADS_VARIABLE = "XTC_NUM_THREADS"
 NUM_THREADS_GLOBAL = "xtc_num_threads"
 """The i32 global of a module with parallel loops holding their team size
 (see xtc.lowering.tir_lower_parallel)."""
-
-
-# ------------------------------------------------------------------ arrays
-
-
-def aligned_empty(shape: Sequence[int] | int, dtype: np.typing.DTypeLike) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data is 64-byte aligned."""
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    element = np.dtype(dtype)
-    nbytes = prod(dims) * element.itemsize
-    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-    start = (-raw.ctypes.data) % ALIGNMENT
-    return np.ndarray(dims, element, raw, start)
-
-
-def aligned_copy(array: np.ndarray) -> np.ndarray:
-    """A 64-byte aligned C-contiguous copy of `array`."""
-    array = np.asarray(array)
-    copy = aligned_empty(array.shape, array.dtype)
-    np.copyto(copy, array)
-    return copy
-
-
-def is_aligned(array: np.ndarray) -> bool:
-    """C-contiguous with 64-byte aligned data (an empty array always is)."""
-    if array.size == 0:
-        return True
-    return bool(array.flags.c_contiguous) and array.ctypes.data % ALIGNMENT == 0
 
 
 # ------------------------------------------------------------ the host CPU
@@ -183,25 +157,6 @@ def _make_libgomp_visible() -> None:
         raise ToolchainError(
             f"the OpenMP runtime {runtime.load_name} ({runtime.origin}) cannot be loaded: {e}"
         ) from None
-
-
-class ThreadCountError(ValueError):
-    """XTC_NUM_THREADS is set to something other than a positive integer."""
-
-
-def num_threads_from_environment() -> int | None:
-    """XTC_NUM_THREADS as a thread count; None when it is not set. Refuses
-    (ThreadCountError, a ValueError naming the variable) anything but a
-    positive integer."""
-    text = os.environ.get(NUM_THREADS_VARIABLE)
-    if text is None:
-        return None
-    if not text.strip().isdecimal() or int(text) < 1:
-        raise ThreadCountError(
-            f"{NUM_THREADS_VARIABLE} must be a positive integer (the number of threads "
-            f"parallel loops use), got {text!r}"
-        )
-    return int(text)
 
 
 def _parse_for(module: ModuleOp, machine: llvm_binding.TargetMachine) -> llvm_binding.ModuleRef:

@@ -27,7 +27,7 @@ import numpy as np
 
 from xtc.runtime.archive import write_archive
 from xtc.runtime.errors import InputError
-from xtc.runtime.llvm_jit import (
+from xtc.runtime.native_abi import (
     aligned_copy,
     aligned_empty,
     is_aligned,

@@ -24,7 +24,7 @@ from xtc.frontend.converters import CONVERTERS, load_builtin_converters
 from xtc.frontend.onnx import OnnxImportError, import_model, supported_ops
 from xtc.ops import COMPUTE_RULES, load_builtin_compute_rules
 from xtc.driver.textual_ir import module_to_text, parse_module
-from xtc.driver.universe import PluginWarning
+from xtc.plugin_warnings import PluginWarning
 
 CUBE_PLUGIN = """
 from typing import ClassVar

@@ -44,11 +44,21 @@ if TYPE_CHECKING:
     from xtc.remarks import Remark
 
 
+def _input_shapes(text: str | None) -> dict[str, list[int]] | None:
+    """--input-shapes as a dict, None when not given (the ONNX frontend is
+    imported only then: a compile-cache hit needs none)."""
+    if not text:
+        return None
+    from xtc.frontend.onnx import parse_input_shapes
+
+    return parse_input_shapes(text)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from xtc.driver.textual_ir import module_to_text
-    from xtc.frontend.onnx import import_model, parse_input_shapes
+    from xtc.frontend.onnx import import_model
 
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    shapes = _input_shapes(args.input_shapes)
     text = module_to_text(import_model(args.model, shapes))
     if args.output:
         with open(args.output, "w") as f:
@@ -72,14 +82,13 @@ def _refuse_textual_ir(path: str, expected: str) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from xtc.driver.compiler import CompileError, compile_model
-    from xtc.frontend.onnx import parse_input_shapes
     from xtc.runtime.specialized_model import SpecializedModel
     from xtc.runtime.timing import NO_TIMER, Timer
 
     _refuse_textual_ir(args.model, "an ONNX model")
     if args.target == "cuda":
         return compile_for_cuda(args)
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    shapes = _input_shapes(args.input_shapes)
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     stages = [s.strip() for s in args.dump_ir.split(",") if s.strip()] if args.dump_ir else []
     dumped: list[Path] = []
@@ -209,13 +218,12 @@ def compile_for_cuda(args: argparse.Namespace) -> int:
     from xtc.driver.compiler import CompileError
     from xtc.driver.cuda import compile_cuda, compile_cuda_model, cuda_pipeline
     from xtc.driver.specializing import CompilingSpecializedModel
-    from xtc.frontend.onnx import parse_input_shapes
 
     given = [o for o in CPU_ONLY_OPTIONS if getattr(args, o)]
     if given:
         option = "--" + given[0].replace("_", "-")
         raise CompileError(f"{option} is not supported with --target cuda yet")
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    shapes = _input_shapes(args.input_shapes)
     output = Path(args.output or Path(args.model).with_suffix(".tar").name)
     started = time.perf_counter()
     if output.suffix == ".ptx" and args.specialize:
@@ -404,12 +412,11 @@ def _top_table(name: str, output: Any, count: int) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from xtc.frontend.onnx import parse_input_shapes
     from xtc.tune.measure import MeasureOptions
     from xtc.tune.tuning import tune_model
 
     _refuse_textual_ir(args.model, "an ONNX model")
-    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else None
+    shapes = _input_shapes(args.input_shapes)
     records = args.output or str(Path(args.model).with_suffix(".records.jsonl").name)
     options = MeasureOptions(
         threads=args.threads or _deployment_threads(), flush_cache=args.flush_cache
@@ -739,7 +746,7 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from xtc.driver.universe import report_plugin_warnings_as
+    from xtc.plugin_warnings import report_plugin_warnings_as
 
     report_plugin_warnings_as("xtc")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -781,8 +788,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from xtc.runtime.compile_cache import CacheError
     from xtc.runtime.cuda_driver import CudaError
     from xtc.runtime.library import LibraryError
-    from xtc.runtime.llvm_jit import ThreadCountError
     from xtc.runtime.model import InputError
+    from xtc.runtime.native_abi import ThreadCountError
     from xtc.tune.tuning import TuneError
 
     return (

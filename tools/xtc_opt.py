@@ -38,12 +38,8 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from xtc.driver.textual_ir import LocatingParser, module_to_text
-from xtc.driver.universe import (
-    XTC_PASSES,
-    multiverse,
-    plugin_dialect_factories,
-    report_plugin_warnings_as,
-)
+from xtc.driver.universe import XTC_PASSES, multiverse, plugin_dialect_factories
+from xtc.plugin_warnings import report_plugin_warnings_as
 from xtc.remarks import Remark, collect_remarks
 from xtc.tools.diagnostics import Diagnostic, check_diagnostics, parse_expectations
 from xtc.tools.pass_docs import (

@@ -518,8 +518,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     from xtc.driver.compiler import CompileError
     from xtc.interp import InterpreterError, RunTimeFault
-    from xtc.runtime.llvm_jit import ThreadCountError, UnresolvedSymbolError
+    from xtc.runtime.llvm_jit import UnresolvedSymbolError
     from xtc.runtime.model import InputError
+    from xtc.runtime.native_abi import ThreadCountError
 
     return (
         RunError,
@@ -544,7 +545,7 @@ def _first_line(e: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from xtc.driver.universe import report_plugin_warnings_as
+    from xtc.plugin_warnings import report_plugin_warnings_as
 
     report_plugin_warnings_as("xtc-run")
     args = build_parser().parse_args(argv)

@@ -517,7 +517,8 @@ def test_model_iterations_count_every_kernel_call(monkeypatch: pytest.MonkeyPatc
     model under the bound runs serial (with a remark), at the bound not."""
     from xtc import remarks
     from xtc.driver.pipelines import apply_pipeline
-    from xtc.driver.scheduling import SERIAL_VARIABLE, model_iterations, runs_serial
+    from xtc.driver.compile_settings import SERIAL_VARIABLE
+    from xtc.driver.scheduling import model_iterations, runs_serial
     from xtc.driver.textual_ir import parse_module
 
     module = apply_pipeline(parse_module(ITERATIONS_TEXT), "convert-graph-to-te,convert-te-to-tir")
@@ -537,7 +538,7 @@ def test_a_model_of_one_larger_kernel_keeps_its_threads(monkeypatch: pytest.Monk
     """A one-node model under the model bound whose kernel runs
     SERIAL_CALL_ITERATIONS or more (a 64x32x32 relu: 65536) stays
     parallel by default; one of half that size runs serial."""
-    from xtc.driver.scheduling import SERIAL_CALL_ITERATIONS, SERIAL_VARIABLE
+    from xtc.driver.compile_settings import SERIAL_CALL_ITERATIONS, SERIAL_VARIABLE
 
     monkeypatch.delenv(SERIAL_VARIABLE, raising=False)
     for rows, parallel in ((32, True), (16, False)):
@@ -565,7 +566,7 @@ def test_a_model_too_small_for_threads_runs_serial(
     make no loop parallel, in one module or in kernel units; the bound is
     part of the compile cache's key, so a parallel compile of the same model
     is not the serial one from the cache; both give the same answer."""
-    from xtc.driver.scheduling import SERIAL_VARIABLE
+    from xtc.driver.compile_settings import SERIAL_VARIABLE
 
     model = resnet_like(widths=(4, 8), image=16)
     x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)

@@ -13,14 +13,13 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from xtc.driver.compile_settings import JOBS_VARIABLE, compile_jobs
 from xtc.driver.compiler import CompileError, compile_model
 from xtc.driver.kernel_units import (
-    JOBS_VARIABLE,
     KERNELS,
     KernelUnit,
     UnitPlan,
     UnitResult,
-    compile_jobs,
     split_kernel_units,
     start_units,
 )

@@ -249,7 +249,7 @@ def test_stacked_lstm_compiled_matches_onnxruntime(
     it answers as onnxruntime; each layer's R is transposed once for all its
     steps, so the weights stay the model's size (a copy per step was 24 more
     R here)."""
-    from xtc.driver.scheduling import SERIAL_VARIABLE
+    from xtc.driver.compile_settings import SERIAL_VARIABLE
     from xtc.tools.model_builders import lstm_classifier
 
     if serial:

@@ -17,7 +17,8 @@ from xtc import interp
 from xtc.dialects.tir import ForOp
 from xtc.frontend.onnx import import_model
 from xtc.ops.schedules import default_schedule
-from xtc.driver.compiler import compile_graph, schedule_kernels
+from xtc.driver.compiler import compile_graph
+from xtc.driver.scheduling import schedule_kernels
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module
 

@@ -46,7 +46,7 @@ def test_untuned_schedules_are_the_recorded_ones(model: str) -> None:
     """The default config of every template gives, step for step, the
     schedule the heuristics gave before they became templates (recorded
     in tests/ops/data/default_pipelines.json from the bench models)."""
-    from xtc.driver.compiler import schedule_kernels
+    from xtc.driver.scheduling import schedule_kernels
 
     module, entry = tir_model(MODELS[model]())
     # Steps only: verifying after each (the default) took 3.0 of ResNet-50's 3.6 s.
@@ -60,7 +60,7 @@ def test_no_parallel_loop_of_resnet18_starts_more_than_the_launches_allowed() ->
     the Winograd stages, whose first loop of PARALLEL_ITERATIONS lies inside
     up to 144 iterations of the transform positions' loops, run their
     outer loops fused in parallel instead."""
-    from xtc.driver.compiler import schedule_kernels
+    from xtc.driver.scheduling import schedule_kernels
 
     module, entry = tir_model(MODELS["resnet18"]())
     steps = schedule_kernels(module, entry, verify_each=False)

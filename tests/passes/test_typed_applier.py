@@ -23,7 +23,8 @@ from xtc.frontend.onnx import import_model
 from xtc.lowering.convert_tir_to_llvm import STAGE_NAMES
 from xtc.lowering.convert_to_llvm import Externals, LowerCompare, LowerNegf
 from xtc.passes.typed_applier import TypedPatternApplier, matched_types
-from xtc.driver.compiler import pipeline, schedule_kernels
+from xtc.driver.compiler import pipeline
+from xtc.driver.scheduling import schedule_kernels
 from xtc.tools.model_builders import resnet_like
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import module_to_text, parse_module

@@ -10,7 +10,8 @@ import onnx
 import pytest
 from xdsl.dialects.func import FuncOp
 
-from xtc.driver.compiler import pipeline, schedule_kernels
+from xtc.driver.compiler import pipeline
+from xtc.driver.scheduling import schedule_kernels
 from xtc.driver.pipelines import apply_pipeline, pipeline_steps
 from xtc.frontend.onnx import import_model
 from xtc.interp import entry_function

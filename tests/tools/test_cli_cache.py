@@ -57,6 +57,41 @@ def test_a_hit_runs_as_the_compile_it_replaces(tmp_path: Path) -> None:
     np.testing.assert_array_equal(reloaded.run({"data": x})[0], first.run({"data": x})[0])
 
 
+LIGHT_HIT = """
+import sys
+
+import numpy as np
+
+import xtc
+from xtc.tools.cli import main
+
+try:
+    main(["compile", sys.argv[1], "-o", sys.argv[2]])
+except SystemExit as stop:
+    assert not stop.code, stop.code
+xtc.load(sys.argv[2]).run({"data": np.ones((1, 3, 16, 16), np.float32)})
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("xdsl", "onnx")))
+print(sorted(m for m in sys.modules if m.startswith(("xtc.frontend", "xtc.dialects", "xtc.passes"))))
+"""
+
+
+def test_a_hit_imports_no_compiler(tmp_path: Path) -> None:
+    """`xtc compile` answered from the cache, and the model loaded and run,
+    import neither xDSL nor ONNX nor a dialect or a pass of xtc: what a warm
+    compile costs is the model's hash and its artifact's bytes."""
+    path = tmp_path / "m.onnx"
+    onnx.save(small_model(), path)
+    xtc.compile(path)
+    done = subprocess.run(
+        [sys.executable, "-c", LIGHT_HIT, str(path), str(tmp_path / "m.tar")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "(from the compile cache)" in done.stderr
+    assert done.stdout.splitlines() == ["[]", "[]"]
+
+
 def test_the_key_names_every_input_of_the_compile(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx"
     onnx.save(small_model(), path)
