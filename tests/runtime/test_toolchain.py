@@ -535,7 +535,9 @@ def test_each_linker_links_a_model_computing_what_onnxruntime_does(
     linker: Linker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model's library is the same whichever linker links it: cc with
-    its default linker (GNU ld), cc with gold, zig cc (lld)."""
+    its default linker (GNU ld), cc with gold, zig cc (lld); none writes a
+    build ID (a hash of the whole library, weights and all, that nothing
+    reads: gold took 0.35 s of a 0.4 s ResNet-50 link computing it)."""
     import onnxruntime as ort
 
     from xtc.runtime import library
@@ -547,6 +549,7 @@ def test_each_linker_links_a_model_computing_what_onnxruntime_does(
     assert compiled.manifest["toolchain"]["linker"] == linker.to_json()
     expected = ort.InferenceSession(model.SerializeToString()).run(None, {"data": x})[0]
     np.testing.assert_allclose(compiled.run([x])[0], expected, rtol=1e-4, atol=1e-4)
+    assert b".note.gnu.build-id" not in (compiled.directory / "model.so").read_bytes()
 
 
 def test_undefined_symbols_are_read_from_lld_and_gnu_ld() -> None:
