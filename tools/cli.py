@@ -390,7 +390,7 @@ def _run_inputs(
 def _filled(spec: Any, mode: str, rng: Any) -> Any:
     import numpy as np
 
-    from xtc.dialects.graph.constant import is_float_dtype
+    from xtc.dtypes import is_float_dtype
 
     if mode == "zeros":
         return np.zeros(spec.shape, spec.dtype)

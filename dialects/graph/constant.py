@@ -13,7 +13,7 @@ here because constant data is part of the IR.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import ClassVar, cast
 
 import ml_dtypes
 import numpy as np
@@ -67,20 +67,6 @@ NARROW_DTYPES: dict[Attribute, np.dtype[np.generic]] = {
 """The element types numpy lacks, with their ml_dtypes dtype: one element a
 byte (bf16 two), the sub-byte integers in the low bits of their byte."""
 _NARROW_TYPES = {dtype: t for t, dtype in NARROW_DTYPES.items()}
-
-
-def is_float_dtype(dtype: np.dtype[Any]) -> bool:
-    """Whether `dtype` is a float: numpy's, or ml_dtypes' (bf16, float8,
-    float4), which numpy counts as void ('V')."""
-    if dtype.kind == "f":
-        return True
-    if dtype.kind != "V":
-        return False
-    try:
-        ml_dtypes.finfo(dtype)
-    except ValueError:
-        return False
-    return True
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype[np.generic]:

@@ -41,7 +41,8 @@ from xtc.dialects.graph.base import (
     str_attr,
     type_str,
 )
-from xtc.dialects.graph.constant import element_type_of, is_float_dtype, numpy_dtype
+from xtc.dialects.graph.constant import element_type_of, numpy_dtype
+from xtc.dtypes import is_float_dtype
 from xtc.frontend.converters import Node, converts
 
 Outputs = Sequence[SSAValue | None]

@@ -28,7 +28,8 @@ from xtc.dialects.graph.base import (
     op_props,
     shape_of,
 )
-from xtc.dialects.graph.constant import is_float_dtype, numpy_dtype
+from xtc.dialects.graph.constant import numpy_dtype
+from xtc.dtypes import is_float_dtype
 
 Array = np.ndarray[Any, np.dtype[Any]]
 

@@ -10,7 +10,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 
 from xtc.dialects.graph import reduce as r
 from xtc.dialects.graph.base import axis_in_range, get_bool, get_int, op_props, shape_of
-from xtc.dialects.graph.constant import is_float_dtype
+from xtc.dtypes import is_float_dtype
 
 Args = tuple[Any, ...]
 
