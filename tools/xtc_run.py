@@ -51,7 +51,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import ParseError
 
-from xtc.dialects.graph.constant import is_float_dtype
+from xtc.dtypes import is_float_dtype
 from xtc.tools.tool_exit import exit_unexpected, fail
 
 FILL_MODES = ("random", "zeros", "ones")

@@ -75,7 +75,8 @@ try:
 except SystemExit as stop:
     assert not stop.code, stop.code
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("xdsl", "onnx")))
-print(sorted(m for m in sys.modules if m.startswith(("xtc.frontend", "xtc.dialects", "xtc.passes"))))
+rooms = ("xtc.frontend", "xtc.dialects", "xtc.passes")
+print(sorted(m for m in sys.modules if m.startswith(rooms)))
 """
 
 
