@@ -9,7 +9,8 @@ weight transformed once, here, at compile time.
   transformed input of at most 16 MiB (MAX_TRANSFORMED_BYTES) ->
   `graph.winograd_conv2d(x, U, Bᵀ, Aᵀ)`, U = G W Gᵀ laid out
   α×α×K/b×C×b, Bᵀ and Aᵀ constants. m is 4 (α = 6, 4× fewer products)
-  unless 2 (α = 4, 2.25×) wastes less on the last, partial tiles.
+  unless 2 (α = 4, 2.25×) wastes less on the last, partial tiles, or
+  F(4, 3) would make too few tiles to use its weights well (MIN_GEMM_ROWS).
 
 Expects: graph-level IR after graph-block-activations (the convs blocked).
 Produces: the same graph with those convs replaced; the old weights become
@@ -98,15 +99,27 @@ TRANSFORMS = {
 ±2) and ∞."""
 
 
-def tile_size(height: int, width: int) -> int:
-    """m for an output of height × width: 4, unless F(2, 3)'s products over
-    its whole tiles are fewer (a 14×14 output: 16 F(4) tiles of 36 products
-    against 49 F(2) tiles of 16)."""
+MIN_GEMM_ROWS = 32
+"""The fewest F(4, 3) tiles taken: the batched product reads each of its
+transformed weights (4× the conv's) once per tile, and with fewer tiles it
+waits on them. Measured on ResNet-50's 3×3 convs in the model (Intel Xeon,
+2 threads, share of the run): at 14×14 (16 F(4) tiles of 256 channels)
+F(4, 3) took 11.5-12.5%, F(2, 3) 9.7-10.0% and the direct conv 11.8-12.1%;
+at 28×28 (49 F(4) tiles) F(4, 3) took 4.2-4.4% where F(2, 3) took 5.4-5.6%."""
 
-    def products(m: int) -> int:
-        return -(-height // m) * -(-width // m) * (m + 2) ** 2
 
-    return min((4, 2), key=products)
+def tile_size(height: int, width: int, batch: int = 1) -> int:
+    """m for an output of batch × height × width: 4, unless F(4, 3) makes
+    fewer than MIN_GEMM_ROWS tiles (a 14×14 output: 16), or F(2, 3)'s
+    products over its whole tiles are fewer (a 2×2 output: one tile of 16
+    against one of 36)."""
+
+    def tiles(m: int) -> int:
+        return batch * -(-height // m) * -(-width // m)
+
+    if tiles(4) < MIN_GEMM_ROWS:
+        return 2
+    return min((4, 2), key=lambda m: tiles(m) * (m + 2) ** 2)
 
 
 def transformed_weight(weight: np.ndarray, transforms: Transforms) -> np.ndarray:
@@ -159,7 +172,7 @@ def takes(op: Conv2dOp, min_size: int = MIN_SIZE) -> bool:
     _, channels, kh, kw, _ = shape_of(op.weight.type)
     if (kh, kw) != (3, 3) or min(height, width) < min_size:
         return False
-    m = tile_size(height, width)
+    m = tile_size(height, width, batch)
     tiles = batch * -(-height // m) * -(-width // m)
     return (m + 2) ** 2 * channels * tiles * 4 <= MAX_TRANSFORMED_BYTES
 
@@ -179,8 +192,8 @@ class ConvToWinograd(RewritePattern):
         assert isinstance(weight, ConstantOp)  # takes() checked it
         array = weight.view()
         props = op_props(op)
-        _, _, height, width, _ = shape_of(op.output.type)
-        transforms = TRANSFORMS[tile_size(height, width)]
+        batch, _, height, width, _ = shape_of(op.output.type)
+        transforms = TRANSFORMS[tile_size(height, width, batch)]
         ops = [
             ConstantOp.from_array(transformed_weight(array, transforms), "weight_winograd"),
             ConstantOp.from_array(transforms.input.astype(np.float32), "winograd_input"),

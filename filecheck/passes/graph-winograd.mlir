@@ -4,18 +4,29 @@
 
 // ZERO: error: graph-winograd: min_size must be at least 1, got 0
 
-// An 8x8 output: F(4x4, 3x3), four tiles; the weight transformed to 6x6
+// A 24x24 output: F(4x4, 3x3), 36 tiles; the weight transformed to 6x6
 // products per channel pair, Bᵀ (6x6) and Aᵀ (4x6) constants, the padding
 // and the layout kept.
 // CHECK-LABEL: func.func @winograd
 // CHECK-NEXT:    %[[U:.*]] = graph.constant dense_resource<weight_winograd> : tensor<6x6x1x4x4xf32>
 // CHECK-NEXT:    %[[BT:.*]] = graph.constant dense_resource<winograd_input> : tensor<6x6xf32>
 // CHECK-NEXT:    %[[AT:.*]] = graph.constant dense_resource<winograd_output> : tensor<4x6xf32>
-// CHECK-NEXT:    %[[Y:.*]] = graph.winograd_conv2d %x, %[[U]], %[[BT]], %[[AT]] {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x1x8x8x4xf32>, tensor<6x6x1x4x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x1x8x8x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.winograd_conv2d %x, %[[U]], %[[BT]], %[[AT]] {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x1x24x24x4xf32>, tensor<6x6x1x4x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x1x24x24x4xf32>
 // CHECK-NEXT:    func.return %[[Y]]
 // SMALL-LABEL: func.func @winograd
 // SMALL:         graph.winograd_conv2d
-func.func @winograd(%x: tensor<1x1x8x8x4xf32>) -> tensor<1x1x8x8x4xf32> {
+func.func @winograd(%x: tensor<1x1x24x24x4xf32>) -> tensor<1x1x24x24x4xf32> {
+  %w = graph.constant dense<0.5> : tensor<1x4x3x3x4xf32>
+  %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x1x24x24x4xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x1x24x24x4xf32>
+  func.return %c : tensor<1x1x24x24x4xf32>
+}
+
+// An 8x8 output makes four F(4x4) tiles, too few to use their weights well
+// (MIN_GEMM_ROWS): F(2x2, 3x3), 16 tiles of 4x4 products.
+// CHECK-LABEL: func.func @few_tiles
+// CHECK:         graph.constant dense_resource<weight_winograd{{.*}}> : tensor<4x4x1x4x4xf32>
+// CHECK:         graph.winograd_conv2d {{.*}} -> tensor<1x1x8x8x4xf32>
+func.func @few_tiles(%x: tensor<1x1x8x8x4xf32>) -> tensor<1x1x8x8x4xf32> {
   %w = graph.constant dense<0.5> : tensor<1x4x3x3x4xf32>
   %c = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"} : (tensor<1x1x8x8x4xf32>, tensor<1x4x3x3x4xf32>) -> tensor<1x1x8x8x4xf32>
   func.return %c : tensor<1x1x8x8x4xf32>

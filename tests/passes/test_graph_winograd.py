@@ -53,9 +53,11 @@ def test_transformed_weight_is_g_w_gt_per_channel_pair(m: int) -> None:
         np.testing.assert_allclose(u[:, :, k, c, lane], want, rtol=2e-7, atol=1e-7)
 
 
-def test_tile_size_takes_the_fewer_products() -> None:
+def test_tile_size_takes_the_fewer_products_of_enough_tiles() -> None:
     assert tile_size(56, 56) == 4  # 14x14 tiles of 36 against 28x28 of 16
-    assert tile_size(14, 14) == 4  # 16 partial F(4) tiles of 36 against 49 of 16
+    assert tile_size(28, 28) == 4  # 49 partial F(4) tiles of 36 against 196 of 16
+    assert tile_size(14, 14) == 2  # 16 F(4) tiles: too few (MIN_GEMM_ROWS)
+    assert tile_size(14, 14, batch=2) == 4  # 32 F(4) tiles: enough
     assert tile_size(2, 2) == 2  # one tile either way: 16 products against 36
 
 
