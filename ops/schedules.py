@@ -20,7 +20,9 @@ Every top-level loop nest of the kernel gets one recipe:
   divides: a 28-wide row two vectors of 14, not seven of 4; or any more
   lanes, when a window is read at a stride: a 56-wide row of a stride-2
   max pool four vectors of 14, not seven of 8); the next spatial
-  loop is register-blocked by up to 12 rows for two vectors, 14 for one
+  loop (or, where an operand is read along both it and the vector loop,
+  the innermost that none is: a Winograd input transform's positions, not
+  its tile columns) is register-blocked by up to 12 rows for two vectors, 14 for one
   (the largest dividing count; a 13-wide row gets one vector of 13 rows, the
   block's second vector an outer loop; 8 rows of two vectors when fewer
   than 4 divide, a 111-wide row; the rows no tile height divides peeled
@@ -944,7 +946,8 @@ def nest_template(func: str, nest: Nest) -> NestTemplate:
                 return MicroKernelTemplate(func, nest, row, None, vector, found[1])
             others = [loop for loop in nest.spatial if loop is not vector]
             if others and others[-1].extent >= 2:
-                return MicroKernelTemplate(func, nest, vector, found[1])
+                rows = _rows_loop(nest, vector, others)
+                return MicroKernelTemplate(func, nest, vector, found[1], rows)
             if vector.extent // columns[1] >= 2:
                 return VectorBlocksTemplate(func, nest, vector, columns[1])
     elif nest.store is not None:
@@ -1521,6 +1524,48 @@ def _panel_argument(nest: Nest, vector: ForOp, width: int) -> int | None:
         panel = size // max(1, op.memref.type.get_shape()[-1]) * width
         return op.memref.index if 0 < panel <= PANEL_BYTES else None
     return None
+
+
+def _rows_loop(nest: Nest, vector: ForOp, others: list[ForOp]) -> ForOp:
+    """The register tile's rows: the last spatial loop of `others` (the
+    loops but the vector loop), unless an operand the reduction reads is
+    indexed by both it and the vector loop, which a tile loads once per
+    row and vector each step; then the innermost loop of two iterations or
+    more that no operand is indexed by along with the vector loop, when
+    there is one. A Winograd input transform, rows[a, .., j, lane] = Σ_i
+    Bᵀ[a, i] x[.., i, j, lane], tiles the positions a, not the tile
+    columns j: two vector loads a step where there were twelve."""
+
+    def paired(loop: ForOp) -> bool:
+        return any(
+            vector.induction_variable in variables and loop.induction_variable in variables
+            for variables in read
+        )
+
+    innermost = nest.spatial[-1]
+    read = [
+        set().union(*(_index_variables(index) for index in op.indices))
+        for op in innermost.body.walk()
+        if isinstance(op, memref.LoadOp) and _inside_reduction(op, innermost)
+    ]
+    if not paired(others[-1]):
+        return others[-1]
+    unpaired = (loop for loop in reversed(others) if loop.extent >= 2 and not paired(loop))
+    return next(unpaired, others[-1])
+
+
+def _index_variables(index: SSAValue) -> set[SSAValue]:
+    """The loop variables an index is computed from, through any ops."""
+    found: set[SSAValue] = set()
+    pending = [index]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, BlockArgument):
+            if isinstance(value.block.parent_op(), ForOp):
+                found.add(value)
+        elif isinstance(value.owner, Operation):
+            pending.extend(value.owner.operands)
+    return found
 
 
 def _rows_argument(nest: Nest, block: ForOp) -> tuple[int, int] | None:

@@ -398,6 +398,42 @@ def test_pointwise_conv_vectors_run_along_the_output_row(kernel: str, tile: list
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def winograd_text() -> str:
+    """F(4x4, 3x3) over an 8x8 NCHW16c map, 32 channels in and out."""
+    x, u = "tensor<1x2x8x8x16xf32>", "tensor<6x6x2x32x16xf32>"
+    matrices = "tensor<6x6xf32>, tensor<4x6xf32>"
+    return f"""
+func.func @main(%x: {x}, %u: {u}, %bt: tensor<6x6xf32>, %at: tensor<4x6xf32>) -> {x} {{
+  %y = graph.winograd_conv2d %x, %u, %bt, %at {{padding = array<i64: 1, 1, 1, 1>,
+    data_layout = "NCHW16c"}} : ({x}, {u}, {matrices}) -> {x}
+  func.return %y : {x}
+}}
+"""
+
+
+def test_a_winograd_transform_tiles_the_positions_its_input_does_not_vary_along() -> None:
+    """The input transform's two stages, rows[a, .., j, lane] = Σ_i Bᵀ[a, i]
+    x[.., i, j, lane] and v[a, β, .., p, lane] = Σ_j Bᵀ[β, j] rows[a, .., p,
+    j, lane], take the positions (a, then β) as the register tile's rows:
+    the input is indexed by the lanes and by the tile column j (tile p),
+    and a tile over those would load it once per row and vector each step.
+    The products (rows over the tiles p), the output transform's rows (its
+    positions v) and the output (its columns) keep the last spatial loop,
+    which no operand reads along with the lanes, or (the output) no other
+    loop avoids. The default config keeps the numbers natively."""
+    module, function, inputs, expected = the_kernel(winograd_text(), native=True)
+    schedule = kernel_schedule(function)
+    rows = [
+        template.block.loop_name.data
+        for template in schedule.templates
+        if isinstance(template, MicroKernelTemplate)
+    ]
+    assert rows == ["i0_1", "i1_2", "i4_3", "i4_4", "i3_5"]
+    steps = schedule.steps(schedule.default())
+    for got, want in zip(run_native(applied_as_main(module, steps), inputs), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_default_configs_are_points_of_their_spaces() -> None:
     for text in NATIVE_KERNELS.values():
         schedule = kernel_schedule(kernel_alone(text)[1])
