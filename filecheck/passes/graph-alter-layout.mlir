@@ -115,6 +115,28 @@ func.func @dense_shared_weight(%x: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<
   func.return %z, %s : tensor<1x2xf32>, tensor<2x2xf32>
 }
 
+// A dense of one row over K >= 1024 inputs (MIN_ROW_REDUCTION: a classifier
+// at batch 1) keeps its N×K weight, each output one contiguous row; one of
+// 1023 inputs is a matmul.
+// CHECK-LABEL: func.func @dense_one_long_row
+// CHECK-NEXT:    %[[W:.*]] = graph.constant dense<5.000000e-01> : tensor<3x1024xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.dense %x, %[[W]] : (tensor<1x1024xf32>, tensor<3x1024xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @dense_one_long_row(%x: tensor<1x1024xf32>) -> tensor<1x3xf32> {
+  %w = graph.constant dense<0.5> : tensor<3x1024xf32>
+  %y = graph.dense %x, %w : (tensor<1x1024xf32>, tensor<3x1024xf32>) -> tensor<1x3xf32>
+  func.return %y : tensor<1x3xf32>
+}
+
+// CHECK-LABEL: func.func @dense_one_shorter_row
+// CHECK:         graph.matmul %x, %{{.*}} : (tensor<1x1023xf32>, tensor<1023x3xf32>) -> tensor<1x3xf32>
+// CHECK-NOT:     graph.dense
+func.func @dense_one_shorter_row(%x: tensor<1x1023xf32>) -> tensor<1x3xf32> {
+  %w = graph.constant dense<0.5> : tensor<3x1023xf32>
+  %y = graph.dense %x, %w : (tensor<1x1023xf32>, tensor<3x1023xf32>) -> tensor<1x3xf32>
+  func.return %y : tensor<1x3xf32>
+}
+
 // CHECK-LABEL: func.func @dense_variable_weight
 // CHECK-NEXT:    graph.dense %x, %w
 func.func @dense_variable_weight(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
