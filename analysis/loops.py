@@ -46,6 +46,16 @@ def constant_int(value: SSAValue) -> int | None:
     return None
 
 
+def depends_on(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is `index` or computed from it, through any ops."""
+    if value == index:
+        return True
+    owner = value.owner
+    return isinstance(owner, Operation) and any(
+        depends_on(operand, index) for operand in owner.operands
+    )
+
+
 def constant_float(value: SSAValue) -> float | None:
     """The value of a float arith.constant, None for another value."""
     owner = value.owner

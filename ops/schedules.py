@@ -88,7 +88,7 @@ from xdsl.dialects.builtin import IntegerType, MemRefType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from xtc.analysis.loops import constant_int
+from xtc.analysis.loops import constant_int, depends_on
 from xtc.analysis.types import ElementSizeError, element_bytes
 from xtc.dialects.tir import ForOp
 from xtc.ops.space import Config, Knob, KnobValue, Space, prefixed
@@ -1538,13 +1538,14 @@ def _rows_loop(nest: Nest, vector: ForOp, others: list[ForOp]) -> ForOp:
 
     def paired(loop: ForOp) -> bool:
         return any(
-            vector.induction_variable in variables and loop.induction_variable in variables
-            for variables in read
+            any(depends_on(index, vector.induction_variable) for index in load.indices)
+            and any(depends_on(index, loop.induction_variable) for index in load.indices)
+            for load in loads
         )
 
     innermost = nest.spatial[-1]
-    read = [
-        set().union(*(_index_variables(index) for index in op.indices))
+    loads = [
+        op
         for op in innermost.body.walk()
         if isinstance(op, memref.LoadOp) and _inside_reduction(op, innermost)
     ]
@@ -1552,20 +1553,6 @@ def _rows_loop(nest: Nest, vector: ForOp, others: list[ForOp]) -> ForOp:
         return others[-1]
     unpaired = (loop for loop in reversed(others) if loop.extent >= 2 and not paired(loop))
     return next(unpaired, others[-1])
-
-
-def _index_variables(index: SSAValue) -> set[SSAValue]:
-    """The loop variables an index is computed from, through any ops."""
-    found: set[SSAValue] = set()
-    pending = [index]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, BlockArgument):
-            if isinstance(value.block.parent_op(), ForOp):
-                found.add(value)
-        elif isinstance(value.owner, Operation):
-            pending.extend(value.owner.operands)
-    return found
 
 
 def _rows_argument(nest: Nest, block: ForOp) -> tuple[int, int] | None:

@@ -40,7 +40,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import Rewriter
 
-from xtc.analysis.loops import constant_int
+from xtc.analysis.loops import constant_int, depends_on
 from xtc.analysis.walk import ops_within, ops_within_reversed
 from xtc.dialects.tir import ForOp
 from xtc.passes.tir_loops import (
@@ -161,15 +161,6 @@ def _affine(value: SSAValue, index: SSAValue, start: int, end: int) -> Affine | 
     return larger if isinstance(owner, arith.MaxSIOp) else smaller
 
 
-def _depends_on(value: SSAValue, index: SSAValue) -> bool:
-    if value == index:
-        return True
-    owner = value.owner
-    return isinstance(owner, Operation) and any(
-        _depends_on(operand, index) for operand in owner.operands
-    )
-
-
 def _index_shift(value: SSAValue, index: SSAValue, start: int, end: int) -> int | None:
     """c when `value` is `index - start + c` all over [start, end)."""
     affine = _affine(value, index, start, end)
@@ -182,7 +173,7 @@ def _index_signature(
     """("fixed", the value or constant) for an index that does not depend
     on `index`; ("shift", c) for one that is `index - start + c` all over
     [start, end); None for another."""
-    if not _depends_on(value, index):
+    if not depends_on(value, index):
         constant = constant_int(value)
         return ("fixed", value if constant is None else constant)
     shift = _index_shift(value, index, start, end)
@@ -436,7 +427,7 @@ def _shared_loads(
         loads = [value.owner for value in chosen if isinstance(value.owner, memref.LoadOp)]
         assert len(loads) == len(chosen), "equal signatures: every range chooses a load"
         shifts = [
-            _index_shift(i, index, start, end) if _depends_on(i, index) else None
+            _index_shift(i, index, start, end) if depends_on(i, index) else None
             for i in loads[0].indices
         ]
         shared.append((loads, shifts))
