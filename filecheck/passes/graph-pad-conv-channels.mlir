@@ -1,8 +1,10 @@
 // RUN: xtc-opt %s -p 'graph-pad-conv-channels{multiple=4},dce' | filecheck %s
 // RUN: xtc-opt %s -p graph-pad-conv-channels,dce | filecheck %s --check-prefix=SIXTEEN
 // RUN: not xtc-opt %s -p 'graph-pad-conv-channels{multiple=0}' 2>&1 | filecheck %s --check-prefix=ZERO
+// RUN: not xtc-opt %s -p 'graph-pad-conv-channels{block=0}' 2>&1 | filecheck %s --check-prefix=NOBLOCK
 
 // ZERO: error: graph-pad-conv-channels: multiple must be at least 1, got 0
+// NOBLOCK: error: graph-pad-conv-channels: block must be at least 1, got 0
 
 // 11 output channels computed as 12 (one zero channel: at most 1/8 of 11),
 // the 12th sliced off; strides and padding kept.
@@ -44,4 +46,33 @@ func.func @conv_kept(%x: tensor<1x2x3x3xf32>, %v: tensor<11x2x1x1xf32>) -> (tens
   %d = graph.conv2d %x, %g {groups = 2 : i64} : (tensor<1x2x3x3xf32>, tensor<18x1x1x1xf32>) -> tensor<1x18x3x3xf32>
   %e = graph.conv2d %x, %v : (tensor<1x2x3x3xf32>, tensor<11x2x1x1xf32>) -> tensor<1x11x3x3xf32>
   func.return %c, %d, %e : tensor<1x3x3x3xf32>, tensor<1x18x3x3xf32>, tensor<1x11x3x3xf32>
+}
+
+// 1000 channels take a whole activation block, 1024 (24 zero channels: at
+// most 1/32 of 1000), whatever the multiple.
+// CHECK-LABEL: func.func @conv_block
+// CHECK-NEXT:    %[[W:.*]] = graph.constant {{.*}} : tensor<1024x1x1x1xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %[[W]] : (tensor<1x1x2x2xf32>, tensor<1024x1x1x1xf32>) -> tensor<1x1024x2x2xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %[[C]] {starts = array<i64: 0>, ends = array<i64: 1000>, axes = array<i64: 1>} : (tensor<1x1024x2x2xf32>) -> tensor<1x1000x2x2xf32>
+// CHECK-NEXT:    func.return %[[S]]
+// SIXTEEN-LABEL: func.func @conv_block
+// SIXTEEN:         graph.conv2d {{.*}} -> tensor<1x1024x2x2xf32>
+func.func @conv_block(%x: tensor<1x1x2x2xf32>) -> tensor<1x1000x2x2xf32> {
+  %w = graph.constant dense<1.5> : tensor<1000x1x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<1000x1x1x1xf32>) -> tensor<1x1000x2x2xf32>
+  func.return %c : tensor<1x1000x2x2xf32>
+}
+
+// 200 channels would take 24 zero ones for a block (more than 1/32): with
+// the default multiple, 208 (8 zero ones, at most 1/8); 4 divides 200.
+// CHECK-LABEL: func.func @conv_vector
+// CHECK-NOT:     graph.slice
+// CHECK:         func.return
+// SIXTEEN-LABEL: func.func @conv_vector
+// SIXTEEN:         graph.conv2d {{.*}} -> tensor<1x208x2x2xf32>
+// SIXTEEN-NEXT:    graph.slice {{.*}} -> tensor<1x200x2x2xf32>
+func.func @conv_vector(%x: tensor<1x1x2x2xf32>) -> tensor<1x200x2x2xf32> {
+  %w = graph.constant dense<2.5> : tensor<200x1x1x1xf32>
+  %c = graph.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<200x1x1x1xf32>) -> tensor<1x200x2x2xf32>
+  func.return %c : tensor<1x200x2x2xf32>
 }

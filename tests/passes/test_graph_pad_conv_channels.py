@@ -37,6 +37,14 @@ def test_padded_channels() -> None:
     assert padded_channels(120, 16) == 128  # 8 for 120: at most 1/8
 
 
+def test_padded_channels_take_a_whole_block_that_costs_little() -> None:
+    assert padded_channels(1000, 16, 32) == 1024  # 24 zero channels: at most 1/32
+    assert padded_channels(1008, 16, 32) == 1024
+    assert padded_channels(1024, 16, 32) is None
+    assert padded_channels(200, 16, 32) == 208  # 24 for a block: more than 1/32
+    assert padded_channels(144, 16, 32) is None  # a multiple of 16; 160 is 1/9 more
+
+
 def _classifier(c_in: int, c_out: int, side: int, k: int, seed: int) -> onnx.ModelProto:
     """SqueezeNet's head: conv with bias, relu, global average pool, flatten."""
     rng = np.random.default_rng(seed)
@@ -75,7 +83,7 @@ def test_padded_classifier_matches_onnxruntime(
     module = import_model(model)
     apply_pipeline(module, "graph-pad-conv-channels,graph-sink-slice,dce")
     text = module_to_text(module)
-    padded = padded_channels(c_out, 16)
+    padded = padded_channels(c_out, 16, 32)
     if padded is not None:
         # The slice went past the bias, relu and pool: right before flatten.
         assert f"tensor<1x{padded}x1x1xf32>) -> tensor<1x{c_out}x1x1xf32>" in text
