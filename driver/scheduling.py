@@ -95,11 +95,19 @@ def schedule_kernels(
     verify_each: bool = True,
     timer: Timer = NO_TIMER,
     serial: bool = False,
+    verify: bool = True,
 ) -> list[str]:
     """schedule_kernels_by_function's steps in one list, in order: the
     schedule part of the pipeline."""
     applied = schedule_kernels_by_function(
-        module, entry, records, tuned, verify_each=verify_each, timer=timer, serial=serial
+        module,
+        entry,
+        records,
+        tuned,
+        verify_each=verify_each,
+        timer=timer,
+        serial=serial,
+        verify=verify,
     )
     return [step for steps in applied.values() for step in steps]
 
@@ -113,6 +121,7 @@ def schedule_kernels_by_function(
     verify_each: bool = True,
     timer: Timer = NO_TIMER,
     serial: bool = False,
+    verify: bool = True,
 ) -> dict[str, list[str]]:
     """Schedules each kernel on a module of its own (small to verify): the
     best record of its workload when `records` has one (each tuned kernel
@@ -120,10 +129,11 @@ def schedule_kernels_by_function(
     a step a primitive refuses ends that nest's recipe and leaves the
     kernel as the steps before left it. Returns the steps applied to each
     kernel, by name, in the module's order. Each kernel is verified after
-    each step (`verify_each`) or once, scheduled; `timer` gets each kind of
-    step's time. With `serial` (see runs_serial), no step makes a loop
-    parallel. A record that does not fit its kernel any more is a
-    CompileError, never dropped."""
+    each step (`verify_each`) or once, scheduled (not at all with `verify`
+    false: a compile unit verifies its kernel once, at the end of its tir
+    passes); `timer` gets each kind of step's time. With `serial` (see
+    runs_serial), no step makes a loop parallel. A record that does not fit
+    its kernel any more is a CompileError, never dropped."""
     from xdsl.utils.exceptions import DiagnosticException
 
     from xtc.driver.pipelines import apply_pipeline
@@ -170,7 +180,7 @@ def schedule_kernels_by_function(
                         scratch = _replayed(kernel, steps)
                         break
                     steps.append(step)
-        if not verify_each:
+        if verify and not verify_each:
             with timer.scope("verify"):
                 scratch.verify()
         scheduled = scratch.body.block.first_op
