@@ -214,7 +214,9 @@ def _grouped_channel(
 @compute_rule(nn.Conv2dOp)
 def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     """out[n, o, y, x] = Σ_{c, i, j} xpad[n, g·C/g + c, y·sh + i·dh, x·sw + j·dw]
-    · w[o, c, i, j], g the group of o; padding is a zero-padded stage."""
+    · w[o, c, i, j], g the group of o; padding is a zero-padded stage. An
+    input in NCHW<b>c (groups = 1) is read as xpad[n, c / b, ..., c mod b],
+    summed block by block."""
     x, w = inputs
     out_block = nn.channel_block(nn.out_layout(op.properties))
     if out_block is not None:
@@ -223,6 +225,7 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     layout = nn.kernel_layout(op.properties)
     o, cg, kh, kw = nn.conv2d_weight_oihw(w.shape, layout)
     block = nn.output_block(layout)
+    input_block = nn.channel_block(nn.data_layout(op.properties))
     window = _window(op, (kh, kw))
     groups = get_int(op_props(op), "groups")
     (sh, sw), (dh, dw) = window.strides, window.dilation
@@ -230,18 +233,31 @@ def conv2d(k: KernelBuilder, op: GraphOp, inputs: list[Tensor]) -> list[Tensor]:
     acc = accumulator_type(element_type)
 
     def element(b: Expr, oc: Expr, y: Expr, xx: Expr) -> Expr:
-        def term(c: Expr, i: Expr, j: Expr) -> Expr:
-            channel = _grouped_channel(oc, o // groups, cg, groups, c, block)
-            value = padded[b, channel, affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
+        def times_weight(value: Expr, c: ExprLike, i: Expr, j: Expr) -> Expr:
             if layout == "IHWO":
-                weight = w[c, i, j, oc]
+                weight = w[[c, i, j, oc]]
             elif block is not None:
-                weight = w[oc // block, c, i, j, oc % block]
+                weight = w[[oc // block, c, i, j, oc % block]]
             else:
-                weight = w[oc, c, i, j]
+                weight = w[[oc, c, i, j]]
             return convert(value, acc) * convert(weight, acc)
 
-        return convert(k.reduce("sum", (cg, kh, kw), term), element_type)
+        def tap(i: Expr, j: Expr) -> list[ExprLike]:
+            return [affine((y, sh), (i, dh)), affine((xx, sw), (j, dw))]
+
+        def term(c: Expr, i: Expr, j: Expr) -> Expr:
+            channel = _grouped_channel(oc, o // groups, cg, groups, c, block)
+            return times_weight(padded[[b, channel, *tap(i, j)]], c, i, j)
+
+        def blocked_term(cb: Expr, ci: Expr, i: Expr, j: Expr) -> Expr:
+            value = padded[[b, cb, *tap(i, j), ci]]
+            return times_weight(value, affine((cb, input_block), (ci, 1)), i, j)
+
+        if input_block is not None:
+            total = k.reduce("sum", (cg // input_block, input_block, kh, kw), blocked_term)
+        else:
+            total = k.reduce("sum", (cg, kh, kw), term)
+        return convert(total, element_type)
 
     return [k.compute(shape, element_type, element)]
 

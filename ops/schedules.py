@@ -1202,10 +1202,13 @@ def _channel_block_loop(nest: Nest) -> ForOp | None:
 def _weight_stream(nest: Nest, weights: memref.LoadOp | None) -> tuple[str, int, int] | None:
     """(the loop over a channel block's channels, the weight argument, the
     weight bytes a step of that loop reads per column) of a nest reading a
-    blocked activation (`_channel_block_loop`) and its `weights`; None
-    otherwise."""
+    blocked activation (`_channel_block_loop`) and its `weights`, a load of
+    the reduction; None otherwise (a conv writing NCHW, whose weights the
+    vector loop indexes through a division: `_weight_load` finds its bias)."""
     channels = _channel_block_loop(nest)
     if weights is None or channels is None:
+        return None
+    if not _inside_reduction(weights, nest.spatial[-1]):
         return None
     assert isinstance(weights.memref, BlockArgument)
     try:

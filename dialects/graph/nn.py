@@ -418,11 +418,12 @@ class Conv2dOp(GraphOp):
     channel o at [o / b, ..., o mod b] (what graph-alter-layout makes, so
     that output channels are contiguous). `data_layout` is the input's
     layout, `out_layout` the output's: both "NCHW" (the default), both
-    "NCHW<b>c" (N×C/b×H×W×b -> N×O/b×OH×OW×b), or an NCHW input and an
-    NCHW<b>c output (a stem conv whose C is not a multiple of b); a blocked
-    output needs groups = 1, or a depthwise conv (groups = C = O) on a
-    blocked input, and a weight in "OIHW<b>o" (what graph-block-activations
-    makes)."""
+    "NCHW<b>c" (N×C/b×H×W×b -> N×O/b×OH×OW×b), an NCHW input and an
+    NCHW<b>c output (a stem conv whose C is not a multiple of b), or an
+    NCHW<b>c input and an NCHW output with groups = 1 (a conv whose O is
+    no multiple of b, reading blocked activations); a blocked output needs
+    groups = 1, or a depthwise conv (groups = C = O) on a blocked input,
+    and a weight in "OIHW<b>o" (what graph-block-activations makes)."""
 
     FUSION_KIND: ClassVar[OpPattern | None] = OpPattern.ANCHOR
 
@@ -473,10 +474,10 @@ class Conv2dOp(GraphOp):
             )
         result = out_layout(props)
         block = channel_block(result)
-        if layout not in ("NCHW", result):
+        if layout not in ("NCHW", result) and (result != "NCHW" or groups != 1):
             raise ShapeError(
                 f"{cls.name}: data_layout {layout} with out_layout {result}: a blocked "
-                "input needs an output blocked alike"
+                "input needs an output blocked alike, or an NCHW output with groups=1"
             )
         depthwise = groups == c == o and layout == result
         if block is not None and (

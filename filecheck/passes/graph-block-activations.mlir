@@ -228,3 +228,35 @@ func.func @wide_window(%x: tensor<1x8x8x8xf32>, %w1: tensor<2x8x1x1x4xf32>, %w5:
   %d = graph.conv2d %c, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x8x8x8xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x8x8xf32>
   func.return %d : tensor<1x8x8x8xf32>
 }
+
+// A conv of 2 output channels (its weight blocked by 2: no whole block of
+// 4) that is the only reader of a blocked pool reads it blocked and writes
+// NCHW, the region's end without a transform back. By default too: both
+// convs are 1x1, and the one transform moves less than half of what they
+// write.
+// CHECK-LABEL: func.func @unblocked_output_reader
+// CHECK-NEXT:    %[[X:.*]] = graph.layout_transform %x {src_layout = "NCHW", dst_layout = "NCHW4c"} : (tensor<1x4x4x4xf32>) -> tensor<1x1x4x4x4xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %[[X]], %w1 {kernel_layout = "OIHW4o", data_layout = "NCHW4c", out_layout = "NCHW4c"}
+// CHECK-NEXT:    %[[P:.*]] = graph.max_pool2d %[[C]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.conv2d %[[P]], %w2 {kernel_layout = "OIHW2o", data_layout = "NCHW4c"} : (tensor<1x2x2x2x4xf32>, tensor<1x8x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT:    func.return %[[S]]
+// PAYS-LABEL: func.func @unblocked_output_reader
+// PAYS:         graph.conv2d %{{.*}}, %w2 {kernel_layout = "OIHW2o", data_layout = "NCHW4c"}
+func.func @unblocked_output_reader(%x: tensor<1x4x4x4xf32>, %w1: tensor<2x4x1x1x4xf32>, %w2: tensor<1x8x1x1x2xf32>) -> tensor<1x2x2x2xf32> {
+  %c = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x4x4x4xf32>, tensor<2x4x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  %p = graph.max_pool2d %c {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+  %s = graph.conv2d %p, %w2 {kernel_layout = "OIHW2o"} : (tensor<1x8x2x2xf32>, tensor<1x8x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+  func.return %s : tensor<1x2x2x2xf32>
+}
+
+// Beside another reader it reads NCHW: blocked, it would join the other
+// reader's region to its producer's (GoogLeNet's first module to its stem).
+// CHECK-LABEL: func.func @unblocked_output_reader_beside_another
+// CHECK:         graph.conv2d %{{.*}}, %w2 {kernel_layout = "OIHW2o"} : (tensor<1x8x2x2xf32>, tensor<1x8x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+func.func @unblocked_output_reader_beside_another(%x: tensor<1x4x4x4xf32>, %w1: tensor<2x4x1x1x4xf32>, %w2: tensor<1x8x1x1x2xf32>, %w3: tensor<2x8x1x1x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x8x2x2xf32>) {
+  %c = graph.conv2d %x, %w1 {kernel_layout = "OIHW4o"} : (tensor<1x4x4x4xf32>, tensor<2x4x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+  %p = graph.max_pool2d %c {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+  %s = graph.conv2d %p, %w2 {kernel_layout = "OIHW2o"} : (tensor<1x8x2x2xf32>, tensor<1x8x1x1x2xf32>) -> tensor<1x2x2x2xf32>
+  %t = graph.conv2d %p, %w3 {kernel_layout = "OIHW4o"} : (tensor<1x8x2x2xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x2x2xf32>
+  func.return %s, %t : tensor<1x2x2x2xf32>, tensor<1x8x2x2xf32>
+}

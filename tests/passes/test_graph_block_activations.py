@@ -32,7 +32,7 @@ PASSES = "graph-block-activations{block=4 always=true},dce"
 
 def test_filecheck_cases_keep_their_outputs() -> None:
     cases = filecheck_cases(FILECHECK)
-    assert len(cases) == 11
+    assert len(cases) == 13
     for text in cases:
         assert_pipeline_preserves_outputs(text, PASSES)
 
@@ -200,27 +200,32 @@ def test_a_resnet_runs_blocked_and_matches_onnxruntime() -> None:
 def test_a_mobilenet_runs_its_depthwise_convs_blocked_and_matches_onnxruntime() -> None:
     """MobileNet-v2's depthwise convs on blocks of 32 channels run on
     NCHW32c activations (their weights blocked alike), so the 1x1 convs
-    between them are blocked too: from the first block of 96 channels on,
-    one region, but for block 1's 24-channel projection and the 144-channel
-    blocks after it (not multiples of 32), which stay NCHW; the compiled
-    model matches onnxruntime."""
+    between them are blocked too: the stem and its depthwise conv, read by
+    the 16-channel projection, and from the first block of 96 channels on,
+    one region, but for the 144-channel blocks (not multiples of 32), which
+    stay NCHW; the projections to 16 and 24 channels read blocked
+    activations and write NCHW; the compiled model matches onnxruntime."""
     model = mobilenet_v2(image=32, classes=10)
     text = blocked_graph(model)
     convs = [line for line in text.splitlines() if "graph.conv2d" in line]
     depthwise = [line for line in convs if "groups = 1 :" not in line]
     assert (len(convs), len(depthwise)) == (52, 17)
-    assert sum('out_layout = "NCHW32c"' in line for line in convs) == 43
-    assert sum('out_layout = "NCHW32c"' in line for line in depthwise) == 14
-    assert text.count("graph.layout_transform") == 2
+    assert sum('out_layout = "NCHW32c"' in line for line in convs) == 45
+    assert sum('out_layout = "NCHW32c"' in line for line in depthwise) == 15
+    reading_blocked = [line for line in convs if 'data_layout = "NCHW32c"}' in line]
+    assert len(reading_blocked) == 2
+    assert text.count("graph.layout_transform") == 1
     assert_matches_onnxruntime(model)
 
 
 def test_densenet_and_squeezenet_concats_run_blocked_and_match_onnxruntime() -> None:
     """A concat along the channels of blocked tensors, each of whole blocks,
     is blocked too (along the blocks): a DenseNet of growth 32 is one
-    blocked region, every concat of it blocked; SqueezeNet's fire modules
-    (their 1x1 and 3x3 expands concatenated) from 64 channels on; both
-    compiled models match onnxruntime."""
+    blocked region, every concat of it blocked; so are SqueezeNet's fire
+    modules (their 1x1 and 3x3 expands concatenated), whose squeeze convs
+    of 16 and 48 channels and classifier (10 classes) read the blocked
+    concats and pools and write NCHW: no transform is left; both compiled models
+    match onnxruntime."""
     dense = densenet(blocks=(2, 2), growth=32, stem=64, image=32, classes=10)
     text = blocked_graph(dense)
     concats = [line for line in text.splitlines() if "graph.concat" in line]
@@ -231,7 +236,8 @@ def test_densenet_and_squeezenet_concats_run_blocked_and_match_onnxruntime() -> 
     squeeze = squeezenet(image=32, classes=10)
     text = blocked_graph(squeeze)
     concats = [line for line in text.splitlines() if "graph.concat" in line]
-    assert sum("x32xf32>) ->" in line for line in concats) == 6
+    assert len(concats) == 8 and all("x32xf32>) ->" in line for line in concats)
+    assert "graph.layout_transform" not in text
     assert_matches_onnxruntime(squeeze)
 
 

@@ -488,9 +488,9 @@ func.func @layout_transform_channels(%x: tensor<1x6x4x4xf32>) -> tensor<1x2x4x4x
 
 // -----
 
-func.func @conv2d_blocked_input_unblocked_output(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32> {
-  // expected-error @+1 {{'graph.conv2d' op data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked alike}}
-  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o", data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<2x8x1x1x4xf32>) -> tensor<1x8x4x4xf32>
+func.func @conv2d_blocked_input_unblocked_output_grouped(%x: tensor<1x2x4x4x4xf32>, %w: tensor<2x4x1x1x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'graph.conv2d' op data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked alike, or an NCHW output with groups=1}}
+  %0 = graph.conv2d %x, %w {kernel_layout = "OIHW4o", data_layout = "NCHW4c", groups = 2 : i64} : (tensor<1x2x4x4x4xf32>, tensor<2x4x1x1x4xf32>) -> tensor<1x8x4x4xf32>
   func.return %0 : tensor<1x8x4x4xf32>
 }
 

@@ -25,6 +25,15 @@ func.func @blocked_activations(%x: tensor<1x8x4x4xf32>, %w: tensor<2x8x3x3x4xf32
   func.return %3 : tensor<1x8x2x2xf32>
 }
 
+// A conv whose output channels are no whole block reads blocked activations
+// and writes NCHW.
+// CHECK-LABEL: func.func @blocked_input_unblocked_output
+func.func @blocked_input_unblocked_output(%x: tensor<1x2x4x4x4xf32>, %w: tensor<3x8x1x1xf32>) -> tensor<1x3x4x4xf32> {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %0 = graph.conv2d %x, %w {data_layout = "NCHW4c"} : (tensor<1x2x4x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<1x3x4x4xf32>
+  func.return %0 : tensor<1x3x4x4xf32>
+}
+
 // CHECK-LABEL: func.func @winograd
 func.func @winograd(%x: tensor<1x2x8x8x4xf32>, %u: tensor<6x6x3x8x4xf32>, %bt: tensor<6x6xf32>, %at: tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32> {
   // CHECK: graph.winograd_conv2d %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, data_layout = "NCHW4c"} : (tensor<1x2x8x8x4xf32>, tensor<6x6x3x8x4xf32>, tensor<6x6xf32>, tensor<4x6xf32>) -> tensor<1x3x8x8x4xf32>

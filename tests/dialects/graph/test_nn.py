@@ -748,9 +748,19 @@ REFUSED: list[tuple[type[nn.GraphOp], list[Attribute], dict[str, Attribute], str
     ),
     (
         nn.Conv2dOp,
-        [t(1, 2, 4, 4, 4), t(2, 8, 1, 1, 4)],
-        {"kernel_layout": str_attr("OIHW4o"), "data_layout": str_attr("NCHW4c")},
-        r"data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked alike",
+        [t(1, 2, 4, 4, 4), t(2, 4, 1, 1, 4)],
+        {"kernel_layout": str_attr("OIHW4o"), "data_layout": str_attr("NCHW4c"),
+         "groups": int_attr(2)},
+        r"data_layout NCHW4c with out_layout NCHW: a blocked input needs an output blocked "
+        r"alike, or an NCHW output with groups=1",
+    ),
+    (
+        nn.Conv2dOp,
+        [t(1, 2, 4, 4, 4), t(1, 8, 1, 1, 8)],
+        {"kernel_layout": str_attr("OIHW8o"), "data_layout": str_attr("NCHW4c"),
+         "out_layout": str_attr("NCHW8c")},
+        r"data_layout NCHW4c with out_layout NCHW8c: a blocked input needs an output blocked "
+        r"alike, or an NCHW output with groups=1",
     ),
     (
         nn.Conv2dOp,
