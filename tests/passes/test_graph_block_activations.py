@@ -179,6 +179,64 @@ def test_blocked_depthwise_convs_keep_their_outputs_natively(
     assert_keeps_outputs(before, after, seed, 4)
 
 
+def narrowing_text(seed: int, c: int, q: int, k: int, pad: int, pool: bool) -> str:
+    """@main: a 1x1 conv to c channels (its weight in blocks of 4), an
+    optional 2x2 max pool, and a k x k conv (pad) to q channels, its weight
+    in ONNX's OIHW: no whole block of 4 when q is not a multiple of 4."""
+    rng = np.random.default_rng(seed)
+    size = 7
+    side = size // 2 if pool else size
+    out = side + 2 * pad - k + 1
+    x, e = tensor_type(1, 4, size, size), tensor_type(1, c, size, size)
+    p, z = tensor_type(1, c, side, side), tensor_type(1, q, out, out)
+    taps = rng.standard_normal((q, c, k, k)).round(2)
+    literal = np.array2string(taps, separator=", ", threshold=10**6).replace("\n", "")
+    lines = [
+        f"%w1 = {weight(rng, c, 4, 1, 4)}",
+        f"%w2 = graph.constant dense<{literal}> : {tensor_type(q, c, k, k)}",
+        f'%e = graph.conv2d %x, %w1 {{kernel_layout = "OIHW4o"}} : '
+        f"({x}, {tensor_type(c // 4, 4, 1, 1, 4)}) -> {e}",
+    ]
+    last = "%e"
+    if pool:
+        lines.append(
+            f"%p = graph.max_pool2d %e {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}} "
+            f": ({e}) -> {p}"
+        )
+        last = "%p"
+    lines += [
+        f"%s = graph.conv2d {last}, %w2 {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>}} : "
+        f"({p}, {tensor_type(q, c, k, k)}) -> {z}",
+        f"func.return %s : {z}",
+    ]
+    return main_function(x, z, lines)
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    seed=st.integers(0, 1000),
+    c=st.sampled_from([4, 8, 12]),
+    q=st.sampled_from([1, 2, 3, 5, 6]),
+    k=st.sampled_from([1, 3]),
+    pad=st.integers(0, 1),
+    pool=st.booleans(),
+)
+def test_a_conv_of_fewer_channels_reads_the_blocked_region_natively(
+    seed: int, c: int, q: int, k: int, pad: int, pool: bool
+) -> None:
+    """The last conv, the only reader of the blocked activations, reads them
+    blocked and writes NCHW: one transform (the input's), the same outputs
+    on the interpreter and natively."""
+    text = narrowing_text(seed, c, q, k, pad, pool)
+    before = parse_module(text)
+    after = apply_pipeline(parse_module(text), PASSES)
+    printed = module_to_text(after)
+    convs = [line for line in printed.splitlines() if "graph.conv2d" in line]
+    assert sum('data_layout = "NCHW4c"}' in line for line in convs) == 1
+    assert printed.count("graph.layout_transform") == 1
+    assert_keeps_outputs(before, after, seed, 4)
+
+
 def test_a_resnet_runs_blocked_and_matches_onnxruntime() -> None:
     """Every conv of a small ResNet-50 is blocked (NCHW32c, the default
     block; the 3-channel stem only its output), and its pools, with one
