@@ -98,16 +98,29 @@ def recipes(text: str) -> dict[str, list[list[str]]]:
 
 
 def test_matmul_gets_a_register_tile_over_output_columns() -> None:
+    """48 output columns: one block of three 16-lane vectors in the tile
+    (8 rows × 3 vectors, 24 accumulators)."""
     (recipe,) = recipes(MATMUL)["matmul_0"]
-    assert recipe[:4] == [
-        "tir-split{func=matmul_0 loop=i1 factor=16}",
-        "tir-reorder{func=matmul_0 order=i1_o,i0,i1_i}",
+    assert recipe[:5] == [
+        "tir-split{func=matmul_0 loop=i1 factor=48}",
+        "tir-split{func=matmul_0 loop=i1_i factor=16}",
+        "tir-reorder{func=matmul_0 order=i1_o,i0,i1_i_o,i1_i_i}",
         "tir-split{func=matmul_0 loop=i0 factor=8}",
         "tir-cache-write{func=matmul_0 loop=i0_o}",
     ]
     assert "tir-unroll{func=matmul_0 loop=i0_i}" in recipe
-    assert "tir-vectorize{func=matmul_0 loop=i1_i}" in recipe
+    assert "tir-unroll{func=matmul_0 loop=i1_i_o}" in recipe
+    assert "tir-vectorize{func=matmul_0 loop=i1_i_i}" in recipe
     assert recipe[-1] == "tir-parallel{func=matmul_0 loop=i0_o}"
+
+
+def test_a_matmul_of_48_columns_matches_numpy_natively() -> None:
+    """The three-vector tile computes the product."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 48)).astype(np.float32)
+    (got,) = compile_graph(parse_module(MATMUL)).run([a, b])
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_wide_matmul_gets_a_tile_two_vectors_wide() -> None:

@@ -56,15 +56,27 @@ def _stores(module):
 
 @dataclass(frozen=True)
 class Crash(ModulePass):
-    """Every store goes 2^40 elements past its buffer: a segfault."""
+    """Every store goes 2^40 elements past its buffer: a segfault. The
+    index is 0 where the first input starts with 123456.0, which it never
+    does: a constant index past the buffer is undefined behaviour that LLVM
+    may delete, stores and all (an 8x3 register tile's were)."""
 
     name = "test-crash"
 
     def apply(self, ctx, op: ModuleOp) -> None:
-        for store in _stores(op):
-            far = arith.ConstantOp(IntegerAttr(1 << 40, IndexType()))
-            Rewriter.insert_op(far, InsertPoint.before(store))
-            store.operands[2] = far.result
+        kernel = next(o for o in op.walk() if isinstance(o, FuncOp))
+        block = kernel.body.block
+        first = block.args[0]
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        probe = memref.LoadOp.get(first, [zero.result] * len(first.type.get_shape()))
+        sentinel = arith.ConstantOp(FloatAttr(123456.0, f32))
+        equal = arith.CmpfOp(probe.res, sentinel.result, "oeq")
+        far = arith.ConstantOp(IntegerAttr(1 << 40, IndexType()))
+        index = arith.SelectOp(equal.result, zero.result, far.result)
+        stores = _stores(op)
+        block.insert_ops_before([zero, probe, sentinel, equal, far, index], block.first_op)
+        for store in stores:
+            store.operands[2] = index.result
 
 
 @dataclass(frozen=True)
