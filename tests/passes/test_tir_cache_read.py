@@ -207,8 +207,9 @@ def test_micro_kernel_with_b_packed(shape: tuple[int, int, int]) -> None:
 
 
 def test_default_schedule_packs_b() -> None:
-    """ops/schedules.py's micro-kernel ends with the cache-read of B."""
-    _, tir = lower(64, 32, 48)
+    """ops/schedules.py's micro-kernel ends with the cache-read of B, where
+    its columns are more than one block (96: two of three vectors)."""
+    _, tir = lower(64, 32, 96)
     steps = [step for recipe in default_schedule(kernel_of(tir)) for step in recipe]
     assert f"tir-cache-read{{func={KERNEL} loop=i1_o buffer=1}}" in steps
 
