@@ -112,6 +112,7 @@ from xtc.lowering.llvm_emit import (
     SAME_BINARY,
     Emitter,
     Externals,
+    SharedValues,
     cast_op,
     constant_op,
     element_bytes,
@@ -120,14 +121,14 @@ from xtc.lowering.llvm_emit import (
     fused_multiply_add,
     gep,
     insert_element_op,
+    integer_constant,
     llvm_type,
     load_op,
     shuffle_vector_op,
     store_op,
-    undef_op,
     vector_of,
 )
-from xtc.lowering.tir_lower_unrolled import loops_innermost_first, unroll_loop
+from xtc.lowering.tir_lower_unrolled import loops_inner_first_in_order, unroll_loop
 
 MAX_WIDE_LOAD_STRIDE = 4
 """The widest address stride loaded as one masked wide load and a shuffle:
@@ -165,9 +166,9 @@ class TirLowerVectorized(ModulePass):
             raise DiagnosticException(
                 f'{self.name}: vnni is "{self.vnni}", expected "host", "on" or "off"'
             )
-        scalars = LLVMScalars()
-        for loop in loops_innermost_first(op, "vectorized"):
-            vectorize_loop(loop, scalars, self.vnni)
+        scalars, shared = LLVMScalars(), SharedValues()
+        for loop in loops_inner_first_in_order(op, "vectorized"):
+            vectorize_loop(loop, scalars, self.vnni, shared)
 
 
 # --------------------------------------------------------------- analysis
@@ -358,9 +359,16 @@ class LLVMScalars:
         return self.lowered[value]
 
 
-def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: str = "host") -> None:
+def vectorize_loop(
+    loop: tir.ForOp,
+    scalars: LLVMScalars | None = None,
+    vnni: str = "host",
+    shared: SharedValues | None = None,
+) -> None:
     """Replaces a vectorized loop by vector code, or makes it serial (see
-    the module docstring). An extent of 0 or 1 is unrolled."""
+    the module docstring). An extent of 0 or 1 is unrolled. `scalars` and
+    `shared` are kept by the loops of one pass (`shared` only where the
+    loops come in the order of loops_inner_first_in_order)."""
     if loop.extent <= 1:
         unroll_loop(loop)
         return
@@ -369,7 +377,7 @@ def vectorize_loop(loop: tir.ForOp, scalars: LLVMScalars | None = None, vnni: st
         _report_scalar_fallback(loop, analysis)
         loop.kind = StringAttr("serial")
         return
-    code = _VectorCode(analysis, scalars or LLVMScalars())
+    code = _VectorCode(analysis, scalars or LLVMScalars(), shared)
     code.vnni = vnni == "on" or (vnni == "host" and vnni_lanes_available(loop.extent))
     code.emit_loop()
 
@@ -476,12 +484,14 @@ class _VectorCode:
     and stores are emitted where they stand (keeping the order of memory
     accesses), other varying ops are widened when something uses them."""
 
-    def __init__(self, analysis: LoopAnalysis, scalars: LLVMScalars) -> None:
+    def __init__(
+        self, analysis: LoopAnalysis, scalars: LLVMScalars, shared: SharedValues | None
+    ) -> None:
         self.analysis = analysis
         self.loop = analysis.loop
         self.lanes = self.loop.extent
         self.rewriter = PatternRewriter(self.loop)
-        self.emit = Emitter(self.rewriter, Externals())
+        self.emit = Emitter(self.rewriter, Externals(), shared)
         self.vectors: dict[SSAValue, SSAValue] = {}
         self.lane_values: dict[tuple[SSAValue, int], SSAValue] = {}
         self.lane_indices: dict[int, SSAValue] = {}
@@ -654,7 +664,7 @@ class _VectorCode:
             constant = owner.value.value.data
             return self.constant_vector([constant] * self.lanes, value.type)
         vector_type = self.vector_type(value.type)
-        undefined = self.emit.op(undef_op(vector_type))
+        undefined = self.emit.undef(vector_type)
         first = self.emit.op(
             insert_element_op(undefined, self.to_llvm_scalar(value), self.lane_index(0))
         )
@@ -663,7 +673,7 @@ class _VectorCode:
 
     def build_vector(self, scalars: Sequence[SSAValue], t: Attribute) -> SSAValue:
         """A vector of one scalar per lane."""
-        vector = self.emit.op(undef_op(self.vector_type(t)))
+        vector = self.emit.undef(self.vector_type(t))
         for lane, scalar in enumerate(scalars):
             vector = self.emit.op(
                 insert_element_op(vector, self.to_llvm_scalar(scalar), self.lane_index(lane))
@@ -736,7 +746,7 @@ class _VectorCode:
             llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(mask_type, enabled), mask_type)
         )
         alignment = self.emit.int_const(element_bytes(op.res.type), i32)
-        unused = self.emit.op(undef_op(wide_type))
+        unused = self.emit.undef(wide_type)
         # the alignment argument is the pre-LLVM-22 form, which LLVM's IR
         # reader upgrades (to an `align` on the pointer), as for xDSL's masked store
         name = f"llvm.masked.load.{_vector_suffix(wide_type)}.p0"
@@ -772,12 +782,22 @@ class _VectorCode:
     def vector_address(
         self, op: memref.LoadOp | memref.StoreOp, vector_type: VectorType[Attribute]
     ) -> SSAValue:
-        """The address of lane 0's element, as a pointer to a vector."""
+        """The address of lane 0's element, as a pointer to a vector (with a
+        SharedValues, the one computed for an earlier loop of the block when
+        it is the same)."""
         lane_zero = [self.llvm_lane_zero(index) for index in op.indices]
+        indices = tuple(
+            ("constant", known) if (known := integer_constant(index)) is not None else index
+            for index in lane_zero
+        )
+        key = ("address", op.memref, indices, vector_type)
+        computed = self.emit.known(key)
+        if computed is not None:
+            return computed
         address, _, _ = element_pointer(self.emit, op, op.memref, lane_zero)
         # llvmlite types an alloca's pointer by its element and refuses to
         # store a vector through it: a GEP by 0 over the vector type retypes it.
-        return self.emit.op(gep(address, vector_type, 0))
+        return self.emit.record(key, self.emit.op(gep(address, vector_type, 0)))
 
     def byte_words(self, load: memref.LoadOp) -> SSAValue | None:
         """Four neighbouring bytes from `load`'s element per lane, as a
@@ -800,7 +820,7 @@ class _VectorCode:
     def splat_llvm(self, value: SSAValue, t: Attribute) -> SSAValue:
         """A vector of an llvm scalar of type `t` in every lane."""
         vector_type = self.vector_type(t)
-        undefined = self.emit.op(undef_op(vector_type))
+        undefined = self.emit.undef(vector_type)
         first = self.emit.op(insert_element_op(undefined, value, self.lane_index(0)))
         mask = (0,) * self.lanes
         return self.emit.op(shuffle_vector_op(first, undefined, mask, vector_type))

@@ -55,3 +55,52 @@ func.func @nest(%x: memref<2x4xf32>, %y: memref<2x4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// Before copying, the body's invariant values move in front of the loop:
+// `%row` (an outer variable times a constant) and the constant, from the
+// body and from the vectorized loop in it, are computed once for all
+// copies; what depends on the unrolled variable stays in each copy, and
+// so does an invariant value inside a serial loop of the body.
+// CHECK-LABEL: func.func @invariants(
+// CHECK:         tir.for %n = 0 to 2 step 1 {name = "n", kind = "serial"} {
+// CHECK-NEXT:      %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.muli %n, %[[C8]] : index
+// CHECK-NEXT:      %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:      %[[BASE:.*]] = arith.addi %[[ROW]], %[[C4]] : index
+// CHECK-NEXT:      %[[U0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      tir.for %j = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+// CHECK-NEXT:        %[[A0:.*]] = arith.addi %[[BASE]], %[[U0]] : index
+// CHECK-NEXT:        memref.load %x[%j] : memref<4xf32>
+// CHECK-NEXT:        memref.store {{.*}}, %y[%[[A0]], %j] : memref<20x4xf32>
+// CHECK:           tir.for %k = 0 to 3 step 1 {name = "k", kind = "serial"} {
+// CHECK-NEXT:        arith.constant 2 : index
+// CHECK:           %[[U1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      tir.for %j{{.*}} = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+// CHECK-NEXT:        arith.addi %[[BASE]], %[[U1]] : index
+// CHECK:           tir.for %k{{.*}} = 0 to 3 step 1 {name = "k", kind = "serial"} {
+// CHECK-NEXT:        arith.constant 2 : index
+// CHECK-NOT:     arith.muli
+// CHECK-NOT:     kind = "unrolled"
+func.func @invariants(%x: memref<4xf32>, %y: memref<20x4xf32>, %z: memref<3xf32>) {
+  tir.for %n = 0 to 2 step 1 {name = "n", kind = "serial"} {
+    tir.for %u = 0 to 2 step 1 {name = "u", kind = "unrolled"} {
+      %c8 = arith.constant 8 : index
+      %row = arith.muli %n, %c8 : index
+      tir.for %j = 0 to 4 step 1 {name = "j", kind = "vectorized"} {
+        %c4 = arith.constant 4 : index
+        %base = arith.addi %row, %c4 : index
+        %at = arith.addi %base, %u : index
+        %v = memref.load %x[%j] : memref<4xf32>
+        memref.store %v, %y[%at, %j] : memref<20x4xf32>
+      }
+      tir.for %k = 0 to 3 step 1 {name = "k", kind = "serial"} {
+        %c2 = arith.constant 2 : index
+        %w = memref.load %z[%c2] : memref<3xf32>
+        memref.store %w, %z[%k] : memref<3xf32>
+      }
+    }
+  }
+  func.return
+}

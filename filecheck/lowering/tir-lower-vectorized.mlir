@@ -192,3 +192,49 @@ func.func @max_rows(%x: memref<2x16xf32>, %y: memref<14xf32>) {
   }
   func.return
 }
+
+// -----
+
+// The vectorized loops of one block (the copies of an unrolled loop: the
+// rows of a register tile) share what they compute alike: the second loop
+// loads the weights through the first one's address (the multiplication
+// of the row %r by its stride once), and the pointer of each buffer is
+// taken once. A loop of another block (inside %k) computes its own: the
+// first block's values do not stand before it.
+// CHECK-LABEL: func.func @shared_rows(
+// CHECK:         %[[W:.*]] = builtin.unrealized_conversion_cast %w : memref<4x16xf32> to !llvm.ptr
+// CHECK:         %[[WROW:.*]] = llvm.mul %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[WAT:.*]] = llvm.getelementptr inbounds %[[W]][%[[WROW]]]
+// CHECK-NEXT:    %[[WV:.*]] = llvm.getelementptr %[[WAT]][0] : (!llvm.ptr) -> !llvm.ptr, vector<16xf32>
+// CHECK-NEXT:    %b = llvm.load %[[WV]]
+// CHECK:         %[[X:.*]] = builtin.unrealized_conversion_cast %x
+// CHECK:         %b_1 = llvm.load %[[WV]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[X]][16] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NOT:     builtin.unrealized_conversion_cast %x
+// CHECK:         tir.for %k
+// CHECK:           %[[W2:.*]] = builtin.unrealized_conversion_cast %w : memref<4x16xf32> to !llvm.ptr
+// CHECK:           llvm.mul
+// CHECK-NEXT:      llvm.getelementptr inbounds %[[W2]]
+func.func @shared_rows(%x: memref<2x16xf32>, %w: memref<4x16xf32>, %y: memref<2x16xf32>, %r: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %b = memref.load %w[%r, %i] : memref<4x16xf32>
+    %a = memref.load %x[%c0, %i] : memref<2x16xf32>
+    %p = arith.mulf %a, %b : f32
+    memref.store %p, %y[%c0, %i] : memref<2x16xf32>
+  }
+  tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+    %b = memref.load %w[%r, %i] : memref<4x16xf32>
+    %a = memref.load %x[%c1, %i] : memref<2x16xf32>
+    %p = arith.mulf %a, %b : f32
+    memref.store %p, %y[%c1, %i] : memref<2x16xf32>
+  }
+  tir.for %k = 0 to 2 step 1 {name = "k", kind = "serial"} {
+    tir.for %i = 0 to 16 step 1 {name = "i", kind = "vectorized"} {
+      %b = memref.load %w[%r, %i] : memref<4x16xf32>
+      memref.store %b, %y[%k, %i] : memref<2x16xf32>
+    }
+  }
+  func.return
+}

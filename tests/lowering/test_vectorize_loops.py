@@ -1011,6 +1011,50 @@ def test_an_unrolled_loop_around_a_serial_loop() -> None:
     check(text, [floats((2, 4))], vectorized=False)
 
 
+@settings(max_examples=12, deadline=None)
+@given(
+    rows=st.integers(1, 4),
+    lanes=st.sampled_from([4, 8, 16]),
+    blocks=st.integers(1, 3),
+)
+def test_the_rows_of_an_unrolled_tile_share_their_invariant_values(
+    rows: int, lanes: int, blocks: int
+) -> None:
+    """A register tile's rows (an unrolled loop around a vectorized one)
+    each read the block's weight row and an activation row at an offset
+    computed from the outer loop's variable: tir-lower-unrolled computes the
+    offset once, before the copies, and tir-lower-vectorized loads the
+    weights of every row through one address; the results stay those of
+    the interpreter."""
+    height = blocks * rows
+    body = f"""
+    tir.for %n = 0 to {blocks} step 1 {{name = "n", kind = "serial"}} {{
+      tir.for %u = 0 to {rows} step 1 {{name = "u", kind = "unrolled"}} {{
+        %c_rows = arith.constant {rows} : index
+        %first = arith.muli %n, %c_rows : index
+        tir.for %j = 0 to {lanes} step 1 {{name = "j", kind = "vectorized"}} {{
+          %row = arith.addi %first, %u : index
+          %x = memref.load %a[%row, %j] : memref<{height}x{lanes}xf32>
+          %w = memref.load %b[%n, %j] : memref<{blocks}x{lanes}xf32>
+          %half = arith.constant 0.5 : f32
+          %p = arith.mulf %x, %w : f32
+          %q = arith.addf %p, %half : f32
+          memref.store %q, %o[%row, %j] : memref<{height}x{lanes}xf32>
+        }}
+      }}
+    }}"""
+    inputs = [("a", f"memref<{height}x{lanes}xf32>"), ("b", f"memref<{blocks}x{lanes}xf32>")]
+    text = function("k", inputs, [("o", f"memref<{height}x{lanes}xf32>")], body)
+    unrolled = apply_pipeline(parse_module(text), "tir-lower-unrolled")
+    assert sum(isinstance(op, arith.MuliOp) for op in unrolled.walk()) == 1
+    vector_code = apply_pipeline(unrolled, "tir-lower-vectorized")
+    loads = [op for op in vector_code.walk() if isinstance(op, llvm.LoadOp)]
+    # each row loads its activation row at its own address, and the weights at one
+    assert len(loads) == 2 * rows
+    assert len({op.operands[0] for op in loads}) == rows + 1
+    check(text, [floats((height, lanes)), floats((blocks, lanes))])
+
+
 # ----------------------------------------------------------- LLVM IR text
 
 
