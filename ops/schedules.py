@@ -1167,17 +1167,25 @@ def _reduction_blocks(nest: Nest, short_step_bytes: int = 0) -> tuple[int, ...]:
 
 
 def _weight_load(nest: Nest, vector: ForOp) -> memref.LoadOp | None:
-    """The reduction's load of the weights: the one indexed by the vector
-    loop (the output channels), of a kernel argument."""
+    """The reduction's load of the weights: the first load of a kernel
+    argument inside the reduction whose indices the vector loop (the output
+    channels) computes, directly or through a division (a conv writing NCHW
+    whose weights are blocked by output channel); else, where the reduction
+    reads none, the first load of the body indexed by the vector loop
+    itself."""
     innermost = nest.spatial[-1]
+    variable = vector.induction_variable
+    indexed: memref.LoadOp | None = None
     for op in innermost.body.walk():
-        if (
-            isinstance(op, memref.LoadOp)
-            and isinstance(op.memref, BlockArgument)
-            and vector.induction_variable in op.indices
+        if not isinstance(op, memref.LoadOp) or not isinstance(op.memref, BlockArgument):
+            continue
+        if _inside_reduction(op, innermost) and any(
+            depends_on(index, variable) for index in op.indices
         ):
             return op
-    return None
+        if indexed is None and variable in op.indices:
+            indexed = op
+    return indexed
 
 
 def _channel_block_loop(nest: Nest) -> ForOp | None:
@@ -1203,8 +1211,7 @@ def _weight_stream(nest: Nest, weights: memref.LoadOp | None) -> tuple[str, int,
     """(the loop over a channel block's channels, the weight argument, the
     weight bytes a step of that loop reads per column) of a nest reading a
     blocked activation (`_channel_block_loop`) and its `weights`, a load of
-    the reduction; None otherwise (a conv writing NCHW, whose weights the
-    vector loop indexes through a division: `_weight_load` finds its bias)."""
+    the reduction; None otherwise."""
     channels = _channel_block_loop(nest)
     if weights is None or channels is None:
         return None

@@ -563,6 +563,41 @@ def test_a_blocked_conv_prefetches_its_weights_a_page_ahead_along_a_channel_bloc
         np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
 
 
+def test_a_conv_writing_nchw_from_a_blocked_activation_finds_its_weights() -> None:
+    """A conv of too few output channels for a block (SqueezeNet's 512 -> 64
+    squeeze convs, with their bias and relu) reads an NCHW32c activation
+    and writes NCHW: its output channels, the vector loop, index its
+    blocked weights through a division. The template finds that load in the
+    reduction (argument 1), not the bias's (argument 2, indexed by the
+    vector loop itself), and prefetches the weights WEIGHT_PREFETCH_BYTES
+    ahead along the channel block (32 steps of 128 bytes), keeping the
+    numbers natively."""
+    x, w = "1x16x13x13x32", "2x512x1x1x32"
+    y = "1x64x13x13"
+    attributes = 'kernel_layout = "OIHW32o", data_layout = "NCHW32c", out_layout = "NCHW"'
+    text = f"""
+func.func @main(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>, %b: tensor<64xf32>) -> tensor<{y}xf32> {{
+  %c = graph.conv2d %x, %w {{{attributes}}} : (tensor<{x}xf32>, tensor<{w}xf32>) -> tensor<{y}xf32>
+  %s = graph.bias_add %c, %b {{axis = 1 : i64}} : (tensor<{y}xf32>, tensor<64xf32>)
+    -> tensor<{y}xf32>
+  %r = graph.relu %s : (tensor<{y}xf32>) -> tensor<{y}xf32>
+  func.return %r : tensor<{y}xf32>
+}}
+"""
+    module, function, inputs, expected = the_kernel(text, native=True, fused=True)
+    schedule = kernel_schedule(function)
+    weights = schedule.templates[-1].weights
+    assert weights is not None and weights.memref == function.args[1]
+    steps = schedule.steps(schedule.default())
+    name = function.sym_name.data
+    assert [s for s in steps if s.startswith("tir-prefetch")] == [
+        f"tir-prefetch{{func={name} loop=r1 buffer=1 distance=32}}"
+    ]
+    got = run_native(applied_as_main(module, steps), inputs)
+    for got_array, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(got_array, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     ("c_in", "c_out", "size", "first"),
     [
