@@ -11,7 +11,7 @@ pointer from the cast (`pointer_of`); convert-to-llvm folds the casts away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
@@ -282,34 +282,33 @@ class Emitter:
             self.shared.values[(self.rewriter.insertion_point.block, *key)] = value
         return value
 
+    def made_once(self, key: tuple[object, ...], make: Callable[[], Operation]) -> SSAValue:
+        """The value recorded under `key` in the block, else that of the op
+        `make()` builds, inserted and recorded."""
+        known = self.known(key)
+        return known if known is not None else self.record(key, self.op(make()))
+
     def create(
         self, op_type: type[IRDLOperation], operands: Sequence[SSAValue], result: Attribute
     ) -> SSAValue:
         """An op whose result type is given, not taken from its operands (those
         may still have their tir-level type while the walk runs)."""
-        if op_type not in SHARED_ARITHMETIC or self.shared is None:
-            return self.op(op_type.create(operands=list(operands), result_types=[result]))
-        key = (op_type, *operands, result)
-        value = self.known(key)
-        if value is None:
-            built = op_type.create(operands=list(operands), result_types=[result])
-            value = self.record(key, self.op(built))
-        return value
+
+        def make() -> Operation:
+            return op_type.create(operands=list(operands), result_types=[result])
+
+        if op_type not in SHARED_ARITHMETIC:
+            return self.op(make())
+        return self.made_once((op_type, *operands, result), make)
 
     def int_const(self, value: int, t: Attribute) -> SSAValue:
         t = cast(IntegerType, llvm_type(t))
-        key = ("int", value, t)
-        known = self.known(key)
-        if known is None:
-            known = self.record(key, self.op(constant_op(integer_attr(value, t), t)))
-        return known
+        return self.made_once(("int", value, t), lambda: constant_op(integer_attr(value, t), t))
 
     def undef(self, t: Attribute) -> SSAValue:
         """An undefined value of type `t` (a vector's lanes before they are
         inserted, or the lanes a shuffle does not pick)."""
-        key = ("undef", t)
-        known = self.known(key)
-        return known if known is not None else self.record(key, self.op(undef_op(t)))
+        return self.made_once(("undef", t), lambda: undef_op(t))
 
     def float_const(self, value: float, t: Attribute) -> SSAValue:
         return self.op(constant_op(FloatAttr(value, cast(AnyFloat, t)), t))
@@ -487,9 +486,7 @@ def pointer_of(value: SSAValue, emit: Emitter) -> SSAValue:
         owner.inputs[0].type, llvm.LLVMPointerType
     ):
         return owner.inputs[0]
-    key = ("pointer", value)
-    known = emit.known(key)
-    return known if known is not None else emit.record(key, emit.op(cast_op(value, PTR)))
+    return emit.made_once(("pointer", value), lambda: cast_op(value, PTR))
 
 
 def as_memref(pointer: SSAValue, t: Attribute) -> UnrealizedConversionCastOp:
