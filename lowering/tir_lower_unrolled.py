@@ -61,12 +61,16 @@ def hoist_invariants(loop: tir.ForOp) -> None:
     """Moves in front of `loop`, in order, every pure op (`is_pure_scalar`,
     one result) of its body and of the vectorized loops in it whose
     operands are all defined before the loop; the ops that use them stay.
-    Not from a serial loop or a branch inside: a value there would then
-    live across that loop or be computed on a path that needs none, and
-    the copies that tir-cse merges are those of the straight-line code
-    (on ResNet-50's kernels, hoisting from any depth makes no fewer ops)."""
+    Only ops that run whenever the body runs, once it runs at least once:
+    a hoisted division then divides what it divided in place. Not from a
+    serial loop or a branch inside: a value there would then live across
+    that loop or be computed on a path that needs none, and the copies
+    that tir-cse merges are those of the straight-line code (on ResNet-50's
+    kernels, hoisting from any depth makes no fewer ops)."""
     block = loop.parent_block()
     assert block is not None
+    if loop.extent < 1:
+        return  # a body that never runs: nothing of it may run before it either
     for op in _straight_line_ops(loop):
         if len(op.results) != 1 or not is_pure_scalar(op):
             continue
@@ -78,10 +82,11 @@ def hoist_invariants(loop: tir.ForOp) -> None:
 
 def _straight_line_ops(loop: tir.ForOp) -> list[Operation]:
     """The ops of the loop's body and, in place of each vectorized loop in
-    it, that loop's ops (at any depth), in order."""
+    it that runs (an extent of at least 1), that loop's ops (at any depth),
+    in order: ops that run whenever the body runs."""
     ops: list[Operation] = []
     for op in loop.body.block.ops:
-        if isinstance(op, tir.ForOp) and op.kind.data == "vectorized":
+        if isinstance(op, tir.ForOp) and op.kind.data == "vectorized" and op.extent >= 1:
             ops += _straight_line_ops(op)
         else:
             ops.append(op)

@@ -104,3 +104,33 @@ func.func @invariants(%x: memref<4xf32>, %y: memref<20x4xf32>, %z: memref<3xf32>
   }
   func.return
 }
+
+// -----
+
+// An unrolled loop that never runs leaves nothing, its invariant values
+// included: hoisted, the division by %d (zero, perhaps) would run where it
+// never did. So does a vectorized loop that never runs in a body.
+// CHECK-LABEL: func.func @never_runs(
+// CHECK-NOT:     arith.divsi %[[C8:.*]], %d
+// CHECK:         tir.for %u = 0 to 1 step 1 {name = "u", kind = "serial"} {
+// CHECK-NEXT:      arith.constant 0 : index
+// CHECK-NEXT:      tir.for %j = 0 to 0 step 1 {name = "j", kind = "vectorized"} {
+// CHECK-NEXT:        arith.constant 8 : index
+// CHECK-NEXT:        arith.divsi
+func.func @never_runs(%x: memref<4xindex>, %d: index) {
+  tir.for %v = 0 to 0 step 1 {name = "v", kind = "unrolled"} {
+    %c8 = arith.constant 8 : index
+    %q = arith.divsi %c8, %d : index
+    memref.store %q, %x[%v] : memref<4xindex>
+  }
+  tir.for %u = 0 to 1 step 1 {name = "u", kind = "serial"} {
+    tir.for %w = 0 to 1 step 1 {name = "w", kind = "unrolled"} {
+      tir.for %j = 0 to 0 step 1 {name = "j", kind = "vectorized"} {
+        %c8 = arith.constant 8 : index
+        %q = arith.divsi %c8, %d : index
+        memref.store %q, %x[%j] : memref<4xindex>
+      }
+    }
+  }
+  func.return
+}
