@@ -89,7 +89,11 @@ def test_a_hit_imports_no_compiler(tmp_path: Path) -> None:
     onnx.save(small_model(), path)
     # compiled first in a process of its own too: state that other tests left
     # in this one (a registered op plugin) would be part of this compile's key
-    subprocess.run([sys.executable, "-m", "xtc.tools.cli", "compile", str(path)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "xtc.tools.cli", "compile", str(path), "-o", str(tmp_path / "m.tar")],
+        cwd=tmp_path,
+        check=True,
+    )
     done = subprocess.run(
         [sys.executable, "-c", LIGHT_HIT, str(path), str(tmp_path / "m.tar")],
         capture_output=True,
