@@ -33,6 +33,7 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     opt_level: int = 3,
     tuning_records: str | os.PathLike[str] | None = None,
     cache: bool = True,
+    profile: bool = False,
 ) -> CompiledModel | CudaModel | SpecializedModel:
     """Compiles an ONNX model (a ModelProto or a path) to native code for
     `target` ("llvm": this CPU; "cuda": an NVIDIA GPU, run through the CUDA
@@ -45,7 +46,8 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
     inputs (Reshape's `shape` a graph input) keeps them as inputs: the
     SpecializedModel returned compiles the model for each new value of them
     it runs on (`.specialized_inputs`, `.specializations`), for either
-    target."""
+    target. With `profile` (CPU only), the model times each of its kernel
+    calls: `.profile(inputs)` gives the time of each kernel in the model."""
     from xtc.driver.compiler import CompileError, compile_model
 
     if target == "cuda":
@@ -53,8 +55,12 @@ def compile(  # noqa: A001 - the API is xtc.compile, like tvm's relay.build
 
         if tuning_records is not None:
             raise CompileError("tuning_records is not supported for target 'cuda' yet")
+        if profile:
+            raise CompileError("profile is for the CPU (target 'llvm'), not for 'cuda' yet")
         return compile_cuda_model(model, input_shapes, opt_level)
-    return compile_model(model, target, input_shapes, opt_level, tuning_records, cache=cache)
+    return compile_model(
+        model, target, input_shapes, opt_level, tuning_records, cache=cache, profile=profile
+    )
 
 
 def tune(

@@ -2,6 +2,7 @@
 and the tuners against each other.
 
     python bench/tune.py --models resnet50 --time-budget 30m [--records-dir DIR]
+                         [--kernels-in-model]
     python bench/tune.py --curves --kernels 3 --trials 200 --seeds 3 --plot tuning.png
 
 Models: each model (bench/models.py's builders, random weights) is tuned
@@ -11,7 +12,10 @@ tunes only its N kernels of most work), then
 compiled untuned and tuned, and the two and an onnxruntime session are
 timed side by side in one process, blocks of runs alternating, on the
 same thread count. The table gives medians and ratios; outputs are checked
-against onnxruntime.
+against onnxruntime. `--kernels-in-model` then says where the difference
+comes from: both models compiled again with `profile`
+(runtime/profile.py), profiled alternately, and each kernel's time per run
+inside the model, untuned and tuned (medians), in a table per model.
 
 Curves: the `--kernels` heaviest conv kernels of ResNet-50 (or those at
 `--kernel-indices` among them, e.g. `--kernel-indices 1`) are tuned on
@@ -79,6 +83,8 @@ class ModelRow:
     ort_ms: float = 0.0
     tuned_kernels: int = 0
     match: str = "ERROR"
+    kernels: list[KernelGain] = field(default_factory=lambda: [])
+    """With --kernels-in-model: each kernel's time in the model, both ways."""
 
     @property
     def speedup(self) -> float:
@@ -87,6 +93,67 @@ class ModelRow:
     @property
     def ratio(self) -> float:
         return self.tuned_ms / self.ort_ms if self.ort_ms else 0.0
+
+
+@dataclass
+class KernelGain:
+    """A kernel's time per run inside the model (ms), untuned and tuned;
+    `tuned` when a record gave it its schedule."""
+
+    kernel: str
+    tuned: bool
+    untuned_ms: float
+    tuned_ms: float
+
+    @property
+    def gain(self) -> float:
+        return self.untuned_ms / self.tuned_ms if self.tuned_ms else 0.0
+
+
+def kernel_gains(
+    model: object, records: Path, inputs: object, threads: int, rounds: int, runs: int
+) -> list[KernelGain]:
+    """Each kernel's time per run in the model untuned and tuned: both built
+    with `profile`, profiled `runs` runs at a time alternately for
+    `rounds` rounds, medians; largest untuned time first."""
+    sides = {
+        "untuned": xtc.compile(model, profile=True),
+        "tuned": xtc.compile(model, tuning_records=records, profile=True),
+    }
+    times: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
+    for compiled in sides.values():
+        compiled.set_num_threads(threads)
+    for _ in range(rounds):
+        for side, compiled in sides.items():
+            time.sleep(SETTLE_S)
+            for row in compiled.profile(inputs, runs=runs).rows:
+                times[side].setdefault(row.kernel, []).append(row.ms)
+    tuned = {k["function"] for k in sides["tuned"].manifest["tuning"]["tuned_kernels"]}
+    gains = [
+        KernelGain(
+            kernel,
+            kernel in tuned,
+            float(np.median(untuned)),
+            float(np.median(times["tuned"].get(kernel, [0.0]))),
+        )
+        for kernel, untuned in times["untuned"].items()
+    ]
+    return sorted(gains, key=lambda g: -g.untuned_ms)
+
+
+def format_gains(name: str, gains: Sequence[KernelGain]) -> str:
+    """The --kernels-in-model table of one model."""
+    width = max([len("kernel"), *(len(g.kernel) for g in gains)])
+    lines = [
+        f"{name}: each kernel in the model, ms per run (profiled)",
+        f"{'kernel':<{width}} {'tuned':>5} {'untuned_ms':>10} {'tuned_ms':>9} {'gain':>6}",
+    ]
+    for g in gains:
+        lines.append(
+            f"{g.kernel:<{width}} {'yes' if g.tuned else 'no':>5} {g.untuned_ms:>10.4f} "
+            f"{g.tuned_ms:>9.4f} {g.gain:>5.2f}x"
+        )
+    return "\n".join(lines)
 
 
 def bench_model(name: str, args: argparse.Namespace) -> ModelRow:
@@ -133,6 +200,8 @@ def bench_model(name: str, args: argparse.Namespace) -> ModelRow:
     row.untuned_ms = float(np.median(times["untuned"]))
     row.tuned_ms = float(np.median(times["tuned"]))
     row.ort_ms = float(np.median(times["ort"]))
+    if args.kernels_in_model:
+        row.kernels = kernel_gains(model, records, inputs, args.threads, args.repeat, args.number)
     return row
 
 
@@ -454,6 +523,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed blocks per side")
     parser.add_argument("--number", type=int, default=5, help="runs per block")
     parser.add_argument("--small", action="store_true", help="32x32 images (a smoke test)")
+    parser.add_argument(
+        "--kernels-in-model",
+        action="store_true",
+        help="also each kernel's time inside the model, untuned and tuned (profiled)",
+    )
     parser.add_argument("--curves", action="store_true", help="the tuners against each other")
     parser.add_argument("--tuners", default="xgb,random")
     parser.add_argument("--kernels", type=int, default=3, help="curves of the first N conv kernels")
@@ -495,6 +569,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             row = bench_model(name, args)
             rows.append(row)
             print(format_model(row), flush=True)
+        for row in rows:
+            if row.kernels:
+                print(format_gains(row.model, row.kernels))
         output["models"] = [asdict(r) | {"speedup": r.speedup, "ratio": r.ratio} for r in rows]
     if args.json:
         Path(args.json).write_text(json.dumps(output, indent=1))

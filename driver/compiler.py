@@ -83,6 +83,9 @@ SCHEDULED_AFTER = PARTITION[-1]
 """The pass after which kernels are scheduled (from -O2 on): the last that
 changes which loop nests a kernel has."""
 LOWERINGS = ("convert-graph-to-te", "convert-te-to-tir", "tir-plan-memory", "convert-tir-to-llvm")
+PROFILE = "tir-profile-calls"
+"""With `profile`, the model function's last tir pass: each kernel call
+timed into a table the library exports (passes/tir_profile_calls.py)."""
 SCHEDULED_KERNEL_PASSES = FAST_MATH + LOWERINGS[2:3]
 """What a scheduled kernel goes through before LLVM from -O2 on (the passes
 between SCHEDULED_AFTER and convert-tir-to-llvm): the tuner builds its
@@ -99,7 +102,7 @@ def _dump_points(passes: Sequence[str]) -> dict[str, str]:
             points[name] = "graph"
         elif name in ("convert-graph-to-te", "te-inline"):
             points[name] = "te"
-        elif name == "tir-plan-memory":
+        elif name == "tir-plan-memory" or name.startswith(PROFILE):
             points[name] = "tir"
     last = {stage: name for name, stage in points.items()}
     return {name: stage for stage, name in last.items()}
@@ -133,6 +136,8 @@ class CompileOptions:
     cache: bool = True
     jobs: int | None = None
     """Kernel compile workers; None: XTC_COMPILE_JOBS, else the CPU count."""
+    profile: bool = False
+    """Time each kernel call of the model function (PROFILE)."""
 
     def check(self) -> None:
         """CompileError for a target, opt level, dump stage or records
@@ -181,6 +186,7 @@ def compile_model(
     on_remark: RemarkSink | None = None,
     cache: bool = True,
     jobs: int | None = None,
+    profile: bool = False,
 ) -> CompiledModel | CompilingSpecializedModel:
     """Compiles `model` (an onnx.ModelProto or a path) for `target` and
     loads it (see the module doc; `timer`, `verify_each` and `on_remark` as
@@ -191,11 +197,13 @@ def compile_model(
     stored there; a compile that dumps IR or reports remarks compiles. Its
     kernels are compiled by `jobs` worker processes (None: XTC_COMPILE_JOBS,
     else the CPU count; 1: in this process), each kernel's object also
-    cached (compile_graph). A model whose shapes depend on the values of
-    some of its inputs (Reshape's `shape` a graph input) is a
-    CompilingSpecializedModel (driver/specializing.py): it compiles the
-    model for each new value of them it is run on, each specialization
-    compiled and cached as a model of its own."""
+    cached (compile_graph). With `profile`, the model function times each
+    of its kernel calls (`CompiledModel.profile` reads the times). A model
+    whose shapes depend on the values of some of its inputs (Reshape's
+    `shape` a graph input) is a CompilingSpecializedModel
+    (driver/specializing.py): it compiles the model for each new value of
+    them it is run on, each specialization compiled and cached as a model
+    of its own."""
     options = CompileOptions(
         target=target,
         opt_level=opt_level,
@@ -208,6 +216,7 @@ def compile_model(
         on_remark=on_remark,
         cache=cache,
         jobs=jobs,
+        profile=profile,
     )
     return _compile_model(model, input_shapes, options)
 
@@ -233,7 +242,12 @@ def _compile_model(
     if store is not None:
         with timer.scope("compile cache lookup"):
             key = model_cache_key(
-                model, input_shapes, options.target, options.opt_level, options.tuning_records
+                model,
+                input_shapes,
+                options.target,
+                options.opt_level,
+                options.tuning_records,
+                profile=options.profile,
             )
             cached = _cached_model(store, key) if key is not None else None
         if cached is not None:
@@ -347,12 +361,15 @@ def model_cache_key(
     target: str,
     opt_level: int,
     tuning_records: str | os.PathLike[str] | None,
+    *,
+    profile: bool = False,
 ) -> str | None:
     """Everything a compiled model depends on, as one JSON string: the
     model's bytes (and its external data), the input shapes, the target and
-    this CPU, the opt level, the tuning records' bytes, the linker, xtc's
-    version and sources, and the op plugins' sources. None when the model
-    or the records cannot be read (the compile then says why)."""
+    this CPU, the opt level, the tuning records' bytes, whether it is
+    profiled, the linker, xtc's version and sources, and the op plugins'
+    sources. None when the model or the records cannot be read (the
+    compile then says why)."""
     import json
     import shutil
 
@@ -378,6 +395,7 @@ def model_cache_key(
         "opt_level": opt_level,
         "serial_below": serial_model_iterations(),
         "tuning_records": records,
+        "profile": profile,
         "linker": [os.environ.get(TOOLCHAIN_VARIABLE, ""), shutil.which("cc"), shutil.which(GOLD)],
     }
     return json.dumps(parts, sort_keys=True)
@@ -484,6 +502,27 @@ def _steps(opt_level: int) -> int:
     return 2 + len(pipeline(opt_level).split(","))
 
 
+def _profile_pass(entry: str) -> str:
+    """PROFILE for the model function `entry`, as a pipeline names it."""
+    return PROFILE if entry == "main" else f"{PROFILE}{{func={entry}}}"
+
+
+def _profile_manifest(module: ModuleOp, entry: str) -> dict[str, Any]:
+    """The manifest's "profile": the symbol of the table PROFILE made and
+    the kernels of its rows 1..K, in order (runtime/profile.py reads it)."""
+    from xdsl.dialects.func import FuncOp
+
+    from xtc.passes.tir_profile_calls import PROFILE_GLOBAL, profiled_callees
+
+    kernels = [
+        name
+        for op in module.ops
+        if isinstance(op, FuncOp) and op.sym_name.data == entry
+        for name in profiled_callees(op) or []
+    ]
+    return {"table": PROFILE_GLOBAL, "kernels": kernels}
+
+
 def compile_graph(
     module: ModuleOp,
     target: str = "llvm",
@@ -502,6 +541,7 @@ def compile_graph(
     jobs: int = 1,
     cache: bool = False,
     import_remarks: Sequence[Remark] = (),
+    profile: bool = False,
 ) -> CompiledModel:
     """Compiles a graph-level module (its `@main`, or its only function) and
     loads it; `module` itself is left as it is (unless `imported`: the
@@ -523,7 +563,8 @@ def compile_graph(
     (unless the tir, the LLVM IR or the assembly is dumped: that is of one
     module; kernels with a tuning record are scheduled in this process).
     `import_remarks` are those of the import (an opset upgrade), counted
-    and passed on first."""
+    and passed on first. With `profile`, the model function times each of
+    its kernel calls (PROFILE; `CompiledModel.profile` reads the times)."""
     from xtc.dialects.resource_blobs import blob_storage
 
     options = CompileOptions(
@@ -538,6 +579,7 @@ def compile_graph(
         on_remark=on_remark,
         cache=cache,
         jobs=jobs,
+        profile=profile,
     )
     with blob_storage().scope() as own:
         return _compile_graph(
@@ -597,10 +639,13 @@ def _compile_graph(
     entry = interp.entry_function(module).sym_name.data
     inputs, outputs = tensor_specs(module)
     passes = pipeline(opt_level).split(",")
-    steps = _steps(opt_level)
+    if options.profile:
+        passes.insert(passes.index(STAGE_NAMES[0]), _profile_pass(entry))
+    steps = _steps(opt_level) + int(options.profile)
     report = options.progress or (lambda name, done, total: None)
     verify_each = _verify_each(options.verify_each)
     arena: dict[str, int] = {}
+    profiled: dict[str, Any] | None = None  # the manifest's "profile" (PROFILE's table)
     replay: list[str] = []
     dump_points = _dump_points(passes)
     split = _splits_kernels(dump_stages, jobs, cache)
@@ -648,7 +693,11 @@ def _compile_graph(
                             is not None,
                         )
                         plan = UnitPlan(
-                            tuple(passes[scheduled_from:lowered_from]),
+                            tuple(
+                                p
+                                for p in passes[scheduled_from:lowered_from]
+                                if not p.startswith(PROFILE)  # of the model function
+                            ),
                             schedule=opt_level >= SCHEDULE_LEVEL,
                             verify_each=verify_each,
                             before_schedule=tuple(before_schedule),
@@ -670,6 +719,8 @@ def _compile_graph(
                         )
                 if name_of_pass == "tir-plan-memory":
                     arena = _arena_sizes(module, entry)
+                if name_of_pass.startswith(PROFILE):
+                    profiled = _profile_manifest(module, entry)
                 stage = dump_points.get(name_of_pass)
                 if not verify_each and (stage is not None or done == len(passes)):
                     with timer.scope(f"verify {stage or 'llvm'}"):
@@ -725,6 +776,8 @@ def _compile_graph(
                 }
             if records is not None:
                 manifest["tuning"] = {"records": records.source, "tuned_kernels": tuned}
+            if profiled is not None:
+                manifest["profile"] = profiled
             write_manifest(directory, manifest)
             if on_remark is not None:
                 for remark in remarks:

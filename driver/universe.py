@@ -139,6 +139,12 @@ def get_tir_plan_memory() -> type[ModulePass]:
     return TirPlanMemory
 
 
+def get_tir_profile_calls() -> type[ModulePass]:
+    from xtc.passes.tir_profile_calls import TirProfileCalls
+
+    return TirProfileCalls
+
+
 def get_tir_concat_in_place() -> type[ModulePass]:
     from xtc.passes.tir_concat_in_place import TirConcatInPlace
 
@@ -368,6 +374,7 @@ XTC_PASSES = {
     "convert-to-llvm": get_convert_to_llvm,
     "convert-tir-to-gpu": get_convert_tir_to_gpu,
     "tir-plan-memory": get_tir_plan_memory,
+    "tir-profile-calls": get_tir_profile_calls,
     "tir-concat-in-place": get_tir_concat_in_place,
     "tir-expand-math": get_tir_expand_math,
     "tir-partition": get_tir_partition,

@@ -218,6 +218,7 @@ def build_library(
         machine = _pic_target_machine(host_cpu(), host_features(), opt_level)
         with timer.scope("parse"):
             ref = _parsed(text, machine, True)
+            _protect_profile_table(ref)
         with timer.scope("optimize"):
             optimize_at(ref, opt_level, machine)
         with timer.scope("codegen"):
@@ -269,6 +270,17 @@ def build_library(
 
 RUNTIME_FUNCTIONS = (*HELPERS, *WORK_SHARING_FUNCTIONS)
 """The xtc_ functions lowered code may declare: the library defines them."""
+
+
+def _protect_profile_table(ref: llvm_binding.ModuleRef) -> None:
+    """A profiled model's table (passes/tir_profile_calls.py), exported for
+    its reader, is `protected`: the model's own code updates its own table
+    even where another library or the program defines one of that name."""
+    from xtc.passes.tir_profile_calls import PROFILE_GLOBAL
+
+    for variable in ref.global_variables:
+        if variable.name == PROFILE_GLOBAL and not variable.is_declaration:
+            variable.visibility = "protected"
 
 
 def _rename_model_function(module: ModuleOp, entry: str) -> tuple[int, int]:

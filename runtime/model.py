@@ -3,6 +3,7 @@ and what it takes and gives (`TensorSpec`s).
 
     m.run({"data": x})            # or m.run([x]): outputs, in the model's order
     m.benchmark([x], repeat=5, number=10)
+    m.profile([x])                # compiled with profile=True: time per kernel
     m.export("model.tar")
 
 `xtc.compile` builds one (driver/compiler.py), `xtc.load` reads one back
@@ -27,6 +28,7 @@ import numpy as np
 
 from xtc.runtime.archive import write_archive
 from xtc.runtime.errors import InputError
+from xtc.runtime.profile import ProfileResult, profile_runs
 from xtc.runtime.native_abi import (
     aligned_copy,
     aligned_empty,
@@ -246,6 +248,19 @@ class CompiledModel:
                 run()
             runs.append((time.perf_counter() - start) * 1000.0 / number)
         return BenchmarkResult(tuple(runs), number)
+
+    def profile(self, inputs: Any, runs: int = 10, warmup: int = 1) -> ProfileResult:
+        """Each kernel's time inside the model over `runs` runs after
+        `warmup` (runtime/profile.py); NotProfiledError unless the model was
+        compiled with `profile`."""
+        if warmup < 0:
+            raise ValueError(f"warmup must be at least 0, got {warmup}")
+        arrays = [aligned_copy(a) for a in check_inputs(self.input_specs, inputs)]
+        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
+        run = self._caller(arrays, outputs)
+        for _ in range(warmup):
+            run()
+        return profile_runs(self.library, self.manifest, run, runs)
 
     def export(self, path: str | Path) -> Path:
         """Writes the artifact (model.tar: library, manifest, header)."""

@@ -2,11 +2,11 @@
 
     xtc compile model.onnx [--target llvm] [--input-shapes "data:[1,3,224,224]"] [-O3]
                 [--print-pipeline] [--dump-ir graph,te,tir,llvm,asm] [--remarks] [--no-cache]
-                [-j N] [--specialize "shape=[3,4]" ...] [-o model.tar]
+                [-j N] [--specialize "shape=[3,4]" ...] [--profile] [-o model.tar]
     xtc compile model.onnx --target cuda [--arch sm_80] [-O3] [--print-pipeline]
                 [-o model.tar | -o model.ptx]
     xtc run model.tar [--inputs in.npz | --fill-mode random|zeros|ones] [--output out.npz]
-                [--print-time --repeat N --number N] [--print-top N]
+                [--print-time --repeat N --number N] [--print-top N] [--profile]
     xtc import model.onnx [-o model.mlir] [--input-shapes "data:[1,3,224,224]"]
     xtc tune model.onnx [-o records.jsonl] [--trials N] [--time-budget 30m]
                 [--tuner xgb|ga|random|grid] [--early-stopping N] [--workers N]
@@ -42,6 +42,7 @@ from xtc import __version__
 if TYPE_CHECKING:
     from xtc.driver.specializing import CompilingSpecializedModel
     from xtc.remarks import Remark
+    from xtc.runtime.profile import ProfileResult
 
 
 def _input_shapes(text: str | None) -> dict[str, list[int]] | None:
@@ -116,6 +117,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         on_remark=remarks.append if args.remarks else None,
         cache=not args.no_cache,
         jobs=args.jobs,
+        profile=args.profile,
     )
     if isinstance(model, SpecializedModel):
         return _export_specializations(args, model, output, started, bar)
@@ -209,7 +211,7 @@ def parse_specialization(text: str) -> dict[str, Any]:
     return values
 
 
-CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks")
+CPU_ONLY_OPTIONS = ("tuning_records", "dump_ir", "timing", "remarks", "profile")
 
 
 def compile_for_cuda(args: argparse.Namespace) -> int:
@@ -339,13 +341,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(_top_table(model.output_specs[0].name, outputs[0], args.print_top))
     if args.print_time:
         print(model.benchmark(inputs, repeat=args.repeat, number=args.number).table(), end="")
-    if not (args.output or args.print_top or args.print_time):
+    if args.profile:
+        print(_profile(model, inputs, args.repeat * args.number).table(), end="")
+    if not (args.output or args.print_top or args.print_time or args.profile):
         for spec, value in zip(model.output_specs, outputs, strict=True):
             print(
                 f"{spec}: {np.array2string(value.ravel()[:8], precision=5)}"
                 f"{' ...' if value.size > 8 else ''}"
             )
     return 0
+
+
+def _profile(model: Any, inputs: dict[str, Any], runs: int) -> ProfileResult:
+    """`xtc run --profile`: the kernels' times in `runs` runs of a model
+    compiled with --profile; refused for any other."""
+    from xtc.runtime.model import CompiledModel, InputError
+    from xtc.runtime.profile import NotProfiledError
+
+    if not isinstance(model, CompiledModel):
+        raise InputError("--profile: only a model compiled for the CPU (llvm) is profiled")
+    try:
+        return model.profile(inputs, runs=runs)
+    except NotProfiledError as e:
+        raise InputError(f"--profile: {e}") from None
 
 
 def _run_inputs(
@@ -608,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
         'compile for these values, "shape=[3,4] axes=[0]"; repeat for more (required there)',
     )
     compiler.add_argument(
+        "--profile",
+        action="store_true",
+        help="time each kernel call in the model (read by xtc run --profile; like tvmc run "
+        "--profile)",
+    )
+    compiler.add_argument(
         "-o",
         "--output",
         help="the artifact (default: MODEL.tar here; for cuda, a .ptx name writes the PTX only)",
@@ -641,6 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         metavar="N",
         help="print the N largest values of the first output",
+    )
+    runner.add_argument(
+        "--profile",
+        action="store_true",
+        help="print each kernel's time in the model over repeat x number runs (the model "
+        "compiled with --profile)",
     )
 
     tuner = commands.add_parser("tune", help="tune a model's kernels; write tuning records")

@@ -41,6 +41,7 @@ def test_a_small_model_is_tuned_compiled_and_timed(tmp_path: Path, run_bench: Ru
         "1",
         "--number",
         "2",
+        "--kernels-in-model",
         "--json",
         str(output),
         timeout=600,
@@ -49,6 +50,12 @@ def test_a_small_model_is_tuned_compiled_and_timed(tmp_path: Path, run_bench: Ru
     (row,) = json.loads(output.read_text())["models"]
     assert row["match"] == "ok" and row["trials"] > 0 and row["tuned_kernels"] > 0
     assert row["untuned_ms"] > 0 and row["tuned_ms"] > 0 and row["ort_ms"] > 0
+    # each kernel's time in the profiled models, the tuned ones marked
+    kernels = row["kernels"]
+    assert sum(k["tuned"] for k in kernels) == row["tuned_kernels"]
+    assert all(k["untuned_ms"] >= 0 and k["tuned_ms"] >= 0 for k in kernels)
+    assert "(model function)" in {k["kernel"] for k in kernels}
+    assert "resnet18: each kernel in the model" in result.stdout
     records = [json.loads(line) for line in (tmp_path / "resnet18.jsonl").open()]
     assert 0 < len({r["key"] for r in records}) <= 2  # --tasks 2: two kernels tuned
     assert "resnet18" in result.stdout

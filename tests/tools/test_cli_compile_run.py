@@ -157,6 +157,27 @@ def test_run_print_top_and_time(artifact: Path, capsys: pytest.CaptureFixture[st
     assert len(lines[7].split()) == 5
 
 
+def test_run_profile_prints_each_kernels_time_in_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    onnx.save(resnet_like(widths=(4, 8), image=16), tmp_path / "small.onnx")
+    status, _, err = xtc_cli(
+        "compile", tmp_path / "small.onnx", "--profile", "-o", tmp_path / "small.tar", capsys=capsys
+    )
+    assert status == 0, err
+    status, out, _ = xtc_cli(
+        "run", tmp_path / "small.tar", "--profile", "--repeat", "2", "--number", "3", capsys=capsys
+    )
+    assert status == 0
+    lines = out.splitlines()
+    assert re.fullmatch(r"Profile of 6 runs, [0-9.]+ ms per run:", lines[0])
+    assert lines[1].split() == ["kernel", "calls", "ms/run", "us/call", "percent"]
+    kernels = xtc.load(tmp_path / "small.tar").manifest["profile"]["kernels"]
+    rows = {name: values for name, *values in (line.rsplit(maxsplit=4) for line in lines[2:])}
+    assert set(rows) == {*kernels, "(model function)"}
+    assert sum(float(r[3]) for r in rows.values()) == pytest.approx(100.0, abs=0.1 * len(rows))
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -169,6 +190,8 @@ def test_run_print_top_and_time(artifact: Path, capsys: pytest.CaptureFixture[st
         (["compile", "{dir}/resnet.onnx", "--target", "rocm"], "unknown target 'rocm'"),
         (["compile", "{dir}/resnet.onnx", "--dump-ir", "bytecode"], "unknown IR stage bytecode"),
         (["compile", "{dir}/resnet.onnx", "-o", "{dir}/no/such/dir/m.tar"], "cannot write"),
+        (["run", "{artifact}", "--profile"], "--profile: the model was compiled without profiling"),
+        (["compile", "{dir}/resnet.onnx", "--target", "cuda", "--profile"], "--profile is not"),
     ],
 )
 def test_errors_are_one_line_and_exit_1(
