@@ -20,8 +20,8 @@ times the runs it makes and spreads their time over row 0's cycles.
 A run adds to the table: runs of the model from several threads at once mix
 their counts (the reader zeroes the table before it times its own runs).
 
-Expects: a tir-level module with a function `func` (with a body) that has no
-`tir.profile` yet. Produces: the same calls, each bracketed, and the global.
+Expects: a tir-level module with a function `func` (with a body) and no
+@xtc_profile yet. Produces: the same calls, each bracketed, and the global.
 Command line: `tir-profile-calls` or `tir-profile-calls{func=model}`.
 """
 
@@ -68,8 +68,8 @@ def profiled_callees(func: FuncOp) -> list[str] | None:
 @dataclass(frozen=True)
 class TirProfileCalls(ModulePass):
     """Each call of the model function `func` timed into @xtc_profile (see
-    the module docstring). Refuses a module without `func`, one whose `func`
-    is profiled already, and one that has an @xtc_profile."""
+    the module docstring). Refuses a module without `func`, and one that
+    has an @xtc_profile already (profiled once)."""
 
     name = PASS_NAME
 

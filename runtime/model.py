@@ -28,13 +28,13 @@ import numpy as np
 
 from xtc.runtime.archive import write_archive
 from xtc.runtime.errors import InputError
-from xtc.runtime.profile import ProfileResult, profile_runs
 from xtc.runtime.native_abi import (
     aligned_copy,
     aligned_empty,
     is_aligned,
     num_threads_from_environment,
 )
+from xtc.runtime.profile import ProfileResult, profile_runs
 from xtc.runtime.toolchain import open_library
 
 
