@@ -236,11 +236,7 @@ class CompiledModel:
         """Times `repeat` blocks of `number` runs after `warmup` runs."""
         if repeat < 1 or number < 1 or warmup < 0:
             raise ValueError("repeat and number must be at least 1, warmup at least 0")
-        arrays = [aligned_copy(a) for a in check_inputs(self.input_specs, inputs)]
-        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
-        run = self._caller(arrays, outputs)
-        for _ in range(warmup):
-            run()
+        run, _buffers = self._warmed_up(inputs, warmup)
         runs: list[float] = []
         for _ in range(repeat):
             start = time.perf_counter()
@@ -255,11 +251,7 @@ class CompiledModel:
         compiled with `profile`."""
         if warmup < 0:
             raise ValueError(f"warmup must be at least 0, got {warmup}")
-        arrays = [aligned_copy(a) for a in check_inputs(self.input_specs, inputs)]
-        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
-        run = self._caller(arrays, outputs)
-        for _ in range(warmup):
-            run()
+        run, _buffers = self._warmed_up(inputs, warmup)
         return profile_runs(self.library, self.manifest, run, runs)
 
     def export(self, path: str | Path) -> Path:
@@ -268,6 +260,18 @@ class CompiledModel:
 
     def _call(self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         self._check_status(self.library.xtc_run(_addresses(arrays), _addresses(outputs)))
+
+    def _warmed_up(
+        self, inputs: Any, warmup: int
+    ) -> tuple[Callable[[], None], tuple[list[np.ndarray], list[np.ndarray]]]:
+        """The native call on aligned copies of `inputs` and new outputs, run
+        `warmup` times, and those buffers (the caller keeps them alive)."""
+        arrays = [aligned_copy(a) for a in check_inputs(self.input_specs, inputs)]
+        outputs = [aligned_empty(s.shape, s.dtype) for s in self.output_specs]
+        run = self._caller(arrays, outputs)
+        for _ in range(warmup):
+            run()
+        return run, (arrays, outputs)
 
     def _caller(
         self, arrays: Sequence[np.ndarray], outputs: Sequence[np.ndarray]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,10 +17,11 @@ from xdsl.dialects.func import CallOp, FuncOp
 import xtc
 from xtc import interp
 from xtc.dialects.tir import CycleCounterOp
-from xtc.driver.compiler import compile_model
+from xtc.driver.compiler import compile_model, model_cache_key
 from xtc.driver.pipelines import apply_pipeline
 from xtc.driver.textual_ir import parse_module
 from xtc.passes.tir_profile_calls import PROFILE_GLOBAL, profiled_callees
+from xtc.runtime.model import CompiledModel
 from xtc.runtime.profile import MODEL_FUNCTION_ROW, NotProfiledError
 from xtc.tools.model_builders import resnet_like
 
@@ -79,26 +81,35 @@ def test_every_call_is_bracketed_and_the_results_hold(calls: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def small_resnet() -> object:
+def small_resnet() -> onnx.ModelProto:
     return resnet_like(widths=(4, 8), image=16)
 
 
+@pytest.fixture(scope="module")
+def plain(small_resnet: onnx.ModelProto) -> CompiledModel:
+    """The model compiled without profiling."""
+    model = xtc.compile(small_resnet, cache=False)
+    assert isinstance(model, CompiledModel)
+    return model
+
+
+IMAGE = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+
+
 def test_a_profiled_model_computes_the_same_and_times_every_kernel_call(
-    small_resnet: object,
+    small_resnet: onnx.ModelProto, plain: CompiledModel
 ) -> None:
-    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    plain = xtc.compile(small_resnet, cache=False)
+    # one module (the tir dumped): the kernels compiled with the model function
     tir: list[str] = []
-    dumped = compile_model(
+    profiled = compile_model(
         small_resnet,
         cache=False,
         profile=True,
         dump=lambda stage, text: tir.append(text),
         dump_stages=["tir"],
     )
-    profiled = xtc.compile(small_resnet, cache=False, profile=True)
-    np.testing.assert_array_equal(profiled.run([x])[0], plain.run([x])[0])
-    np.testing.assert_array_equal(dumped.run([x])[0], plain.run([x])[0])
+    assert isinstance(profiled, CompiledModel)
+    np.testing.assert_array_equal(profiled.run([IMAGE])[0], plain.run([IMAGE])[0])
     (text,) = tir
     main = text[text.index("func.func @main") :]
     main = main[: main.index("\n  }\n")]
@@ -109,7 +120,7 @@ def test_a_profiled_model_computes_the_same_and_times_every_kernel_call(
     assert "tir-profile-calls" in profiled.manifest["pipeline"].split(",")
 
     runs = 7
-    result = profiled.profile([x], runs=runs)
+    result = profiled.profile([IMAGE], runs=runs)
     by_kernel = {row.kernel: row for row in result.rows}
     assert set(by_kernel) == {*kernels, MODEL_FUNCTION_ROW}
     assert result.rows[-1].kernel == MODEL_FUNCTION_ROW
@@ -125,20 +136,24 @@ def test_a_profiled_model_computes_the_same_and_times_every_kernel_call(
     assert f"Profile of {runs} runs" in table and kernels[0] in table
 
 
-def test_a_model_compiled_without_profile_says_how_to_profile_it(small_resnet: object) -> None:
-    model = xtc.compile(small_resnet, cache=False)
-    x = np.zeros((1, 3, 16, 16), np.float32)
+def test_a_model_compiled_without_profile_says_how_to_profile_it(plain: CompiledModel) -> None:
     with pytest.raises(NotProfiledError, match="compile it with `xtc compile --profile`"):
-        model.profile([x])
+        plain.profile([IMAGE])
 
 
-def test_profiling_is_part_of_the_compile_cache_key(small_resnet: object) -> None:
-    plain = xtc.compile(small_resnet)
+def test_kernel_units_are_profiled_and_profiling_is_part_of_the_cache_key(
+    small_resnet: onnx.ModelProto, plain: CompiledModel
+) -> None:
+    # cached: the kernels compiled apart, as units; a hit profiles as well
     profiled = xtc.compile(small_resnet, profile=True)
     again = xtc.compile(small_resnet, profile=True)
-    assert "profile" not in plain.manifest
+    assert isinstance(profiled, CompiledModel) and isinstance(again, CompiledModel)
+    assert profiled.manifest["kernel_units"]["units"] > 0
     assert profiled.manifest.get("compile_cache") != "hit"
     assert again.manifest.get("compile_cache") == "hit"
-    x = np.ones((1, 3, 16, 16), np.float32)
-    rows = {r.kernel: r for r in again.profile([x], runs=2).rows}
+    assert model_cache_key(small_resnet, None, "llvm", 3, None) != model_cache_key(
+        small_resnet, None, "llvm", 3, None, profile=True
+    )
+    np.testing.assert_array_equal(again.run([IMAGE])[0], plain.run([IMAGE])[0])
+    rows = {r.kernel: r for r in again.profile([IMAGE], runs=2).rows}
     assert set(rows) == {*profiled.manifest["profile"]["kernels"], MODEL_FUNCTION_ROW}
