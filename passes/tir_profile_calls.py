@@ -97,9 +97,11 @@ class TirProfileCalls(ModulePass):
             before = CycleCounterOp()
             Rewriter.insert_op(before, InsertPoint.before(call))
             row = rows[call.callee.root_reference.data]
-            _add_elapsed(call, before.result, get_table.memref, row)
+            elapsed = _add_elapsed(before.result, get_table.memref, row)
+            Rewriter.insert_op(elapsed, InsertPoint.after(call))
         for ret in [r for r in target.walk() if isinstance(r, ReturnOp)]:
-            _add_elapsed_before(ret, started.result, get_table.memref, 0)
+            elapsed = _add_elapsed(started.result, get_table.memref, 0)
+            Rewriter.insert_op(elapsed, InsertPoint.before(ret))
 
 
 def _function(module: ModuleOp, name: str) -> FuncOp:
@@ -115,18 +117,9 @@ def _function(module: ModuleOp, name: str) -> FuncOp:
     raise PassFailedException(f"{PASS_NAME}: no function @{name} with a body in the module")
 
 
-def _add_elapsed(after: Operation, since: SSAValue, table: SSAValue, row: int) -> None:
-    """After `after`: the cycles from `since` added to `table[row, 0]`, and
-    one to `table[row, 1]`."""
-    Rewriter.insert_op(_elapsed_ops(since, table, row), InsertPoint.after(after))
-
-
-def _add_elapsed_before(before: Operation, since: SSAValue, table: SSAValue, row: int) -> None:
-    """_add_elapsed, before `before`."""
-    Rewriter.insert_op(_elapsed_ops(since, table, row), InsertPoint.before(before))
-
-
-def _elapsed_ops(since: SSAValue, table: SSAValue, row: int) -> list[Operation]:
+def _add_elapsed(since: SSAValue, table: SSAValue, row: int) -> list[Operation]:
+    """The ops that add the cycles from `since` to `table[row, 0]`, and one
+    to `table[row, 1]`."""
     now = CycleCounterOp()
     elapsed = arith.SubiOp(now.result, since)
     index = IndexType()
